@@ -1,0 +1,249 @@
+//! The command line: `winguard lint`, `winguard rules`, `winguard explain`.
+
+mod lint;
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub use lint::{LintSetup, lint_loaded};
+
+use crate::config::Profile;
+use crate::report::Format;
+use crate::rules::{RuleSet, docs};
+
+/// Exit code: no findings at or above `--fail-on`, no input errors.
+pub const EXIT_CLEAN: u8 = 0;
+/// Exit code: findings at or above `--fail-on`.
+pub const EXIT_FINDINGS: u8 = 1;
+/// Exit code: an input, config or usage error (the other inputs are still linted).
+pub const EXIT_ERROR: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(name = "winguard", version, about = "Keeps Windows workloads on Kubernetes from failing", long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Lint manifests: files, directories (recursively) or `-` for stdin.
+    Lint(LintArgs),
+    /// List the rules.
+    Rules(RulesArgs),
+    /// Explain a rule: what it checks, why, an example and the fix.
+    Explain {
+        /// The rule's name, e.g. `windows-os-selector-missing`.
+        rule: String,
+        #[command(flatten)]
+        rules: RuleSource,
+    },
+}
+
+/// Where rules come from.
+#[derive(Debug, clap::Args, Clone, Default)]
+pub struct RuleSource {
+    /// Also load rule files (`*.yaml`) from this directory (repeatable).
+    #[arg(long = "rules", value_name = "DIR")]
+    pub rule_dirs: Vec<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RulesArgs {
+    /// Print the README's Markdown rule table instead.
+    #[arg(long)]
+    pub markdown: bool,
+    #[command(flatten)]
+    pub rules: RuleSource,
+}
+
+/// When to exit with 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    Error,
+    Warning,
+    Info,
+    Never,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LintArgs {
+    /// Files, directories or `-` (stdin).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Config file (default: `winguard.yaml` in the working directory or a parent).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Kubernetes version of the target cluster (overrides `kubernetesVersion`).
+    #[arg(long, value_name = "VERSION")]
+    pub kube_version: Option<String>,
+    /// Cluster profile (overrides `profile`).
+    #[arg(long, value_enum)]
+    pub profile: Option<Profile>,
+    #[command(flatten)]
+    pub rules: RuleSource,
+    /// Exit with 1 when a finding is at or above this severity.
+    #[arg(long, value_enum, default_value = "error")]
+    pub fail_on: FailOn,
+    /// Output format (repeatable; pair each with an `--output`, in order).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Vec<Format>,
+    /// Where the format at the same position goes (`-` for stdout); unpaired formats go to stdout.
+    #[arg(long, value_name = "FILE")]
+    pub output: Vec<PathBuf>,
+    /// Largest input file read, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::manifest::DEFAULT_MAX_FILE_SIZE)]
+    pub max_file_size: u64,
+}
+
+/// Runs the CLI and returns the process exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_ERROR } else { EXIT_CLEAN });
+        }
+    };
+    ExitCode::from(run(cli))
+}
+
+fn load_rules(src: &RuleSource) -> Result<RuleSet, u8> {
+    let mut set = match RuleSet::embedded() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: built-in rules: {e}");
+            return Err(EXIT_ERROR);
+        }
+    };
+    let mut failed = false;
+    for dir in &src.rule_dirs {
+        if let Err(errors) = set.add_dir(dir) {
+            for e in errors {
+                eprintln!("error: {e}");
+            }
+            failed = true;
+        }
+    }
+    if failed { Err(EXIT_ERROR) } else { Ok(set) }
+}
+
+/// Whether to colour output written to stdout.
+pub fn use_color() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
+}
+
+pub fn run(cli: Cli) -> u8 {
+    match cli.command {
+        Command::Rules(args) => {
+            let rules = match load_rules(&args.rules) {
+                Ok(r) => r,
+                Err(code) => return code,
+            };
+            if args.markdown {
+                print!("{}", docs::readme_table(&rules));
+            } else {
+                let width = rules.rules.iter().map(|r| r.name.len()).max().unwrap_or(0);
+                for r in &rules.rules {
+                    println!(
+                        "{:width$}  {:7}  {:6}  {}",
+                        r.name,
+                        r.default_severity.as_str(),
+                        docs::fix_summary(r),
+                        r.summary
+                    );
+                }
+            }
+            EXIT_CLEAN
+        }
+        Command::Explain { rule, rules } => {
+            let rules = match load_rules(&rules) {
+                Ok(r) => r,
+                Err(code) => return code,
+            };
+            match rules.get(&rule) {
+                Some(r) => {
+                    print!("{}", docs::explain(r));
+                    EXIT_CLEAN
+                }
+                None => {
+                    eprintln!("error: no rule named `{rule}` (see `winguard rules`)");
+                    EXIT_ERROR
+                }
+            }
+        }
+        Command::Lint(args) => {
+            let rules = match load_rules(&args.rules) {
+                Ok(r) => r,
+                Err(code) => return code,
+            };
+            let setup = match LintSetup::from_args(&args, rules) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return EXIT_ERROR;
+                }
+            };
+            let loaded = crate::manifest::load_inputs(&args.paths, args.max_file_size);
+            for note in &loaded.notes {
+                eprintln!("note: {note}");
+            }
+            let report = lint_loaded(&setup, loaded);
+            let mut code = EXIT_CLEAN;
+            if let Err(e) = write_outputs(&args, &report, &setup.rules) {
+                eprintln!("error: {e}");
+                code = EXIT_ERROR;
+            }
+            let threshold = match args.fail_on {
+                FailOn::Error => Some(crate::rules::Severity::Error),
+                FailOn::Warning => Some(crate::rules::Severity::Warning),
+                FailOn::Info => Some(crate::rules::Severity::Info),
+                FailOn::Never => None,
+            };
+            if !report.errors.is_empty() || code == EXIT_ERROR {
+                EXIT_ERROR
+            } else if threshold.is_some_and(|t| report.findings.iter().any(|f| f.finding.severity >= t)) {
+                EXIT_FINDINGS
+            } else {
+                EXIT_CLEAN
+            }
+        }
+    }
+}
+
+fn write_outputs(args: &LintArgs, report: &crate::report::Report, rules: &RuleSet) -> Result<(), String> {
+    if args.output.len() > args.format.len() {
+        return Err("more --output than --format options".to_string());
+    }
+    for (i, format) in args.format.iter().enumerate() {
+        let target = args.output.get(i).filter(|p| p.as_os_str() != "-");
+        let opts = crate::report::RenderOptions {
+            color: target.is_none() && use_color(),
+            rules,
+        };
+        let text = crate::report::render(*format, report, &opts);
+        match target {
+            None => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(text.as_bytes()).map_err(|e| format!("cannot write to stdout: {e}"))?;
+            }
+            Some(path) => write_atomically(path, text.as_bytes())
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
+        }
+    }
+    Ok(())
+}
+
+/// Writes through a temporary file in the same directory and renames it into place, so a crash
+/// never leaves a half-written file.
+pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

@@ -1,0 +1,983 @@
+//! The rule expression language: a small, CEL-like language over JSON values.
+//!
+//! Rules are data, and their conditions need more than JSONPath can say (set differences, Kubernetes
+//! taint matching, Windows build compatibility), so conditions are expressions compiled once when a
+//! rule file loads. CEL itself would fit, but the Rust CEL interpreters convert every input into
+//! their own value type, which costs more than the whole lint; this evaluator works on borrowed
+//! `serde_json::Value`s. It is deliberately small:
+//!
+//! - literals: `'str'`, `"str"`, numbers, `true`, `false`, `null`, lists `[a, b]`
+//! - variables bound by the engine (`pod`, `container`, `spec`, `config`, …) and by macros
+//! - `a.b`, `a['key']`, `a[0]` — a missing field or index is `null`, never an error
+//! - `!`, `-`, `+`, `-`, `==`, `!=`, `<`, `<=`, `>`, `>=`, `in`, `&&`, `||`, `c ? a : b`
+//! - macros `any(list, x, pred)`, `all(…)`, `filter(…)`, `map(list, x, expr)`, `find(…)`
+//! - functions, listed in [`Func`]; each is general (no rule names one of its own)
+//!
+//! Truthiness: `false`, `null`, `0`, `""`, `[]` and `{}` are false, everything else true.
+
+use std::borrow::Cow;
+use std::cmp::Ordering;
+
+use regex::Regex;
+use serde_json::{Map, Number, Value};
+
+/// A compile error with the byte offset in the expression text.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message} (at offset {offset} of `{expr}`)")]
+pub struct ExprError {
+    pub expr: String,
+    pub offset: usize,
+    pub message: String,
+}
+
+/// A compiled expression.
+#[derive(Debug, Clone)]
+pub struct Expr {
+    node: Node,
+    text: String,
+}
+
+#[derive(Debug, Clone)]
+enum Node {
+    Lit(Value),
+    Var(String),
+    List(Vec<Node>),
+    Member(Box<Node>, String),
+    Index(Box<Node>, Box<Node>),
+    Not(Box<Node>),
+    Neg(Box<Node>),
+    Bin(BinOp, Box<Node>, Box<Node>),
+    Cond(Box<Node>, Box<Node>, Box<Node>),
+    Macro(MacroKind, Box<Node>, String, Box<Node>),
+    Call(Func, Vec<Node>),
+    /// `matches(x, 'literal')`: the regex is compiled at load.
+    MatchLit(Box<Node>, Regex),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum BinOp {
+    Or,
+    And,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    In,
+    Add,
+    Sub,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum MacroKind {
+    Any,
+    All,
+    Filter,
+    Map,
+    Find,
+}
+
+macro_rules! funcs {
+    ($($variant:ident = $name:literal / $arity:literal : $doc:literal,)*) => {
+        /// Functions available to rule expressions.
+        #[derive(Debug, Clone, Copy, PartialEq)]
+        pub enum Func { $(#[doc = $doc] $variant,)* }
+        impl Func {
+            fn lookup(name: &str) -> Option<(Func, usize)> {
+                match name { $($name => Some((Func::$variant, $arity)),)* _ => None }
+            }
+            /// Every function with its arity and description (for the rules README).
+            pub fn all() -> &'static [(&'static str, usize, &'static str)] {
+                &[$(($name, $arity, $doc),)*]
+            }
+        }
+    };
+}
+
+funcs! {
+    Size = "size" / 1 : "length of a list, map or string; 0 for null",
+    Has = "has" / 1 : "true when the value is not null",
+    Lower = "lower" / 1 : "lower-cased string",
+    StartsWith = "startsWith" / 2 : "string prefix test",
+    EndsWith = "endsWith" / 2 : "string suffix test",
+    Contains = "contains" / 2 : "substring test for strings, membership for lists, key test for maps",
+    Matches = "matches" / 2 : "regular expression search (Rust `regex` syntax)",
+    Str = "string" / 1 : "the value as text (strings unquoted, others as JSON)",
+    Int = "int" / 1 : "an integer from a number or a numeric string; null otherwise",
+    Keys = "keys" / 1 : "the keys of a map",
+    Values = "values" / 1 : "the values of a map",
+    Entries = "entries" / 1 : "a map as a list of `{key, value}`",
+    Default = "default" / 2 : "the first argument unless it is null, else the second",
+    Join = "join" / 2 : "list items joined as text with a separator",
+    Concat = "concat" / 2 : "two lists (or a list and an item) joined",
+    First = "first" / 1 : "first item of a list, or null",
+    Unique = "unique" / 1 : "list with duplicates removed (first occurrence kept)",
+    Escape = "escape" / 1 : "a JSON-pointer reference token (RFC 6901: `/` → `~1`, `~` → `~0`)",
+    VersionAtLeast = "versionAtLeast" / 2 : "`major.minor` version comparison (`versionAtLeast('1.25', '1.14')`)",
+    Tolerates = "tolerates" / 2 : "whether a list of tolerations tolerates a taint, with Kubernetes' exact matching semantics",
+    BuildCompat = "buildCompat" / 2 : "Windows host/image build compatibility (process isolation): `exact`, `stable-abi` or `incompatible`",
+    SelectorMatches = "selectorMatches" / 2 : "whether an equality label selector (a map) selects a label set; an empty selector selects nothing",
+    PathUnder = "pathUnder" / 2 : "Windows path containment: case-insensitive, `\\` and `/` equal, drive-less paths on `C:`",
+    Objects = "objects" / 1 : "the objects of a kind in the same input set (for cross-object rules)",
+}
+
+// === parsing ===
+
+/// Compiles an expression.
+pub fn compile(text: &str) -> Result<Expr, ExprError> {
+    let mut p = ExprParser {
+        src: text,
+        pos: 0,
+    };
+    let node = p.expr()?;
+    p.skip_ws();
+    if p.pos < p.src.len() {
+        return Err(p.err("unexpected text after the expression"));
+    }
+    Ok(Expr {
+        node,
+        text: text.to_string(),
+    })
+}
+
+impl Expr {
+    /// The source text of the expression.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+    /// Kinds passed to `objects(…)`; `None` when one is not a literal.
+    pub fn object_kinds(&self) -> Option<Vec<String>> {
+        let mut out = Vec::new();
+        object_kinds(&self.node, &mut out).then_some(out)
+    }
+    /// Free variables the expression reads (for load-time checks).
+    pub fn variables(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        collect_vars(&self.node, &mut Vec::new(), &mut out);
+        out
+    }
+}
+
+fn object_kinds(node: &Node, out: &mut Vec<String>) -> bool {
+    match node {
+        Node::Call(Func::Objects, args) => match &args[0] {
+            Node::Lit(Value::String(k)) => {
+                out.push(k.clone());
+                true
+            }
+            _ => false,
+        },
+        Node::Lit(_) | Node::Var(_) => true,
+        Node::List(items) | Node::Call(_, items) => items.iter().all(|n| object_kinds(n, out)),
+        Node::Member(a, _) | Node::Not(a) | Node::Neg(a) | Node::MatchLit(a, _) => object_kinds(a, out),
+        Node::Index(a, b) | Node::Bin(_, a, b) | Node::Macro(_, a, _, b) => {
+            object_kinds(a, out) && object_kinds(b, out)
+        }
+        Node::Cond(a, b, c) => object_kinds(a, out) && object_kinds(b, out) && object_kinds(c, out),
+    }
+}
+
+fn collect_vars(node: &Node, bound: &mut Vec<String>, out: &mut Vec<String>) {
+    match node {
+        Node::Lit(_) => {}
+        Node::Var(v) => {
+            if !bound.contains(v) && !out.contains(v) {
+                out.push(v.clone());
+            }
+        }
+        Node::List(items) | Node::Call(_, items) => {
+            items.iter().for_each(|n| collect_vars(n, bound, out))
+        }
+        Node::Member(a, _) | Node::Not(a) | Node::Neg(a) | Node::MatchLit(a, _) => {
+            collect_vars(a, bound, out)
+        }
+        Node::Index(a, b) | Node::Bin(_, a, b) => {
+            collect_vars(a, bound, out);
+            collect_vars(b, bound, out);
+        }
+        Node::Cond(a, b, c) => {
+            collect_vars(a, bound, out);
+            collect_vars(b, bound, out);
+            collect_vars(c, bound, out);
+        }
+        Node::Macro(_, list, var, body) => {
+            collect_vars(list, bound, out);
+            bound.push(var.clone());
+            collect_vars(body, bound, out);
+            bound.pop();
+        }
+    }
+}
+
+struct ExprParser<'s> {
+    src: &'s str,
+    pos: usize,
+}
+
+impl ExprParser<'_> {
+    fn err(&self, message: &str) -> ExprError {
+        ExprError {
+            expr: self.src.to_string(),
+            offset: self.pos,
+            message: message.to_string(),
+        }
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(c) = self.src[self.pos..].chars().next() {
+            if c.is_whitespace() {
+                self.pos += c.len_utf8();
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn eat(&mut self, tok: &str) -> bool {
+        self.skip_ws();
+        if self.src[self.pos..].starts_with(tok) {
+            // Don't split `<=` into `<` `=`, or `in` out of `index`.
+            let rest = &self.src[self.pos + tok.len()..];
+            let ident_tok = tok.chars().all(|c| c.is_ascii_alphabetic());
+            if ident_tok && rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+                return false;
+            }
+            if (tok == "<" || tok == ">" || tok == "!" || tok == "=") && rest.starts_with('=') {
+                return false;
+            }
+            self.pos += tok.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, tok: &str) -> Result<(), ExprError> {
+        if self.eat(tok) {
+            Ok(())
+        } else {
+            Err(self.err(&format!("expected `{tok}`")))
+        }
+    }
+
+    fn expr(&mut self) -> Result<Node, ExprError> {
+        let cond = self.binary(0)?;
+        if self.eat("?") {
+            let a = self.expr()?;
+            self.expect(":")?;
+            let b = self.expr()?;
+            return Ok(Node::Cond(Box::new(cond), Box::new(a), Box::new(b)));
+        }
+        Ok(cond)
+    }
+
+    /// Precedence climbing: `||` < `&&` < comparisons < `+ -`.
+    fn binary(&mut self, level: u8) -> Result<Node, ExprError> {
+        const LEVELS: [&[(&str, BinOp)]; 4] = [
+            &[("||", BinOp::Or)],
+            &[("&&", BinOp::And)],
+            &[
+                ("==", BinOp::Eq),
+                ("!=", BinOp::Ne),
+                ("<=", BinOp::Le),
+                (">=", BinOp::Ge),
+                ("<", BinOp::Lt),
+                (">", BinOp::Gt),
+                ("in", BinOp::In),
+            ],
+            &[("+", BinOp::Add), ("-", BinOp::Sub)],
+        ];
+        if level as usize == LEVELS.len() {
+            return self.unary();
+        }
+        let mut left = self.binary(level + 1)?;
+        'outer: loop {
+            for (tok, op) in LEVELS[level as usize] {
+                if self.eat(tok) {
+                    let right = self.binary(level + 1)?;
+                    left = Node::Bin(*op, Box::new(left), Box::new(right));
+                    // Comparisons don't chain.
+                    if level == 2 {
+                        break 'outer;
+                    }
+                    continue 'outer;
+                }
+            }
+            break;
+        }
+        Ok(left)
+    }
+
+    fn unary(&mut self) -> Result<Node, ExprError> {
+        if self.eat("!") {
+            return Ok(Node::Not(Box::new(self.unary()?)));
+        }
+        if self.eat("-") {
+            return Ok(Node::Neg(Box::new(self.unary()?)));
+        }
+        self.postfix()
+    }
+
+    fn postfix(&mut self) -> Result<Node, ExprError> {
+        let mut node = self.primary()?;
+        loop {
+            if self.eat(".") {
+                let name = self.ident().ok_or_else(|| self.err("expected a field name"))?;
+                node = Node::Member(Box::new(node), name);
+            } else if self.eat("[") {
+                let idx = self.expr()?;
+                self.expect("]")?;
+                node = Node::Index(Box::new(node), Box::new(idx));
+            } else {
+                return Ok(node);
+            }
+        }
+    }
+
+    fn ident(&mut self) -> Option<String> {
+        self.skip_ws();
+        let rest = &self.src[self.pos..];
+        let len = rest
+            .char_indices()
+            .find(|(i, c)| !(c.is_ascii_alphanumeric() || *c == '_' || (*i > 0 && *c == '-' && false)))
+            .map_or(rest.len(), |(i, _)| i);
+        if len == 0 || rest.as_bytes()[0].is_ascii_digit() {
+            return None;
+        }
+        self.pos += len;
+        Some(rest[..len].to_string())
+    }
+
+    fn primary(&mut self) -> Result<Node, ExprError> {
+        self.skip_ws();
+        let rest = &self.src[self.pos..];
+        let Some(c) = rest.chars().next() else {
+            return Err(self.err("unexpected end of expression"));
+        };
+        if c == '(' {
+            self.pos += 1;
+            let e = self.expr()?;
+            self.expect(")")?;
+            return Ok(e);
+        }
+        if c == '[' {
+            self.pos += 1;
+            let mut items = Vec::new();
+            if !self.eat("]") {
+                loop {
+                    items.push(self.expr()?);
+                    if self.eat("]") {
+                        break;
+                    }
+                    self.expect(",")?;
+                }
+            }
+            return Ok(Node::List(items));
+        }
+        if c == '\'' || c == '"' {
+            return self.string(c).map(|s| Node::Lit(Value::String(s)));
+        }
+        if c.is_ascii_digit() {
+            let len = rest
+                .find(|ch: char| !(ch.is_ascii_digit() || ch == '.'))
+                .unwrap_or(rest.len());
+            let text = &rest[..len];
+            self.pos += len;
+            let num = if let Ok(i) = text.parse::<i64>() {
+                Number::from(i)
+            } else {
+                text.parse::<f64>()
+                    .ok()
+                    .and_then(Number::from_f64)
+                    .ok_or_else(|| self.err("bad number"))?
+            };
+            return Ok(Node::Lit(Value::Number(num)));
+        }
+        let name = self.ident().ok_or_else(|| self.err("expected a value"))?;
+        match name.as_str() {
+            "true" => return Ok(Node::Lit(Value::Bool(true))),
+            "false" => return Ok(Node::Lit(Value::Bool(false))),
+            "null" => return Ok(Node::Lit(Value::Null)),
+            _ => {}
+        }
+        if !self.eat("(") {
+            return Ok(Node::Var(name));
+        }
+        let macro_kind = match name.as_str() {
+            "any" => Some(MacroKind::Any),
+            "all" => Some(MacroKind::All),
+            "filter" => Some(MacroKind::Filter),
+            "map" => Some(MacroKind::Map),
+            "find" => Some(MacroKind::Find),
+            _ => None,
+        };
+        if let Some(kind) = macro_kind {
+            let list = self.expr()?;
+            self.expect(",")?;
+            let var = self
+                .ident()
+                .ok_or_else(|| self.err("expected the name of the loop variable"))?;
+            self.expect(",")?;
+            let body = self.expr()?;
+            self.expect(")")?;
+            return Ok(Node::Macro(kind, Box::new(list), var, Box::new(body)));
+        }
+        let start = self.pos;
+        let Some((func, arity)) = Func::lookup(&name) else {
+            self.pos = start;
+            return Err(self.err(&format!("unknown function `{name}`")));
+        };
+        let mut args = Vec::new();
+        if !self.eat(")") {
+            loop {
+                args.push(self.expr()?);
+                if self.eat(")") {
+                    break;
+                }
+                self.expect(",")?;
+            }
+        }
+        if args.len() != arity {
+            return Err(self.err(&format!(
+                "`{name}` takes {arity} argument(s), got {}",
+                args.len()
+            )));
+        }
+        if func == Func::Matches {
+            if let Node::Lit(Value::String(pattern)) = &args[1] {
+                let re = Regex::new(pattern)
+                    .map_err(|e| self.err(&format!("invalid regex `{pattern}`: {e}")))?;
+                let subject = args.swap_remove(0);
+                return Ok(Node::MatchLit(Box::new(subject), re));
+            }
+        }
+        Ok(Node::Call(func, args))
+    }
+
+    fn string(&mut self, quote: char) -> Result<String, ExprError> {
+        self.pos += 1;
+        let mut out = String::new();
+        let mut chars = self.src[self.pos..].char_indices();
+        while let Some((i, c)) = chars.next() {
+            if c == quote {
+                self.pos += i + 1;
+                return Ok(out);
+            }
+            if c == '\\' {
+                match chars.next() {
+                    Some((_, 'n')) => out.push('\n'),
+                    Some((_, 't')) => out.push('\t'),
+                    Some((_, other)) => out.push(other),
+                    None => break,
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        Err(self.err("unterminated string"))
+    }
+}
+
+// === evaluation ===
+
+/// The variables an expression sees, and the cross-object index.
+pub struct Env<'a> {
+    vars: Vec<(&'a str, Cow<'a, Value>)>,
+    objects: Option<&'a dyn Fn(&str) -> Option<&'a Value>>,
+}
+
+impl<'a> Env<'a> {
+    pub fn new() -> Self {
+        Env {
+            vars: Vec::new(),
+            objects: None,
+        }
+    }
+    /// Supplies `objects(kind)`: a function from kind to a JSON list of that kind's objects.
+    pub fn with_objects(mut self, f: &'a dyn Fn(&str) -> Option<&'a Value>) -> Self {
+        self.objects = Some(f);
+        self
+    }
+    pub fn bind(&mut self, name: &'a str, value: &'a Value) {
+        self.vars.push((name, Cow::Borrowed(value)));
+    }
+    pub fn bind_owned(&mut self, name: &'a str, value: Value) {
+        self.vars.push((name, Cow::Owned(value)));
+    }
+    /// Removes the most recent binding.
+    pub fn unbind(&mut self) {
+        self.vars.pop();
+    }
+    fn get(&self, name: &str) -> Option<&Cow<'a, Value>> {
+        self.vars.iter().rev().find(|(n, _)| *n == name).map(|(_, v)| v)
+    }
+}
+
+impl Default for Env<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+static NULL: Value = Value::Null;
+
+impl Expr {
+    /// Evaluates to a value.
+    pub fn eval<'a, 'e: 'a>(&'a self, env: &Env<'e>) -> Cow<'a, Value> {
+        let mut scratch = Vec::new();
+        eval_env(&self.node, env, &mut scratch)
+    }
+    /// Evaluates to a truth value.
+    pub fn test(&self, env: &Env<'_>) -> bool {
+        truthy(&self.eval_any(env))
+    }
+    fn eval_any(&self, env: &Env<'_>) -> Value {
+        let mut scratch = Vec::new();
+        eval_env(&self.node, env, &mut scratch).into_owned()
+    }
+}
+
+/// Local bindings of macro variables, innermost last.
+type Locals<'a> = Vec<(&'a str, Cow<'a, Value>)>;
+
+fn eval_env<'a, 'e>(node: &'a Node, env: &Env<'e>, locals: &mut Locals<'a>) -> Cow<'a, Value>
+where
+    'e: 'a,
+{
+    match node {
+        Node::Lit(v) => Cow::Borrowed(v),
+        Node::Var(name) => {
+            if let Some((_, v)) = locals.iter().rev().find(|(n, _)| n == name) {
+                return v.clone();
+            }
+            match env.get(name) {
+                Some(Cow::Borrowed(v)) => Cow::Borrowed(*v),
+                Some(Cow::Owned(v)) => Cow::Owned(v.clone()),
+                None => Cow::Borrowed(&NULL),
+            }
+        }
+        Node::List(items) => Cow::Owned(Value::Array(
+            items
+                .iter()
+                .map(|n| eval_env(n, env, locals).into_owned())
+                .collect(),
+        )),
+        Node::Member(base, name) => member(eval_env(base, env, locals), name),
+        Node::Index(base, idx) => {
+            let b = eval_env(base, env, locals);
+            let i = eval_env(idx, env, locals);
+            match (&*i, &*b) {
+                (Value::String(k), _) => member(b, k),
+                (Value::Number(n), Value::Array(_)) => {
+                    let Some(i) = n.as_u64() else {
+                        return Cow::Borrowed(&NULL);
+                    };
+                    match b {
+                        Cow::Borrowed(Value::Array(a)) => {
+                            a.get(i as usize).map_or(Cow::Borrowed(&NULL), Cow::Borrowed)
+                        }
+                        Cow::Owned(Value::Array(mut a)) if (i as usize) < a.len() => {
+                            Cow::Owned(a.swap_remove(i as usize))
+                        }
+                        _ => Cow::Borrowed(&NULL),
+                    }
+                }
+                _ => Cow::Borrowed(&NULL),
+            }
+        }
+        Node::Not(a) => Cow::Owned(Value::Bool(!truthy(&eval_env(a, env, locals)))),
+        Node::Neg(a) => match eval_env(a, env, locals).as_f64() {
+            Some(f) => Cow::Owned(num(-f)),
+            None => Cow::Borrowed(&NULL),
+        },
+        Node::Cond(c, a, b) => {
+            if truthy(&eval_env(c, env, locals)) {
+                eval_env(a, env, locals)
+            } else {
+                eval_env(b, env, locals)
+            }
+        }
+        Node::Bin(op, a, b) => binary(*op, a, b, env, locals),
+        Node::Macro(kind, list, var, body) => {
+            let list = eval_env(list, env, locals);
+            let items: Vec<Cow<'a, Value>> = match list {
+                Cow::Borrowed(Value::Array(a)) => a.iter().map(Cow::Borrowed).collect(),
+                Cow::Owned(Value::Array(a)) => a.into_iter().map(Cow::Owned).collect(),
+                Cow::Borrowed(Value::Object(m)) => m.values().map(Cow::Borrowed).collect(),
+                Cow::Owned(Value::Object(m)) => m.into_iter().map(|(_, v)| Cow::Owned(v)).collect(),
+                _ => Vec::new(),
+            };
+            let mut out = Vec::new();
+            for item in items {
+                locals.push((var.as_str(), item));
+                let r = eval_env(body, env, locals);
+                let (_, item) = locals.pop().expect("pushed above");
+                match kind {
+                    MacroKind::Any if truthy(&r) => return Cow::Owned(Value::Bool(true)),
+                    MacroKind::All if !truthy(&r) => return Cow::Owned(Value::Bool(false)),
+                    MacroKind::Filter if truthy(&r) => out.push(item.into_owned()),
+                    MacroKind::Find if truthy(&r) => return item,
+                    MacroKind::Map => out.push(r.into_owned()),
+                    _ => {}
+                }
+            }
+            match kind {
+                MacroKind::Any => Cow::Owned(Value::Bool(false)),
+                MacroKind::All => Cow::Owned(Value::Bool(true)),
+                MacroKind::Find => Cow::Borrowed(&NULL),
+                MacroKind::Filter | MacroKind::Map => Cow::Owned(Value::Array(out)),
+            }
+        }
+        Node::MatchLit(subject, re) => {
+            let s = eval_env(subject, env, locals);
+            Cow::Owned(Value::Bool(s.as_str().is_some_and(|s| re.is_match(s))))
+        }
+        Node::Call(func, args) => {
+            if *func == Func::Objects {
+                let kind = eval_env(&args[0], env, locals);
+                return match kind.as_str().and_then(|k| env.objects.and_then(|f| f(k))) {
+                    Some(v) => Cow::Owned(v.clone()),
+                    None => Cow::Owned(Value::Array(Vec::new())),
+                };
+            }
+            let vals: Vec<Cow<'a, Value>> = args.iter().map(|a| eval_env(a, env, locals)).collect();
+            call(*func, vals)
+        }
+    }
+}
+
+fn member<'a>(base: Cow<'a, Value>, name: &str) -> Cow<'a, Value> {
+    match base {
+        Cow::Borrowed(Value::Object(m)) => m.get(name).map_or(Cow::Borrowed(&NULL), Cow::Borrowed),
+        Cow::Owned(Value::Object(mut m)) => m.swap_remove(name).map_or(Cow::Borrowed(&NULL), Cow::Owned),
+        _ => Cow::Borrowed(&NULL),
+    }
+}
+
+fn num(f: f64) -> Value {
+    if f.fract() == 0.0 && f.abs() < 9.0e15 {
+        Value::Number(Number::from(f as i64))
+    } else {
+        Number::from_f64(f).map_or(Value::Null, Value::Number)
+    }
+}
+
+/// Truthiness of a value.
+pub fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64() != Some(0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(m) => !m.is_empty(),
+    }
+}
+
+/// Deep equality where `1 == 1.0`.
+pub fn equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| equal(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn compare(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64()?.partial_cmp(&y.as_f64()?),
+        (Value::String(x), Value::String(y)) => Some(x.cmp(y)),
+        _ => None,
+    }
+}
+
+/// Text of a value as shown in messages: strings bare, everything else as JSON.
+pub fn display(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn binary<'a, 'e: 'a>(
+    op: BinOp,
+    a: &'a Node,
+    b: &'a Node,
+    env: &Env<'e>,
+    locals: &mut Locals<'a>,
+) -> Cow<'a, Value> {
+    let bool_val = |b: bool| Cow::Owned(Value::Bool(b));
+    match op {
+        BinOp::Or => {
+            let l = eval_env(a, env, locals);
+            if truthy(&l) {
+                return l;
+            }
+            eval_env(b, env, locals)
+        }
+        BinOp::And => {
+            let l = eval_env(a, env, locals);
+            if !truthy(&l) {
+                return l;
+            }
+            eval_env(b, env, locals)
+        }
+        _ => {
+            let l = eval_env(a, env, locals);
+            let r = eval_env(b, env, locals);
+            match op {
+                BinOp::Eq => bool_val(equal(&l, &r)),
+                BinOp::Ne => bool_val(!equal(&l, &r)),
+                BinOp::Lt => bool_val(compare(&l, &r) == Some(Ordering::Less)),
+                BinOp::Le => bool_val(matches!(
+                    compare(&l, &r),
+                    Some(Ordering::Less | Ordering::Equal)
+                )),
+                BinOp::Gt => bool_val(compare(&l, &r) == Some(Ordering::Greater)),
+                BinOp::Ge => bool_val(matches!(
+                    compare(&l, &r),
+                    Some(Ordering::Greater | Ordering::Equal)
+                )),
+                BinOp::In => bool_val(contains(&r, &l)),
+                BinOp::Add => Cow::Owned(match (&*l, &*r) {
+                    (Value::Number(x), Value::Number(y)) => {
+                        num(x.as_f64().unwrap_or(0.0) + y.as_f64().unwrap_or(0.0))
+                    }
+                    (Value::Array(x), Value::Array(y)) => {
+                        Value::Array(x.iter().chain(y).cloned().collect())
+                    }
+                    (x, y) => Value::String(display(x) + &display(y)),
+                }),
+                BinOp::Sub => match (l.as_f64(), r.as_f64()) {
+                    (Some(x), Some(y)) => Cow::Owned(num(x - y)),
+                    _ => Cow::Borrowed(&NULL),
+                },
+                BinOp::Or | BinOp::And => unreachable!("handled above"),
+            }
+        }
+    }
+}
+
+fn contains(container: &Value, item: &Value) -> bool {
+    match container {
+        Value::Array(a) => a.iter().any(|x| equal(x, item)),
+        Value::Object(m) => item.as_str().is_some_and(|k| m.contains_key(k)),
+        Value::String(s) => item.as_str().is_some_and(|i| s.contains(i)),
+        _ => false,
+    }
+}
+
+fn call<'a>(func: Func, mut args: Vec<Cow<'a, Value>>) -> Cow<'a, Value> {
+    let owned = |v: Value| Cow::Owned(v);
+    let s = |i: usize, args: &[Cow<'a, Value>]| args[i].as_str().map(str::to_string);
+    match func {
+        Func::Size => owned(Value::from(match &*args[0] {
+            Value::Array(a) => a.len(),
+            Value::Object(m) => m.len(),
+            Value::String(s) => s.chars().count(),
+            _ => 0,
+        })),
+        Func::Has => owned(Value::Bool(!args[0].is_null())),
+        Func::Lower => owned(s(0, &args).map_or(Value::Null, |s| Value::String(s.to_lowercase()))),
+        Func::StartsWith => owned(Value::Bool(matches!(
+            (args[0].as_str(), args[1].as_str()), (Some(a), Some(b)) if a.starts_with(b)
+        ))),
+        Func::EndsWith => owned(Value::Bool(matches!(
+            (args[0].as_str(), args[1].as_str()), (Some(a), Some(b)) if a.ends_with(b)
+        ))),
+        Func::Contains => owned(Value::Bool(contains(&args[0], &args[1]))),
+        Func::Matches => {
+            // A pattern built at run time: compiled here (literal patterns are compiled at load).
+            let ok = match (args[0].as_str(), args[1].as_str()) {
+                (Some(subject), Some(pattern)) => {
+                    Regex::new(pattern).is_ok_and(|re| re.is_match(subject))
+                }
+                _ => false,
+            };
+            owned(Value::Bool(ok))
+        }
+        Func::Str => owned(Value::String(display(&args[0]))),
+        Func::Int => owned(match &*args[0] {
+            Value::Number(n) if n.is_i64() || n.is_u64() => Value::Number(n.clone()),
+            Value::Number(n) => n.as_f64().map_or(Value::Null, |f| num(f.trunc())),
+            Value::String(s) => s.trim().parse::<i64>().map_or(Value::Null, Value::from),
+            _ => Value::Null,
+        }),
+        Func::Keys => owned(match &*args[0] {
+            Value::Object(m) => Value::Array(m.keys().cloned().map(Value::String).collect()),
+            _ => Value::Array(Vec::new()),
+        }),
+        Func::Values => owned(match &*args[0] {
+            Value::Object(m) => Value::Array(m.values().cloned().collect()),
+            _ => Value::Array(Vec::new()),
+        }),
+        Func::Entries => owned(match &*args[0] {
+            Value::Object(m) => Value::Array(
+                m.iter()
+                    .map(|(k, v)| {
+                        let mut e = Map::new();
+                        e.insert("key".into(), Value::String(k.clone()));
+                        e.insert("value".into(), v.clone());
+                        Value::Object(e)
+                    })
+                    .collect(),
+            ),
+            _ => Value::Array(Vec::new()),
+        }),
+        Func::Default => {
+            if args[0].is_null() {
+                args.swap_remove(1)
+            } else {
+                args.swap_remove(0)
+            }
+        }
+        Func::Join => owned(match (&*args[0], args[1].as_str()) {
+            (Value::Array(a), Some(sep)) => {
+                Value::String(a.iter().map(display).collect::<Vec<_>>().join(sep))
+            }
+            _ => Value::String(String::new()),
+        }),
+        Func::Concat => {
+            let b = args.pop().expect("arity 2").into_owned();
+            let a = args.pop().expect("arity 2").into_owned();
+            let mut out = match a {
+                Value::Array(a) => a,
+                Value::Null => Vec::new(),
+                other => vec![other],
+            };
+            match b {
+                Value::Array(b) => out.extend(b),
+                Value::Null => {}
+                other => out.push(other),
+            }
+            owned(Value::Array(out))
+        }
+        Func::First => match args.swap_remove(0) {
+            Cow::Borrowed(Value::Array(a)) => a.first().map_or(Cow::Borrowed(&NULL), Cow::Borrowed),
+            Cow::Owned(Value::Array(mut a)) if !a.is_empty() => owned(a.swap_remove(0)),
+            _ => Cow::Borrowed(&NULL),
+        },
+        Func::Unique => owned(match &*args[0] {
+            Value::Array(a) => {
+                let mut out: Vec<Value> = Vec::new();
+                for v in a {
+                    if !out.iter().any(|o| equal(o, v)) {
+                        out.push(v.clone());
+                    }
+                }
+                Value::Array(out)
+            }
+            _ => Value::Array(Vec::new()),
+        }),
+        Func::Escape => owned(Value::String(
+            crate::manifest::escape_pointer_token(&display(&args[0])).into_owned(),
+        )),
+        Func::VersionAtLeast => owned(Value::Bool(
+            match (parse_version(&args[0]), parse_version(&args[1])) {
+                (Some(a), Some(b)) => a >= b,
+                _ => false,
+            },
+        )),
+        Func::Tolerates => owned(Value::Bool(crate::model::tolerates(&args[0], &args[1]))),
+        Func::BuildCompat => owned(
+            match (args[0].as_u64(), args[1].as_u64()) {
+                (Some(host), Some(image)) => {
+                    Value::String(crate::model::build_compat(host, image).as_str().to_string())
+                }
+                _ => Value::Null,
+            },
+        ),
+        Func::SelectorMatches => owned(Value::Bool(selector_matches(&args[0], &args[1]))),
+        Func::PathUnder => owned(Value::Bool(match (args[0].as_str(), args[1].as_str()) {
+            (Some(path), Some(prefix)) => crate::model::path_under(path, prefix),
+            _ => false,
+        })),
+        Func::Objects => unreachable!("handled in eval"),
+    }
+}
+
+/// Parses `1.25`, `v1.25.3`, `1.25+` into (major, minor).
+pub fn parse_version(v: &Value) -> Option<(u64, u64)> {
+    let s = match v {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        _ => return None,
+    };
+    let s = s.trim().trim_start_matches('v');
+    let mut parts = s.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor_text: String = parts
+        .next()
+        .unwrap_or("0")
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    Some((major, minor_text.parse().unwrap_or(0)))
+}
+
+/// A Service-style equality selector: every pair must be in the labels; empty selects nothing.
+fn selector_matches(selector: &Value, labels: &Value) -> bool {
+    let (Some(sel), Some(labels)) = (selector.as_object(), labels.as_object()) else {
+        return false;
+    };
+    !sel.is_empty() && sel.iter().all(|(k, v)| labels.get(k).is_some_and(|l| equal(l, v)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(expr: &str, vars: &[(&'static str, Value)]) -> Value {
+        let e = compile(expr).unwrap();
+        let mut env = Env::new();
+        for (n, v) in vars {
+            env.bind_owned(n, v.clone());
+        }
+        e.eval_any(&env)
+    }
+
+    #[test]
+    fn precedence_and_logic() {
+        assert_eq!(run("1 + 2 == 3 && !false || x", &[]), json!(true));
+        assert_eq!(run("a.b.c == null", &[("a", json!({"b": {}}))]), json!(true));
+        assert_eq!(run("a['k/x'] in ['v', 'w']", &[("a", json!({"k/x": "w"}))]), json!(true));
+        assert_eq!(run("size(a) > 1 ? 'many' : 'one'", &[("a", json!([1, 2]))]), json!("many"));
+        assert_eq!(run("x <= 2", &[("x", json!(3))]), json!(false));
+    }
+
+    #[test]
+    fn macros_bind_variables() {
+        let v = json!([{"n": 1}, {"n": 2}, {"n": 3}]);
+        assert_eq!(run("map(filter(l, i, i.n > 1), i, i.n)", &[("l", v.clone())]), json!([2, 3]));
+        assert_eq!(run("any(l, i, i.n == 3) && all(l, i, i.n > 0)", &[("l", v.clone())]), json!(true));
+        assert_eq!(run("find(l, i, i.n == 2).n", &[("l", v)]), json!(2));
+    }
+
+    #[test]
+    fn functions() {
+        assert_eq!(run("matches('ltsc2019', '^ltsc(\\\\d+)$')", &[]), json!(true));
+        assert_eq!(run("escape('kubernetes.io/os')", &[]), json!("kubernetes.io~1os"));
+        assert_eq!(run("versionAtLeast('v1.25.3', '1.25')", &[]), json!(true));
+        assert_eq!(run("versionAtLeast('1.9', '1.14')", &[]), json!(false));
+        assert_eq!(run("default(null, 'x') + '-' + string(1)", &[]), json!("x-1"));
+        assert_eq!(run("concat([1], 2)", &[]), json!([1, 2]));
+    }
+
+    #[test]
+    fn compile_errors_have_offsets() {
+        let e = compile("size(a, b)").unwrap_err();
+        assert!(e.message.contains("takes 1 argument"));
+        let e = compile("nosuch(a)").unwrap_err();
+        assert!(e.message.contains("unknown function `nosuch`"));
+        assert!(compile("a ==").is_err());
+        assert!(compile("matches(a, '(')").unwrap_err().message.contains("invalid regex"));
+    }
+}

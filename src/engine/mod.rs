@@ -1,0 +1,395 @@
+//! The engine: `evaluate(&RuleSet, &Context, &object) → Vec<Finding>`.
+//!
+//! Pure: no I/O, no files, no HTTP. `winguard lint`, `fix`/`mutate` and the admission webhook all
+//! call [`evaluate`] with a [`Context`] built from the same config, so they reach the same
+//! verdicts. Nothing here names a rule: rules are data (`crate::rules`), and the Windows facts
+//! they read come from `crate::model`.
+
+pub mod expr;
+pub mod patch;
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+
+use crate::config::Config;
+use crate::manifest::escape_pointer_token;
+use crate::model::{self, Catalog, InputIndex, ModelContext};
+use crate::rules::{Applicability, Each, Rule, RuleSet, Scope, Severity};
+use expr::Env;
+
+/// The name findings about suppressions themselves are reported under.
+pub const SUPPRESSION_RULE: &str = "invalid-suppression";
+/// Annotation prefix silencing one rule on an object: `ignore-rule.winguard.io/<rule>: <reason>`.
+pub const IGNORE_RULE_PREFIX: &str = "ignore-rule.winguard.io/";
+/// Annotation silencing every rule on an object.
+pub const IGNORE_ALL: &str = "winguard.io/ignore-all";
+
+/// A rule that fired.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Finding {
+    pub rule: String,
+    pub severity: Severity,
+    pub message: String,
+    /// JSON pointer into the object: the offending value, or where a missing one belongs.
+    pub pointer: String,
+    pub fix: Option<FixProposal>,
+}
+
+/// A fix as RFC 6902 JSON Patch against the object as given.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FixProposal {
+    pub title: String,
+    pub applicability: Applicability,
+    pub patch: Vec<Value>,
+}
+
+/// What rules are evaluated against: the cluster profile and the rest of the input set.
+pub struct Context<'a> {
+    pub config: &'a Config,
+    config_value: Value,
+    pub catalog: &'a Catalog,
+    index: InputIndex<'a>,
+    objects_by_kind: HashMap<String, Value>,
+    /// Today's date, for exemption expiry (passed in so evaluation stays deterministic).
+    pub today: jiff::civil::Date,
+}
+
+impl<'a> Context<'a> {
+    /// Builds the context for one input set. `objects` are all objects of the run (for
+    /// RuntimeClass lookups and cross-object rules); for the webhook, just the one under review.
+    pub fn new(
+        rules: &RuleSet,
+        config: &'a Config,
+        catalog: &'a Catalog,
+        objects: &[&'a Value],
+        today: jiff::civil::Date,
+    ) -> Self {
+        let mut index = InputIndex::default();
+        let wanted = rules.referenced_kinds();
+        let mut objects_by_kind: HashMap<String, Vec<Value>> = HashMap::new();
+        for o in objects {
+            let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
+            if kind == "RuntimeClass" {
+                if let Some(name) = o.pointer("/metadata/name").and_then(Value::as_str) {
+                    index.runtime_classes.insert(name, o);
+                }
+            }
+            if wanted.as_ref().is_none_or(|w| w.iter().any(|k| k == kind)) {
+                objects_by_kind.entry(kind.to_string()).or_default().push((*o).clone());
+            }
+        }
+        Context {
+            config,
+            config_value: config.to_expr_value(),
+            catalog,
+            index,
+            objects_by_kind: objects_by_kind.into_iter().map(|(k, v)| (k, Value::Array(v))).collect(),
+            today,
+        }
+    }
+}
+
+/// Evaluates every active rule on one object.
+pub fn evaluate(rules: &RuleSet, ctx: &Context<'_>, object: &Value) -> Vec<Finding> {
+    let active: Vec<(&Rule, Option<Severity>)> = rules
+        .rules
+        .iter()
+        .filter(|r| r.profiles.is_empty() || r.profiles.contains(&ctx.config.profile))
+        .filter_map(|r| r.configured_level(&ctx.config.rules).map(|lvl| (r, lvl)))
+        .collect();
+    let objects_fn = |kind: &str| ctx.objects_by_kind.get(kind);
+    let mut findings = Vec::new();
+    let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+
+    {
+        let mut env = Env::new().with_objects(&objects_fn);
+        env.bind("object", object);
+        env.bind("config", &ctx.config_value);
+        for (rule, level) in active.iter().filter(|(r, _)| r.scope == Scope::Object) {
+            if rule.kinds.iter().any(|k| k == kind) {
+                run_rule(rule, *level, &mut env, object, None, "", &mut findings);
+            }
+        }
+    }
+
+    let mut pod_metas = Vec::new();
+    let template = model::pod_template_paths(kind)
+        .and_then(|(sp, mp)| Some((sp, mp, object.pointer(sp).filter(|s| s.is_object())?)));
+    if let Some((spec_path, meta_path, spec)) = template {
+        let meta = object.pointer(meta_path).unwrap_or(&Value::Null);
+        pod_metas.push(meta);
+        let pod_rules: Vec<_> = active.iter().filter(|(r, _)| r.scope != Scope::Object).collect();
+        if !pod_rules.is_empty() {
+            let mctx = ModelContext {
+                catalog: ctx.catalog,
+                config: ctx.config,
+                index: &ctx.index,
+            };
+            let facts = model::pod_facts(&mctx, spec, spec_path, meta_path);
+            let mut env = Env::new().with_objects(&objects_fn);
+            env.bind("object", object);
+            env.bind("config", &ctx.config_value);
+            env.bind("pod", &facts);
+            env.bind("podSpec", spec);
+            env.bind("podMeta", meta);
+            for (rule, level) in pod_rules.iter().filter(|(r, _)| r.scope == Scope::Pod) {
+                run_rule(rule, *level, &mut env, object, Some(spec), spec_path, &mut findings);
+            }
+            let containers = facts["containers"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+            for cf in containers {
+                let path = cf["path"].as_str().unwrap_or("");
+                let Some(raw) = object.pointer(path) else { continue };
+                env.bind("container", cf);
+                env.bind("containerSpec", raw);
+                for (rule, level) in pod_rules.iter().filter(|(r, _)| r.scope == Scope::Container) {
+                    run_rule(rule, *level, &mut env, object, Some(raw), path, &mut findings);
+                }
+                env.unbind();
+                env.unbind();
+            }
+        }
+    }
+    suppress(ctx, object, &pod_metas, findings)
+}
+
+/// Runs one rule in the current scope, pushing its findings.
+fn run_rule<'a>(
+    rule: &'a Rule,
+    level: Option<Severity>,
+    env: &mut Env<'a>,
+    object: &Value,
+    scope_value: Option<&Value>,
+    scope_pointer: &str,
+    findings: &mut Vec<Finding>,
+) {
+    match &rule.each {
+        None => {
+            if rule.when.test(env) {
+                findings.push(make_finding(rule, level, env, object, scope_pointer));
+            }
+        }
+        Some(Each::Expr(e)) => {
+            let items = match e.eval(env).into_owned() {
+                Value::Array(a) => a,
+                _ => Vec::new(),
+            };
+            for item in items {
+                let default_pointer = item
+                    .get("pointer")
+                    .and_then(Value::as_str)
+                    .unwrap_or(scope_pointer)
+                    .to_string();
+                env.bind_owned("item", item);
+                if rule.when.test(env) {
+                    findings.push(make_finding(rule, level, env, object, &default_pointer));
+                }
+                env.unbind();
+            }
+        }
+        Some(Each::JsonPath(_, query)) => {
+            let Some(scope_value) = scope_value.or(Some(object)) else { return };
+            let Ok(matches) = jsonpath_rust::query::js_path_process(query, scope_value) else {
+                return;
+            };
+            let items: Vec<(Value, String)> = matches
+                .into_iter()
+                .map(|m| {
+                    let value = m.clone().val().clone();
+                    (value, format!("{scope_pointer}{}", jsonpath_to_pointer(&m.path())))
+                })
+                .collect();
+            for (item, pointer) in items {
+                let mut bound = item;
+                if let Value::Object(m) = &mut bound {
+                    m.entry("pointer").or_insert(json!(pointer));
+                }
+                env.bind_owned("item", bound);
+                if rule.when.test(env) {
+                    findings.push(make_finding(rule, level, env, object, &pointer));
+                }
+                env.unbind();
+            }
+        }
+    }
+}
+
+fn make_finding(rule: &Rule, level: Option<Severity>, env: &Env<'_>, object: &Value, default_pointer: &str) -> Finding {
+    let severity = level.unwrap_or_else(|| {
+        rule.severity_when
+            .iter()
+            .find(|(cond, _)| cond.test(env))
+            .map_or(rule.default_severity, |(_, s)| *s)
+    });
+    let pointer = match &rule.pointer {
+        Some(t) => t.render(env),
+        None => default_pointer.to_string(),
+    };
+    let fix = rule.fix.as_ref().and_then(|f| {
+        if let Some(w) = &f.when {
+            if !w.test(env) {
+                return None;
+            }
+        }
+        let patch = patch::build(f, env, object);
+        (!patch.is_empty()).then(|| FixProposal {
+            title: f.title.render(env),
+            applicability: f.applicability,
+            patch,
+        })
+    });
+    Finding {
+        rule: rule.name.clone(),
+        severity,
+        message: rule.message.render(env),
+        pointer,
+        fix,
+    }
+}
+
+/// Converts a normalised JSONPath (`$['a'][0]['b/c']`) to a JSON pointer (`/a/0/b~1c`).
+pub fn jsonpath_to_pointer(path: &str) -> String {
+    let mut out = String::new();
+    let mut rest = path.strip_prefix('$').unwrap_or(path);
+    while let Some(r) = rest.strip_prefix('[') {
+        if let Some(r) = r.strip_prefix('\'') {
+            let mut key = String::new();
+            let mut chars = r.char_indices();
+            let mut end = r.len();
+            while let Some((i, c)) = chars.next() {
+                match c {
+                    '\\' => {
+                        if let Some((_, n)) = chars.next() {
+                            key.push(n);
+                        }
+                    }
+                    '\'' => {
+                        end = i;
+                        break;
+                    }
+                    _ => key.push(c),
+                }
+            }
+            out.push('/');
+            out.push_str(&escape_pointer_token(&key));
+            rest = r.get(end + 2..).unwrap_or("");
+        } else {
+            let close = r.find(']').unwrap_or(r.len());
+            out.push('/');
+            out.push_str(&r[..close]);
+            rest = r.get(close + 1..).unwrap_or("");
+        }
+    }
+    out
+}
+
+/// Applies suppression annotations (object and pod template) and config exemptions.
+fn suppress(ctx: &Context<'_>, object: &Value, pod_metas: &[&Value], findings: Vec<Finding>) -> Vec<Finding> {
+    let mut notes = Vec::new();
+    // (rule or "*", reason) from annotations.
+    let mut ignored: Vec<(String, bool)> = Vec::new();
+    let metas = std::iter::once(("/metadata", object.get("metadata").unwrap_or(&Value::Null)))
+        .chain(pod_metas.iter().map(|m| ("", *m)));
+    for (i, (_, meta)) in metas.enumerate() {
+        let Some(annotations) = meta.get("annotations").and_then(Value::as_object) else { continue };
+        let base = if i == 0 {
+            "/metadata/annotations".to_string()
+        } else {
+            // The pod template's metadata path, from the workload kind.
+            let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+            model::pod_template_paths(kind).map_or(String::new(), |(_, m)| format!("{m}/annotations"))
+        };
+        for (key, value) in annotations {
+            let target = if key == IGNORE_ALL {
+                "*".to_string()
+            } else if let Some(rule) = key.strip_prefix(IGNORE_RULE_PREFIX) {
+                rule.to_string()
+            } else {
+                continue;
+            };
+            let reason_ok = value.as_str().is_some_and(|s| !s.trim().is_empty());
+            if !reason_ok {
+                notes.push(Finding {
+                    rule: SUPPRESSION_RULE.to_string(),
+                    severity: Severity::Warning,
+                    message: format!("suppression `{key}` has no reason, so it does not apply (write why the finding is accepted)"),
+                    pointer: format!("{base}/{}", escape_pointer_token(key)),
+                    fix: None,
+                });
+            }
+            ignored.push((target, reason_ok));
+        }
+    }
+    let namespace = object.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("");
+    let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+    let mut out: Vec<Finding> = findings
+        .into_iter()
+        .filter_map(|mut f| {
+            if ignored.iter().any(|(r, ok)| *ok && (r == "*" || *r == f.rule)) {
+                return None;
+            }
+            for ex in &ctx.config.exemptions {
+                let matches = ex.rule == f.rule
+                    && ex.namespace.as_deref().is_none_or(|g| glob_match(g, namespace))
+                    && ex.kind.as_deref().is_none_or(|g| glob_match(g, kind))
+                    && ex.name.as_deref().is_none_or(|g| glob_match(g, name));
+                if !matches {
+                    continue;
+                }
+                match ex.expires {
+                    Some(date) if date < ctx.today => {
+                        f.message.push_str(&format!(" (the config exemption for this expired on {date})"));
+                    }
+                    _ => return None,
+                }
+            }
+            Some(f)
+        })
+        .collect();
+    out.extend(notes);
+    out
+}
+
+/// Shell-style `*` and `?` matching for exemption globs (names have no path separators, so a
+/// path-glob crate's rules about `/` would only get in the way).
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jsonpath_paths_become_pointers() {
+        assert_eq!(jsonpath_to_pointer("$['a'][0]['b/c']"), "/a/0/b~1c");
+        assert_eq!(jsonpath_to_pointer("$['it\\'s']"), "/it's");
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("kube-*", "kube-system"));
+        assert!(glob_match("*", ""));
+        assert!(glob_match("a?c", "abc"));
+        assert!(!glob_match("kube-*", "default"));
+    }
+}

@@ -1,0 +1,14 @@
+//! winguard keeps Windows workloads on Kubernetes from failing.
+//!
+//! The architecture follows `DESIGN.md`: a pure [`engine`] evaluates data-driven [`rules`] on
+//! objects read by the [`manifest`] loader, using the Windows target-OS [`model`] and the cluster
+//! profile from [`config`]; [`report`] renders findings, [`cli`] wires it together.
+
+pub mod cli;
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod manifest;
+pub mod model;
+pub mod report;
+pub mod rules;

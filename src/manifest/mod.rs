@@ -1,0 +1,481 @@
+//! The manifest loader: files, directories and stdin → Kubernetes objects with a source map.
+//!
+//! Every object keeps the position tree of its document, so a finding's JSON pointer resolves to a
+//! file:line:col only when it is reported. Helm output (`# Source: chart/templates/x.yaml`) is
+//! attributed to the template, with lines counted from the template's first rendered line.
+
+pub mod shape;
+pub mod yaml;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+pub use yaml::PosNode;
+
+/// Files larger than this are refused: the whole file is held in memory while it is linted, so
+/// the bound is what keeps memory bounded. Rendered manifests are rarely above a few MiB.
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 32 * 1024 * 1024;
+
+/// One input's text, kept for rendering source snippets.
+#[derive(Debug)]
+pub struct SourceText {
+    /// The name the user gave (a path, or `<stdin>`).
+    pub name: String,
+    pub text: String,
+}
+
+/// A Kubernetes object found in an input.
+#[derive(Debug, Clone)]
+pub struct Object {
+    pub value: Value,
+    pub pos: Arc<PosNode>,
+    pub source: Arc<SourceText>,
+    /// The file name findings are reported against: the Helm template for rendered output,
+    /// otherwise the input's name.
+    pub file: Arc<str>,
+    /// Subtracted from stream line numbers to give the line within `file`.
+    pub line_offset: u32,
+}
+
+/// A failure to read or parse an input; it never stops the other inputs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputError {
+    pub file: String,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    pub message: String,
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.line, self.column) {
+            (Some(l), Some(c)) => write!(f, "{}:{}:{}: {}", self.file, l, c, self.message),
+            (Some(l), None) => write!(f, "{}:{}: {}", self.file, l, self.message),
+            _ => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+/// Everything read from the inputs of one run.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub objects: Vec<Object>,
+    pub errors: Vec<InputError>,
+    /// Things skipped on purpose (binary files in a directory), said on stderr.
+    pub notes: Vec<String>,
+    pub files: usize,
+}
+
+/// Reads every input: files, directories (recursively: `*.yaml`, `*.yml`, `*.json`) and `-`.
+pub fn load_inputs(inputs: &[PathBuf], max_file_size: u64) -> Loaded {
+    let mut loaded = Loaded::default();
+    for input in inputs {
+        if input.as_os_str() == "-" {
+            let mut bytes = Vec::new();
+            let res = std::io::stdin()
+                .lock()
+                .take(max_file_size + 1)
+                .read_to_end(&mut bytes);
+            match res {
+                Err(e) => loaded.errors.push(file_error("<stdin>", format!("cannot read: {e}"))),
+                Ok(_) if bytes.len() as u64 > max_file_size => loaded.errors.push(file_error(
+                    "<stdin>",
+                    format!("input is larger than the {} limit", human_size(max_file_size)),
+                )),
+                Ok(_) => load_bytes("<stdin>", bytes, false, &mut loaded),
+            }
+        } else if input.is_dir() {
+            let mut files: Vec<PathBuf> = walkdir::WalkDir::new(input)
+                .sort_by_file_name()
+                .into_iter()
+                .filter_map(|entry| match entry {
+                    Ok(e) => Some(e),
+                    Err(e) => {
+                        let path = e.path().map(|p| p.display().to_string());
+                        loaded.errors.push(file_error(
+                            &path.unwrap_or_else(|| input.display().to_string()),
+                            format!("cannot read directory entry: {e}"),
+                        ));
+                        None
+                    }
+                })
+                .filter(|e| e.file_type().is_file() && is_manifest_name(e.path()))
+                .map(|e| e.into_path())
+                .collect();
+            files.sort();
+            for f in files {
+                load_file(&f, max_file_size, true, &mut loaded);
+            }
+        } else {
+            load_file(input, max_file_size, false, &mut loaded);
+        }
+    }
+    loaded
+}
+
+fn is_manifest_name(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml" | "json")
+    )
+}
+
+fn load_file(path: &Path, max_file_size: u64, in_directory: bool, loaded: &mut Loaded) {
+    let name = path.display().to_string();
+    match std::fs::metadata(path) {
+        Err(e) => {
+            loaded.errors.push(file_error(&name, format!("cannot read: {}", io_reason(&e))));
+            return;
+        }
+        Ok(meta) if meta.len() > max_file_size => {
+            loaded.errors.push(file_error(
+                &name,
+                format!(
+                    "file is {}, larger than the {} limit (raise it with --max-file-size)",
+                    human_size(meta.len()),
+                    human_size(max_file_size)
+                ),
+            ));
+            return;
+        }
+        Ok(_) => {}
+    }
+    match std::fs::read(path) {
+        Err(e) => loaded.errors.push(file_error(&name, format!("cannot read: {}", io_reason(&e)))),
+        Ok(bytes) => load_bytes(&name, bytes, in_directory, loaded),
+    }
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        _ => e.to_string(),
+    }
+}
+
+fn human_size(bytes: u64) -> String {
+    if bytes >= 1024 * 1024 {
+        format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+fn file_error(file: &str, message: String) -> InputError {
+    InputError {
+        file: file.to_string(),
+        line: None,
+        column: None,
+        message,
+    }
+}
+
+/// Parses one input's bytes into objects.
+pub fn load_bytes(name: &str, bytes: Vec<u8>, in_directory: bool, loaded: &mut Loaded) {
+    loaded.files += 1;
+    let probe = &bytes[..bytes.len().min(8192)];
+    if probe.contains(&0) {
+        if in_directory {
+            loaded.notes.push(format!("{name}: skipped: binary file"));
+        } else {
+            loaded.errors.push(file_error(name, "binary file, not YAML or JSON".to_string()));
+        }
+        return;
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let valid = e.utf8_error().valid_up_to();
+            let before = &e.as_bytes()[..valid];
+            let line = before.iter().filter(|&&b| b == b'\n').count() as u32 + 1;
+            let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+            let col = String::from_utf8_lossy(&before[line_start..]).chars().count() as u32 + 1;
+            loaded.errors.push(InputError {
+                file: name.to_string(),
+                line: Some(line),
+                column: Some(col),
+                message: "invalid UTF-8".to_string(),
+            });
+            return;
+        }
+    };
+    let source = Arc::new(SourceText {
+        name: name.to_string(),
+        text,
+    });
+    let (objects, errors) = parse_source(&source);
+    loaded.objects.extend(objects);
+    loaded.errors.extend(errors);
+}
+
+/// Parses a source text into objects: splits documents, attributes Helm templates, expands
+/// `kind: List`, and skips what isn't a Kubernetes object.
+pub fn parse_source(source: &Arc<SourceText>) -> (Vec<Object>, Vec<InputError>) {
+    let text = source.text.strip_prefix('\u{feff}').unwrap_or(&source.text);
+    let templates = helm_sources(text);
+    let (docs, error) = yaml::parse_stream(text);
+    let mut objects = Vec::new();
+    let mut errors = Vec::new();
+    for doc in docs {
+        let (file, line_offset) = match templates.for_line(doc.start_line) {
+            Some((template, comment_line)) => (Arc::<str>::from(template), comment_line),
+            None => (Arc::<str>::from(source.name.as_str()), 0),
+        };
+        let ParsedDoc { value, pos, .. } = doc;
+        push_objects(value, pos, source, &file, line_offset, &mut objects, &mut errors);
+    }
+    if let Some(e) = error {
+        let (file, offset) = match templates.for_line(e.line) {
+            Some((t, l)) => (t.to_string(), l),
+            None => (source.name.clone(), 0),
+        };
+        errors.push(InputError {
+            file,
+            line: Some(e.line - offset),
+            column: Some(e.col),
+            message: format!("invalid YAML: {}", e.message),
+        });
+    }
+    (objects, errors)
+}
+
+use yaml::ParsedDoc;
+
+fn push_objects(
+    value: Value,
+    mut pos: PosNode,
+    source: &Arc<SourceText>,
+    file: &Arc<str>,
+    line_offset: u32,
+    objects: &mut Vec<Object>,
+    errors: &mut Vec<InputError>,
+) {
+    let Value::Object(mut map) = value else {
+        // Empty documents, scalars and top-level sequences are not Kubernetes objects.
+        return;
+    };
+    let is_list = map.get("kind").and_then(Value::as_str).is_some_and(|k| k.ends_with("List"))
+        && map.contains_key("items");
+    if is_list {
+        let items_index = map.keys().position(|k| k == "items").unwrap_or(0);
+        let items_pos = std::mem::take(&mut pos.children[items_index]);
+        match map.remove("items") {
+            Some(Value::Array(items)) => {
+                for (item, item_pos) in items.into_iter().zip(items_pos.children) {
+                    push_objects(item, item_pos, source, file, line_offset, objects, errors);
+                }
+            }
+            Some(Value::Null) => {}
+            Some(_) => errors.push(InputError {
+                file: file.to_string(),
+                line: Some(items_pos.line - line_offset),
+                column: Some(items_pos.col),
+                message: "`items` of a List must be a sequence".to_string(),
+            }),
+            None => {}
+        }
+        return;
+    }
+    let has_kind = map.get("kind").is_some_and(Value::is_string);
+    let has_api = map.get("apiVersion").is_some_and(Value::is_string);
+    if !(has_kind && has_api) {
+        // Not a Kubernetes object (values files, kustomization, arbitrary YAML): pass quietly.
+        return;
+    }
+    objects.push(Object {
+        value: Value::Object(map),
+        pos: Arc::new(pos),
+        source: Arc::clone(source),
+        file: Arc::clone(file),
+        line_offset,
+    });
+}
+
+/// Helm's `# Source: <template>` comments, with the document separators around them.
+struct HelmSources<'a> {
+    /// (line of the comment, template path)
+    comments: Vec<(u32, &'a str)>,
+    separators: Vec<u32>,
+}
+
+fn helm_sources(text: &str) -> HelmSources<'_> {
+    let mut comments = Vec::new();
+    let mut separators = Vec::new();
+    if !text.contains("# Source: ") {
+        return HelmSources {
+            comments,
+            separators,
+        };
+    }
+    for (i, line) in text.lines().enumerate() {
+        let n = i as u32 + 1;
+        if let Some(path) = line.strip_prefix("# Source: ") {
+            comments.push((n, path.trim()));
+        } else if line.starts_with("---") {
+            separators.push(n);
+        }
+    }
+    HelmSources {
+        comments,
+        separators,
+    }
+}
+
+impl HelmSources<'_> {
+    /// The template a document starting at `line` came from, and the comment's line.
+    fn for_line(&self, line: u32) -> Option<(&str, u32)> {
+        let idx = self.comments.partition_point(|(l, _)| *l < line);
+        let (comment_line, path) = *self.comments.get(idx.checked_sub(1)?)?;
+        // A separator between the comment and the document means the comment belongs to an
+        // earlier (empty) document.
+        let sep_between = self
+            .separators
+            .iter()
+            .any(|&s| s > comment_line && s <= line);
+        (!sep_between).then_some((path, comment_line))
+    }
+}
+
+/// A position resolved from a JSON pointer: 1-based line and column in the object's `file`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    pub line: u32,
+    pub column: u32,
+    /// True when the pointer itself exists; false when this is the nearest existing parent.
+    pub exact: bool,
+}
+
+impl Object {
+    pub fn str_at(&self, pointer: &str) -> Option<&str> {
+        self.value.pointer(pointer).and_then(Value::as_str)
+    }
+    pub fn kind(&self) -> &str {
+        self.str_at("/kind").unwrap_or("")
+    }
+    pub fn api_version(&self) -> &str {
+        self.str_at("/apiVersion").unwrap_or("")
+    }
+    pub fn name(&self) -> &str {
+        self.str_at("/metadata/name")
+            .or_else(|| self.str_at("/metadata/generateName"))
+            .unwrap_or("")
+    }
+    pub fn namespace(&self) -> Option<&str> {
+        self.str_at("/metadata/namespace").filter(|s| !s.is_empty())
+    }
+
+    /// The stream line (for snippets) of a 1-based line in `file`.
+    pub fn stream_line(&self, line: u32) -> u32 {
+        line + self.line_offset
+    }
+
+    /// Resolves a JSON pointer to the value's position, or to the nearest existing parent's key
+    /// when the pointer does not exist (a missing field is reported where it should be added).
+    pub fn position(&self, pointer: &str) -> Position {
+        let (pos, exact) = resolve(&self.value, &self.pos, pointer);
+        let (line, column) = if !exact && pos.key_line > 0 {
+            (pos.key_line, pos.key_col)
+        } else if pos.line > 0 {
+            (pos.line, pos.col)
+        } else {
+            (1, 1)
+        };
+        Position {
+            line: line.saturating_sub(self.line_offset).max(1),
+            column,
+            exact,
+        }
+    }
+}
+
+/// Walks a JSON pointer through a value and its position tree in step. Returns the position node
+/// of the deepest existing value, and whether the whole pointer exists.
+pub fn resolve<'p>(value: &Value, pos: &'p PosNode, pointer: &str) -> (&'p PosNode, bool) {
+    let mut value = value;
+    let mut pos = pos;
+    for token in pointer.split('/').skip(1) {
+        let token = unescape_pointer_token(token);
+        let next = match value {
+            Value::Object(map) => map
+                .iter()
+                .enumerate()
+                .find(|(_, (k, _))| *k == token.as_ref())
+                .and_then(|(i, (_, v))| Some((v, pos.children.get(i)?))),
+            Value::Array(items) => token
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| Some((items.get(i)?, pos.children.get(i)?))),
+            _ => None,
+        };
+        match next {
+            Some((v, p)) => {
+                value = v;
+                pos = p;
+            }
+            None => return (pos, false),
+        }
+    }
+    (pos, true)
+}
+
+/// RFC 6901: `~1` is `/`, `~0` is `~`.
+pub fn unescape_pointer_token(token: &str) -> std::borrow::Cow<'_, str> {
+    if token.contains('~') {
+        token.replace("~1", "/").replace("~0", "~").into()
+    } else {
+        token.into()
+    }
+}
+
+/// RFC 6901 escaping of one reference token (`kubernetes.io/os` → `kubernetes.io~1os`).
+pub fn escape_pointer_token(token: &str) -> std::borrow::Cow<'_, str> {
+    if token.contains(['~', '/']) {
+        token.replace('~', "~0").replace('/', "~1").into()
+    } else {
+        token.into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(name: &str, text: &str) -> (Vec<Object>, Vec<InputError>) {
+        parse_source(&Arc::new(SourceText {
+            name: name.into(),
+            text: text.into(),
+        }))
+    }
+
+    #[test]
+    fn helm_source_comments_attribute_documents() {
+        let text = "---\n# Source: c/templates/a.yaml\napiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n---\n# Source: c/templates/b.yaml\napiVersion: v1\nkind: Pod\nmetadata:\n  name: b\n";
+        let (objs, errs) = parse("out.yaml", text);
+        assert!(errs.is_empty());
+        assert_eq!(&*objs[0].file, "c/templates/a.yaml");
+        assert_eq!(&*objs[1].file, "c/templates/b.yaml");
+        // `name: b` is the third line of b.yaml's rendered output.
+        assert_eq!(objs[1].position("/metadata/name").line, 4);
+    }
+
+    #[test]
+    fn list_items_become_objects_and_junk_passes() {
+        let text = "kind: List\napiVersion: v1\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: a}}\n---\nfoo: bar\n---\n- 1\n";
+        let (objs, errs) = parse("l.yaml", text);
+        assert!(errs.is_empty());
+        assert_eq!(objs.len(), 1);
+        assert_eq!(objs[0].name(), "a");
+        assert_eq!(objs[0].position("/metadata/name").line, 4);
+    }
+
+    #[test]
+    fn missing_pointer_resolves_to_nearest_parent_key() {
+        let (objs, _) = parse("p.yaml", "apiVersion: v1\nkind: Pod\nspec:\n  containers: []\n");
+        let p = objs[0].position("/spec/nodeSelector/kubernetes.io~1os");
+        assert_eq!((p.line, p.column, p.exact), (3, 1, false));
+    }
+}

@@ -1,0 +1,202 @@
+//! Shape checks for the fields winguard reads: a wrong type (`replicas: "three"`,
+//! `containers: {}`, `nodeSelector: []`) is an input error at its line, not a silent misreading.
+//!
+//! Kept to the fields the model and rules read, so valid manifests the API server accepts (with
+//! numbers for quantities, for example) are never refused here.
+
+use serde_json::Value;
+
+use super::escape_pointer_token;
+use crate::model::pod_template_paths;
+
+#[derive(Clone, Copy)]
+enum Shape {
+    Str,
+    Int,
+    Bool,
+    Map,
+    /// A map whose values are strings (labels, annotations, nodeSelector).
+    StrMap,
+    /// A list of maps.
+    MapList,
+    /// A list of strings (command, args).
+    StrList,
+}
+
+impl Shape {
+    fn check(self, v: &Value) -> Result<(), String> {
+        let ok = match self {
+            Shape::Str => v.is_string(),
+            Shape::Int => v.is_i64() || v.is_u64(),
+            Shape::Bool => v.is_boolean(),
+            Shape::Map => v.is_object(),
+            Shape::StrMap => match v.as_object() {
+                Some(m) => {
+                    if let Some((k, bad)) = m.iter().find(|(_, x)| !x.is_string()) {
+                        return Err(format!(
+                            "`{k}` must be a string, found {} (quote it)",
+                            describe(bad)
+                        ));
+                    }
+                    true
+                }
+                None => false,
+            },
+            Shape::MapList => match v.as_array() {
+                Some(a) => {
+                    if let Some((i, bad)) = a.iter().enumerate().find(|(_, x)| !x.is_object()) {
+                        return Err(format!("item {i} must be a map, found {}", describe(bad)));
+                    }
+                    true
+                }
+                None => false,
+            },
+            Shape::StrList => v.is_array(),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("expected {}, found {}", self.name(), describe(v)))
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Shape::Str => "a string",
+            Shape::Int => "an integer",
+            Shape::Bool => "true or false",
+            Shape::Map | Shape::StrMap => "a map",
+            Shape::MapList | Shape::StrList => "a list",
+        }
+    }
+}
+
+fn describe(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) => format!("the string \"{}\"", s.chars().take(40).collect::<String>()),
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "a map".into(),
+    }
+}
+
+const METADATA: &[(&str, Shape)] = &[
+    ("name", Shape::Str),
+    ("namespace", Shape::Str),
+    ("labels", Shape::StrMap),
+    ("annotations", Shape::StrMap),
+];
+
+const POD_SPEC: &[(&str, Shape)] = &[
+    ("containers", Shape::MapList),
+    ("initContainers", Shape::MapList),
+    ("ephemeralContainers", Shape::MapList),
+    ("nodeSelector", Shape::StrMap),
+    ("tolerations", Shape::MapList),
+    ("affinity", Shape::Map),
+    ("volumes", Shape::MapList),
+    ("securityContext", Shape::Map),
+    ("hostNetwork", Shape::Bool),
+    ("os", Shape::Map),
+    ("runtimeClassName", Shape::Str),
+    ("dnsPolicy", Shape::Str),
+];
+
+const CONTAINER: &[(&str, Shape)] = &[
+    ("name", Shape::Str),
+    ("image", Shape::Str),
+    ("command", Shape::StrList),
+    ("args", Shape::StrList),
+    ("volumeMounts", Shape::MapList),
+    ("volumeDevices", Shape::MapList),
+    ("securityContext", Shape::Map),
+    ("resources", Shape::Map),
+];
+
+/// An error at a JSON pointer.
+pub struct ShapeError {
+    pub pointer: String,
+    pub message: String,
+}
+
+fn check_fields(
+    value: &Value,
+    base: &str,
+    table: &[(&str, Shape)],
+    errors: &mut Vec<ShapeError>,
+) {
+    let Some(map) = value.as_object() else { return };
+    for (field, shape) in table {
+        if let Some(v) = map.get(*field).filter(|v| !v.is_null()) {
+            if let Err(message) = shape.check(v) {
+                let pointer = format!("{base}/{}", escape_pointer_token(field));
+                errors.push(ShapeError {
+                    message: format!("{}: {message}", pointer_to_dotted(&pointer)),
+                    pointer,
+                });
+            }
+        }
+    }
+}
+
+fn pointer_to_dotted(p: &str) -> String {
+    p.trim_start_matches('/').replace('/', ".")
+}
+
+/// Checks the fields winguard reads; returns every problem found.
+pub fn check(object: &Value) -> Vec<ShapeError> {
+    let mut errors = Vec::new();
+    if let Some(meta) = object.get("metadata") {
+        if !meta.is_object() && !meta.is_null() {
+            errors.push(ShapeError {
+                pointer: "/metadata".into(),
+                message: format!("metadata: expected a map, found {}", describe(meta)),
+            });
+        }
+        check_fields(meta, "/metadata", METADATA, &mut errors);
+    }
+    let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+    let Some((spec_path, meta_path)) = pod_template_paths(kind) else {
+        return errors;
+    };
+    if let Some(replicas) = object.pointer("/spec/replicas").filter(|v| !v.is_null()) {
+        if let Err(m) = Shape::Int.check(replicas) {
+            errors.push(ShapeError { pointer: "/spec/replicas".into(), message: format!("spec.replicas: {m}") });
+        }
+    }
+    // Every step down to the pod spec must be a map.
+    let mut path = String::new();
+    for token in spec_path.split('/').skip(1) {
+        path.push('/');
+        path.push_str(token);
+        match object.pointer(&path) {
+            Some(v) if !v.is_object() && !v.is_null() => {
+                errors.push(ShapeError {
+                    message: format!("{}: expected a map, found {}", pointer_to_dotted(&path), describe(v)),
+                    pointer: path.clone(),
+                });
+                return errors;
+            }
+            _ => {}
+        }
+    }
+    if meta_path != "/metadata" {
+        if let Some(meta) = object.pointer(meta_path) {
+            check_fields(meta, meta_path, METADATA, &mut errors);
+        }
+    }
+    let Some(spec) = object.pointer(spec_path) else { return errors };
+    let before = errors.len();
+    check_fields(spec, spec_path, POD_SPEC, &mut errors);
+    if errors.len() > before {
+        return errors;
+    }
+    for list in ["initContainers", "containers", "ephemeralContainers"] {
+        for (i, c) in spec.get(list).and_then(Value::as_array).into_iter().flatten().enumerate() {
+            check_fields(c, &format!("{spec_path}/{list}/{i}"), CONTAINER, &mut errors);
+        }
+    }
+    errors
+}

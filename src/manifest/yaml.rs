@@ -1,0 +1,475 @@
+//! YAML (and JSON) text → `serde_json::Value` plus a position tree.
+//!
+//! Why not a serde YAML crate: serde's YAML crates don't keep node positions, and every finding
+//! has to point at a line and column. `saphyr-parser` gives an event stream with spans; this
+//! module builds the value and a parallel [`PosNode`] tree from it, iteratively (no recursion, so
+//! 10,000 levels of nesting can't overflow the stack) and with hard limits on depth and on alias
+//! expansion (a "billion laughs" document fails fast instead of eating the machine).
+
+use std::collections::HashMap;
+
+use saphyr_parser::{Event, Parser, ScalarStyle, Span};
+use serde_json::{Map, Number, Value};
+
+/// Deepest nesting accepted in one document. Kubernetes objects are a few dozen levels deep;
+/// serde_json itself stops at 128, so a generous bound here costs nothing.
+pub const MAX_DEPTH: usize = 512;
+/// Most nodes one document may grow to through aliases (a bound on alias expansion).
+pub const MAX_ALIAS_NODES: usize = 1_000_000;
+
+/// Where one node sits in the source: its value, and for a mapping entry its key.
+#[derive(Debug, Clone, Default)]
+pub struct PosNode {
+    /// 1-based line and column of the value.
+    pub line: u32,
+    pub col: u32,
+    /// 1-based line and column of the key when this node is a mapping entry's value.
+    pub key_line: u32,
+    pub key_col: u32,
+    /// Children in document order: mapping entries in key order, sequence items by index.
+    pub children: Vec<PosNode>,
+}
+
+/// One parsed YAML document.
+#[derive(Debug)]
+pub struct ParsedDoc {
+    pub value: Value,
+    pub pos: PosNode,
+    /// 1-based line where the document's content starts.
+    pub start_line: u32,
+    /// 1-based line where the document ends (exclusive of the next one's `---`).
+    pub end_line: u32,
+}
+
+/// A parse failure with its 1-based position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct YamlError {
+    pub line: u32,
+    pub col: u32,
+    pub message: String,
+}
+
+impl YamlError {
+    fn at(span: &Span, message: impl Into<String>) -> Self {
+        YamlError {
+            line: span.start.line() as u32,
+            col: span.start.col() as u32 + 1,
+            message: message.into(),
+        }
+    }
+}
+
+enum Frame {
+    Seq {
+        items: Vec<Value>,
+        pos: PosNode,
+        anchor: usize,
+    },
+    Map {
+        map: Map<String, Value>,
+        pos: PosNode,
+        anchor: usize,
+        /// The key waiting for its value, with its position.
+        pending_key: Option<(String, u32, u32)>,
+    },
+}
+
+/// A node that may be referenced by an alias later in the same document.
+struct Anchored {
+    value: Value,
+    pos: PosNode,
+    nodes: usize,
+}
+
+/// Parses every document of `text`. Documents before a syntax error are kept; the error ends the
+/// stream (the YAML scanner cannot resynchronise after one).
+pub fn parse_stream(text: &str) -> (Vec<ParsedDoc>, Option<YamlError>) {
+    let mut docs = Vec::new();
+    let mut parser = Parser::new_from_str(text);
+    let mut builder = Builder::default();
+    loop {
+        let Some(next) = parser.next_event() else {
+            return (docs, None);
+        };
+        let (event, span) = match next {
+            Ok(ev) => ev,
+            Err(e) => {
+                let m = e.marker();
+                return (
+                    docs,
+                    Some(YamlError {
+                        line: m.line() as u32,
+                        col: m.col() as u32 + 1,
+                        message: e.info().to_string(),
+                    }),
+                );
+            }
+        };
+        match builder.event(event, &span) {
+            Ok(Some(doc)) => docs.push(doc),
+            Ok(None) => {}
+            Err(e) => return (docs, Some(e)),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Builder {
+    stack: Vec<Frame>,
+    anchors: HashMap<usize, Anchored>,
+    /// Nodes created in this document, counting alias copies.
+    nodes: usize,
+    root: Option<(Value, PosNode)>,
+    doc_start: u32,
+}
+
+impl Builder {
+    fn event(&mut self, event: Event<'_>, span: &Span) -> Result<Option<ParsedDoc>, YamlError> {
+        let line = span.start.line() as u32;
+        let col = span.start.col() as u32 + 1;
+        match event {
+            Event::StreamStart | Event::StreamEnd | Event::Nothing => Ok(None),
+            Event::DocumentStart(_) => {
+                self.stack.clear();
+                self.anchors.clear();
+                self.nodes = 0;
+                self.root = None;
+                self.doc_start = line;
+                Ok(None)
+            }
+            Event::DocumentEnd => {
+                let (value, pos) = self.root.take().unwrap_or((Value::Null, PosNode::default()));
+                let start_line = if pos.line > 0 { pos.line } else { self.doc_start };
+                Ok(Some(ParsedDoc {
+                    value,
+                    pos,
+                    start_line,
+                    end_line: line,
+                }))
+            }
+            Event::Scalar(text, style, anchor, tag) => {
+                let tag = tag.map(|t| t.suffix.clone());
+                let value = scalar_value(&text, style, tag.as_deref());
+                let pos = PosNode {
+                    line,
+                    col,
+                    ..PosNode::default()
+                };
+                self.count(1, span)?;
+                self.push_node(value, pos, anchor, 1, span, Some(text.into_owned()))?;
+                Ok(None)
+            }
+            Event::Alias(id) => {
+                let Some(anchored) = self.anchors.get(&id) else {
+                    return Err(YamlError::at(span, "alias refers to an unknown anchor"));
+                };
+                let (value, mut pos, nodes) =
+                    (anchored.value.clone(), anchored.pos.clone(), anchored.nodes);
+                // An alias points at the anchor's text; report positions at the alias itself.
+                pos.line = line;
+                pos.col = col;
+                self.count(nodes, span)?;
+                let key_text = value.as_str().map(str::to_string);
+                self.push_node(value, pos, 0, nodes, span, key_text)?;
+                Ok(None)
+            }
+            Event::SequenceStart(anchor, _) => {
+                self.check_depth(span)?;
+                self.count(1, span)?;
+                self.stack.push(Frame::Seq {
+                    items: Vec::new(),
+                    pos: PosNode {
+                        line,
+                        col,
+                        ..PosNode::default()
+                    },
+                    anchor,
+                });
+                Ok(None)
+            }
+            Event::MappingStart(anchor, _) => {
+                self.check_depth(span)?;
+                self.count(1, span)?;
+                self.stack.push(Frame::Map {
+                    map: Map::new(),
+                    pos: PosNode {
+                        line,
+                        col,
+                        ..PosNode::default()
+                    },
+                    anchor,
+                    pending_key: None,
+                });
+                Ok(None)
+            }
+            Event::SequenceEnd => {
+                let Some(Frame::Seq { items, pos, anchor }) = self.stack.pop() else {
+                    return Err(YamlError::at(span, "unbalanced sequence end"));
+                };
+                let nodes = 1 + pos.children.len();
+                self.push_node(Value::Array(items), pos, anchor, nodes, span, None)?;
+                Ok(None)
+            }
+            Event::MappingEnd => {
+                let Some(Frame::Map { map, pos, anchor, .. }) = self.stack.pop() else {
+                    return Err(YamlError::at(span, "unbalanced mapping end"));
+                };
+                let nodes = 1 + pos.children.len();
+                self.push_node(Value::Object(map), pos, anchor, nodes, span, None)?;
+                Ok(None)
+            }
+        }
+    }
+
+    fn check_depth(&self, span: &Span) -> Result<(), YamlError> {
+        if self.stack.len() >= MAX_DEPTH {
+            return Err(YamlError::at(
+                span,
+                format!("nesting deeper than {MAX_DEPTH} levels"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn count(&mut self, nodes: usize, span: &Span) -> Result<(), YamlError> {
+        self.nodes = self.nodes.saturating_add(nodes);
+        if self.nodes > MAX_ALIAS_NODES {
+            return Err(YamlError::at(
+                span,
+                format!(
+                    "document expands to more than {MAX_ALIAS_NODES} nodes through aliases (an alias bomb?)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Attaches a finished node to its parent (or makes it the document root).
+    fn push_node(
+        &mut self,
+        value: Value,
+        pos: PosNode,
+        anchor: usize,
+        nodes: usize,
+        span: &Span,
+        scalar_text: Option<String>,
+    ) -> Result<(), YamlError> {
+        if anchor != 0 {
+            self.anchors.insert(
+                anchor,
+                Anchored {
+                    value: value.clone(),
+                    pos: pos.clone(),
+                    nodes,
+                },
+            );
+        }
+        match self.stack.last_mut() {
+            None => {
+                self.root = Some((value, pos));
+            }
+            Some(Frame::Seq {
+                items, pos: parent, ..
+            }) => {
+                items.push(value);
+                parent.children.push(pos);
+            }
+            Some(Frame::Map {
+                map,
+                pos: parent,
+                pending_key,
+                ..
+            }) => match pending_key.take() {
+                None => {
+                    let key = match (scalar_text, &value) {
+                        (_, Value::String(s)) => s.clone(),
+                        (Some(text), Value::Null) if text.is_empty() => String::new(),
+                        (_, Value::Bool(_) | Value::Number(_) | Value::Null) => {
+                            // Keys are strings in Kubernetes objects; keep the YAML text so
+                            // `8080: x` or `true: x` keep their spelling.
+                            match value {
+                                Value::Null => "null".to_string(),
+                                other => other.to_string(),
+                            }
+                        }
+                        _ => {
+                            return Err(YamlError::at(
+                                span,
+                                "a mapping or sequence used as a key is not supported",
+                            ));
+                        }
+                    };
+                    *pending_key = Some((key, pos.line, pos.col));
+                }
+                Some((key, key_line, key_col)) => {
+                    if map.contains_key(&key) {
+                        return Err(YamlError {
+                            line: key_line,
+                            col: key_col,
+                            message: format!("duplicate key `{key}`"),
+                        });
+                    }
+                    let mut pos = pos;
+                    pos.key_line = key_line;
+                    pos.key_col = key_col;
+                    map.insert(key, value);
+                    parent.children.push(pos);
+                }
+            },
+        }
+        Ok(())
+    }
+}
+
+/// Resolves a scalar the way Kubernetes' YAML decoder does: plain scalars are typed (null, bool
+/// incl. YAML 1.1 `yes`/`no`/`on`/`off`, int incl. `0x`/`0o`/leading-0 octal, float), quoted ones
+/// are strings, and an explicit `!!str`/`!!int`/… tag wins.
+fn scalar_value(text: &str, style: ScalarStyle, tag: Option<&str>) -> Value {
+    match tag {
+        Some("str") | Some("binary") => return Value::String(text.to_string()),
+        Some("int") | Some("float") | Some("bool") | Some("null") => {
+            if let Some(v) = plain_value(text) {
+                return v;
+            }
+        }
+        _ => {}
+    }
+    if style != ScalarStyle::Plain {
+        return Value::String(text.to_string());
+    }
+    plain_value(text).unwrap_or_else(|| Value::String(text.to_string()))
+}
+
+fn plain_value(text: &str) -> Option<Value> {
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => return Some(Value::Null),
+        "true" | "True" | "TRUE" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" => {
+            return Some(Value::Bool(true));
+        }
+        "false" | "False" | "FALSE" | "no" | "No" | "NO" | "off" | "Off" | "OFF" => {
+            return Some(Value::Bool(false));
+        }
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf" | "-.INF"
+        | ".nan" | ".NaN" | ".NAN" => {
+            // JSON has no infinities or NaN; keep the text.
+            return Some(Value::String(text.to_string()));
+        }
+        _ => {}
+    }
+    let first = text.as_bytes()[0];
+    if !(first.is_ascii_digit() || first == b'-' || first == b'+' || first == b'.') {
+        return None;
+    }
+    parse_int(text)
+        .map(Value::Number)
+        .or_else(|| parse_float(text))
+}
+
+fn parse_int(text: &str) -> Option<Number> {
+    let (neg, digits) = match text.as_bytes()[0] {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let digits = digits.replace('_', "");
+    let (radix, body) = if let Some(h) = digits.strip_prefix("0x") {
+        (16, h.to_string())
+    } else if let Some(o) = digits.strip_prefix("0o") {
+        (8, o.to_string())
+    } else if digits.len() > 1 && digits.starts_with('0') && digits.bytes().all(|b| b.is_ascii_digit()) {
+        (8, digits[1..].to_string())
+    } else {
+        (10, digits)
+    };
+    if body.is_empty() || !body.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let magnitude = u64::from_str_radix(&body, radix).ok()?;
+    if neg {
+        let v = i64::try_from(magnitude).ok()?;
+        Some(Number::from(-v))
+    } else {
+        Some(Number::from(magnitude))
+    }
+}
+
+fn parse_float(text: &str) -> Option<Value> {
+    let ok = text
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E' | b'_'));
+    if !ok || !text.bytes().any(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let f: f64 = text.replace('_', "").parse().ok()?;
+    Number::from_f64(f).map(Value::Number)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn one(text: &str) -> ParsedDoc {
+        let (mut docs, err) = parse_stream(text);
+        assert_eq!(err, None);
+        assert_eq!(docs.len(), 1);
+        docs.remove(0)
+    }
+
+    #[test]
+    fn types_scalars_like_kubernetes() {
+        let d = one("a: 1\nb: '1'\nc: yes\nd: ~\ne: 0755\nf: 1.5\ng: 0x1F\nh: -3\ni: 1.2.3\nj: !!str 5\n");
+        assert_eq!(
+            d.value,
+            json!({"a":1,"b":"1","c":true,"d":null,"e":493,"f":1.5,"g":31,"h":-3,"i":"1.2.3","j":"5"})
+        );
+    }
+
+    #[test]
+    fn records_positions_of_values_and_keys() {
+        let d = one("spec:\n  containers:\n  - name: a\n    image: x\n");
+        let containers = &d.pos.children[0].children[0];
+        assert_eq!((containers.key_line, containers.key_col), (2, 3));
+        let image = &containers.children[0].children[1];
+        assert_eq!((image.line, image.col), (4, 12));
+        assert_eq!((image.key_line, image.key_col), (4, 5));
+    }
+
+    #[test]
+    fn duplicate_keys_are_errors_at_the_second_key() {
+        let (_, err) = parse_stream("a: 1\nb: 2\na: 3\n");
+        let err = err.unwrap();
+        assert_eq!((err.line, err.col), (3, 1));
+        assert!(err.message.contains("duplicate key `a`"));
+    }
+
+    #[test]
+    fn aliases_are_expanded_and_bombs_are_bounded() {
+        let d = one("x: &a [1, 2]\ny: *a\n");
+        assert_eq!(d.value, json!({"x":[1,2],"y":[1,2]}));
+        let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..12 {
+            let p = i - 1;
+            bomb.push_str(&format!(
+                "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+            ));
+        }
+        let (_, err) = parse_stream(&bomb);
+        assert!(err.unwrap().message.contains("alias bomb"));
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let text = "[".repeat(10_000) + &"]".repeat(10_000);
+        let (_, err) = parse_stream(&text);
+        assert!(err.unwrap().message.contains("nesting deeper"));
+    }
+
+    #[test]
+    fn multiple_documents_with_empty_ones() {
+        let (docs, err) = parse_stream("---\na: 1\n---\n---\nb: 2\n");
+        assert_eq!(err, None);
+        let values: Vec<_> = docs.iter().map(|d| d.value.clone()).collect();
+        assert_eq!(values, vec![json!({"a":1}), Value::Null, json!({"b":2})]);
+    }
+}

@@ -1,0 +1,72 @@
+//! Container image references: `[registry/]path[:tag][@digest]`, normalised the way Docker does
+//! (no registry → `docker.io`, one path component → `library/`), so catalog regexes see one form.
+
+/// A parsed image reference.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImageRef {
+    pub original: String,
+    /// Normalised repository, lower case: `mcr.microsoft.com/windows/servercore`, `docker.io/library/busybox`.
+    pub repository: String,
+    pub tag: Option<String>,
+    pub digest: Option<String>,
+}
+
+impl ImageRef {
+    /// Tag tokens: the tag split at `-` and `_` (`4.8-windowsservercore-ltsc2019` → `4.8`,
+    /// `windowsservercore`, `ltsc2019`).
+    pub fn tag_tokens(&self) -> impl Iterator<Item = &str> {
+        self.tag
+            .as_deref()
+            .unwrap_or("")
+            .split(['-', '_'])
+            .filter(|t| !t.is_empty())
+    }
+}
+
+pub fn parse_image(image: &str) -> ImageRef {
+    let original = image.trim().to_string();
+    let (rest, digest) = match original.split_once('@') {
+        Some((r, d)) => (r, Some(d.to_string())),
+        None => (original.as_str(), None),
+    };
+    // A `:` after the last `/` starts the tag (a `:` before it is a registry port).
+    let last_slash = rest.rfind('/').map_or(0, |i| i + 1);
+    let (name, tag) = match rest[last_slash..].find(':') {
+        Some(i) => (&rest[..last_slash + i], Some(rest[last_slash + i + 1..].to_string())),
+        None => (rest, None),
+    };
+    let mut parts: Vec<&str> = name.split('/').collect();
+    let has_registry = parts.len() > 1
+        && (parts[0].contains('.') || parts[0].contains(':') || parts[0] == "localhost");
+    let repository = if has_registry {
+        name.to_lowercase()
+    } else {
+        if parts.len() == 1 {
+            parts.insert(0, "library");
+        }
+        format!("docker.io/{}", parts.join("/")).to_lowercase()
+    };
+    ImageRef {
+        original,
+        repository,
+        tag: tag.filter(|t| !t.is_empty()),
+        digest,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalises_repositories() {
+        let i = parse_image("mcr.microsoft.com/dotnet/framework/aspnet:4.8-windowsservercore-ltsc2019");
+        assert_eq!(i.repository, "mcr.microsoft.com/dotnet/framework/aspnet");
+        assert_eq!(i.tag_tokens().collect::<Vec<_>>(), ["4.8", "windowsservercore", "ltsc2019"]);
+        assert_eq!(parse_image("busybox").repository, "docker.io/library/busybox");
+        assert_eq!(parse_image("microsoft/iis:nanoserver").repository, "docker.io/microsoft/iis");
+        let p = parse_image("localhost:5000/app:1.0@sha256:abc");
+        assert_eq!((p.repository.as_str(), p.tag.as_deref()), ("localhost:5000/app", Some("1.0")));
+        assert_eq!(p.digest.as_deref(), Some("sha256:abc"));
+    }
+}

@@ -1,0 +1,811 @@
+//! The target-OS model: what a pod spec is (Windows or Linux, and why), which Windows builds it
+//! can land on, what its images are, and what its entrypoint commands do.
+//!
+//! This is the part of winguard no other tool has. It is general — no rule is named here — and
+//! table-driven: every Windows fact it uses comes from `rules/windows.yaml` ([`Catalog`]) or the
+//! user's config. Rules read the facts it produces (see `rules/README.md` for the fact reference).
+
+mod command;
+mod image;
+
+use std::collections::HashMap;
+
+use regex::Regex;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::config::Config;
+use crate::manifest::escape_pointer_token;
+pub use command::analyse_command;
+pub use image::{ImageRef, parse_image};
+
+/// The embedded Windows catalog.
+pub const EMBEDDED_CATALOG: &str = include_str!("../../rules/windows.yaml");
+
+/// Where a workload kind keeps its pod template.
+pub fn pod_template_paths(kind: &str) -> Option<(&'static str, &'static str)> {
+    Some(match kind {
+        "Pod" => ("/spec", "/metadata"),
+        "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "ReplicationController"
+        | "Job" => ("/spec/template/spec", "/spec/template/metadata"),
+        "CronJob" => (
+            "/spec/jobTemplate/spec/template/spec",
+            "/spec/jobTemplate/spec/template/metadata",
+        ),
+        _ => return None,
+    })
+}
+
+// === the catalog (rules/windows.yaml) ===
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CatalogFile {
+    windows_images: ImageClassFile,
+    linux_images: ImageClassFile,
+    builds: Vec<BuildEntry>,
+    iis_images: ImageClassFile,
+    commands: CommandTables,
+    unsupported_fields: UnsupportedFieldsFile,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ImageClassFile {
+    #[serde(default)]
+    repositories: Vec<String>,
+    #[serde(default)]
+    tag_tokens: Vec<String>,
+    #[serde(default)]
+    tag_token_patterns: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BuildEntry {
+    pub build: u64,
+    pub name: String,
+    pub tokens: Vec<String>,
+    pub version_prefix: String,
+}
+
+/// Tables that drive the entrypoint analysis.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CommandTables {
+    pub shells: Vec<ShellEntry>,
+    pub service_monitor: Vec<String>,
+    pub service_monitor_argument: String,
+    pub wrappers: Vec<String>,
+    pub copy: Vec<String>,
+    pub source_parameters: Vec<String>,
+    pub value_parameters: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ShellEntry {
+    pub names: Vec<String>,
+    pub script_flags: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UnsupportedFieldsFile {
+    pod: Vec<UnsupportedField>,
+    container: Vec<UnsupportedField>,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct UnsupportedField {
+    field: String,
+    since: Option<String>,
+    #[serde(default)]
+    only_when_true: bool,
+}
+
+/// A compiled image class: repositories and tag tokens.
+#[derive(Debug, Default)]
+struct ImageClass {
+    repositories: Vec<Regex>,
+    tag_tokens: Vec<String>,
+    tag_token_patterns: Vec<Regex>,
+    /// From the config: regexes over the whole image reference.
+    image_patterns: Vec<Regex>,
+}
+
+impl ImageClass {
+    fn compile(file: &ImageClassFile, image_patterns: &[Regex]) -> Result<Self, String> {
+        let re = |p: &String| Regex::new(p).map_err(|e| format!("invalid regex `{p}`: {e}"));
+        Ok(ImageClass {
+            repositories: file.repositories.iter().map(re).collect::<Result<_, _>>()?,
+            tag_tokens: file.tag_tokens.iter().map(|t| t.to_lowercase()).collect(),
+            tag_token_patterns: file.tag_token_patterns.iter().map(re).collect::<Result<_, _>>()?,
+            image_patterns: image_patterns.to_vec(),
+        })
+    }
+
+    /// The reason an image is in this class, if it is.
+    fn reason(&self, image: &ImageRef) -> Option<String> {
+        if self.repositories.iter().any(|r| r.is_match(&image.repository)) {
+            return Some(format!("its repository `{}`", image.repository));
+        }
+        for token in image.tag_tokens() {
+            let lower = token.to_lowercase();
+            if self.tag_tokens.contains(&lower)
+                || self.tag_token_patterns.iter().any(|r| r.is_match(&lower))
+            {
+                return Some(format!("its tag token `{token}`"));
+            }
+        }
+        if self.image_patterns.iter().any(|r| r.is_match(&image.original)) {
+            return Some("a configured image pattern".to_string());
+        }
+        None
+    }
+}
+
+/// The Windows catalog compiled together with the user's config patterns.
+#[derive(Debug)]
+pub struct Catalog {
+    windows: ImageClass,
+    linux: ImageClass,
+    iis: ImageClass,
+    builds: Vec<BuildEntry>,
+    pub commands: CommandTables,
+    pod_fields: Vec<UnsupportedField>,
+    container_fields: Vec<UnsupportedField>,
+}
+
+impl Catalog {
+    /// Loads the catalog text, adding the config's image patterns.
+    pub fn load(text: &str, config: &Config) -> Result<Catalog, String> {
+        let file: CatalogFile =
+            crate::error::parse_typed(text, "rules/windows.yaml").map_err(|e| e.to_string())?;
+        let windows_cfg = &config.windows;
+        Ok(Catalog {
+            windows: ImageClass::compile(&file.windows_images, &windows_cfg.image_patterns.0)?,
+            linux: ImageClass::compile(&file.linux_images, &windows_cfg.linux_image_patterns.0)?,
+            iis: ImageClass::compile(&file.iis_images, &windows_cfg.iis_image_patterns.0)?,
+            builds: file.builds,
+            commands: file.commands,
+            pod_fields: file.unsupported_fields.pod,
+            container_fields: file.unsupported_fields.container,
+        })
+    }
+
+    /// The build a tag token names (`ltsc2019` → 17763, `10.0.17763.437` → 17763).
+    pub fn build_of_token(&self, token: &str) -> Option<&BuildEntry> {
+        let lower = token.to_lowercase();
+        self.builds.iter().find(|b| {
+            b.tokens.iter().any(|t| t.eq_ignore_ascii_case(&lower))
+                || lower == b.version_prefix
+                || lower.starts_with(&format!("{}.", b.version_prefix))
+        })
+    }
+
+    /// A build from config or a selector value: `17763`, `"10.0.17763"`, `"ltsc2019"`.
+    pub fn parse_build(&self, value: &Value) -> Option<u64> {
+        match value {
+            Value::Number(n) => n.as_u64(),
+            Value::String(s) => {
+                let s = s.trim();
+                if let Ok(n) = s.parse::<u64>() {
+                    if n > 9999 {
+                        return Some(n);
+                    }
+                }
+                if let Some(b) = self.build_of_token(s) {
+                    return Some(b.build);
+                }
+                // `10.0.N` for builds the table doesn't know yet.
+                s.strip_prefix("10.0.")
+                    .and_then(|rest| rest.split('.').next())
+                    .and_then(|n| n.parse().ok())
+            }
+            _ => None,
+        }
+    }
+
+    pub fn build_name(&self, build: u64) -> String {
+        self.builds
+            .iter()
+            .find(|b| b.build == build)
+            .map_or_else(|| format!("build {build}"), |b| b.name.clone())
+    }
+}
+
+// === pure domain functions (also exposed to rule expressions) ===
+
+/// Windows process-isolation compatibility of an image build on a host build (§2.3, as
+/// containerd's platform matcher implements it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildCompat {
+    Exact,
+    StableAbi,
+    Incompatible,
+}
+
+impl BuildCompat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BuildCompat::Exact => "exact",
+            BuildCompat::StableAbi => "stable-abi",
+            BuildCompat::Incompatible => "incompatible",
+        }
+    }
+}
+
+/// The first build of the stable-ABI era (Windows Server 2022).
+const LTSC2022: u64 = 20348;
+
+pub fn build_compat(host: u64, image: u64) -> BuildCompat {
+    if host == image {
+        BuildCompat::Exact
+    } else if host < LTSC2022 || image > host || image < LTSC2022 {
+        BuildCompat::Incompatible
+    } else {
+        BuildCompat::StableAbi
+    }
+}
+
+/// Kubernetes' `Toleration.ToleratesTaint`, exactly: empty effect matches all effects, empty key
+/// (with `Exists`) matches all keys, `Equal` (or no operator) compares values case-sensitively.
+pub fn tolerates(tolerations: &Value, taint: &Value) -> bool {
+    let Some(list) = tolerations.as_array() else {
+        return false;
+    };
+    let field = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let (tk, tv, te) = (field(taint, "key"), field(taint, "value"), field(taint, "effect"));
+    list.iter().any(|t| {
+        let effect = field(t, "effect");
+        if !effect.is_empty() && effect != te {
+            return false;
+        }
+        let key = field(t, "key");
+        if !key.is_empty() && key != tk {
+            return false;
+        }
+        match field(t, "operator").as_str() {
+            "" | "Equal" => field(t, "value") == tv,
+            "Exists" => true,
+            _ => false,
+        }
+    })
+}
+
+/// Normalises a Windows path for comparison: lower case, `\` separators, `C:` for drive-less
+/// absolute paths, no trailing separator.
+pub fn normalize_windows_path(path: &str) -> String {
+    let mut p = path.trim().trim_matches(['"', '\'']).replace('/', "\\").to_lowercase();
+    if p.starts_with('\\') && !p.starts_with("\\\\") {
+        p.insert_str(0, "c:");
+    }
+    while p.len() > 3 && p.ends_with('\\') {
+        p.pop();
+    }
+    p
+}
+
+/// Whether `path` is `prefix` or inside it (Windows semantics).
+pub fn path_under(path: &str, prefix: &str) -> bool {
+    let (p, q) = (normalize_windows_path(path), normalize_windows_path(prefix));
+    p == q || (p.starts_with(&q) && p[q.len()..].starts_with('\\')) || (q.ends_with('\\') && p.starts_with(&q))
+}
+
+// === pod facts ===
+
+/// Objects of the input set the model consults (RuntimeClasses).
+#[derive(Default)]
+pub struct InputIndex<'a> {
+    pub runtime_classes: HashMap<&'a str, &'a Value>,
+}
+
+/// Everything the model needs.
+pub struct ModelContext<'a> {
+    pub catalog: &'a Catalog,
+    pub config: &'a Config,
+    pub index: &'a InputIndex<'a>,
+}
+
+struct Source {
+    os: &'static str,
+    kind: &'static str,
+    reason: String,
+    pointer: String,
+}
+
+fn os_of(value: &str) -> Option<&'static str> {
+    match value {
+        "windows" => Some("windows"),
+        "linux" => Some("linux"),
+        _ => None,
+    }
+}
+
+const OS_KEYS: [&str; 2] = ["kubernetes.io/os", "beta.kubernetes.io/os"];
+const BUILD_KEY: &str = "node.kubernetes.io/windows-build";
+
+/// Required node-affinity terms as (term index, expression index, expression).
+fn required_terms(spec: &Value) -> Vec<(usize, usize, &Value)> {
+    let terms = spec
+        .pointer("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")
+        .and_then(Value::as_array);
+    let mut out = Vec::new();
+    for (ti, term) in terms.into_iter().flatten().enumerate() {
+        let exprs = term.get("matchExpressions").and_then(Value::as_array);
+        for (ei, e) in exprs.into_iter().flatten().enumerate() {
+            out.push((ti, ei, e));
+        }
+    }
+    out
+}
+
+/// Values required by affinity for `key` with operator `In`, if every term that names the key agrees.
+fn affinity_values(spec: &Value, keys: &[&str]) -> Option<(Vec<String>, String)> {
+    let mut values = Vec::new();
+    let mut pointer = None;
+    for (ti, ei, e) in required_terms(spec) {
+        let key = e.get("key").and_then(Value::as_str).unwrap_or("");
+        if !keys.contains(&key) || e.get("operator").and_then(Value::as_str) != Some("In") {
+            continue;
+        }
+        for v in e.get("values").and_then(Value::as_array).into_iter().flatten() {
+            if let Some(s) = v.as_str() {
+                values.push(s.to_string());
+            }
+        }
+        pointer.get_or_insert(format!(
+            "/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/{ti}/matchExpressions/{ei}"
+        ));
+    }
+    pointer.map(|p| (values, p))
+}
+
+fn str_map<'v>(v: Option<&'v Value>) -> impl Iterator<Item = (&'v String, &'v str)> {
+    v.and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| Some((k, v.as_str()?)))
+}
+
+/// Computes the facts of one pod spec. `spec_path` and `meta_path` are JSON pointers into the
+/// object; `namespace` is the object's.
+pub fn pod_facts(
+    ctx: &ModelContext<'_>,
+    spec: &Value,
+    spec_path: &str,
+    meta_path: &str,
+) -> Value {
+    let mut sources: Vec<Source> = Vec::new();
+    let p = |rest: &str| format!("{spec_path}{rest}");
+
+    // 1. spec.os.name
+    if let Some(name) = spec.pointer("/os/name").and_then(Value::as_str) {
+        if let Some(os) = os_of(name) {
+            sources.push(Source {
+                os,
+                kind: "os.name",
+                reason: format!("`spec.os.name: {name}`"),
+                pointer: p("/os/name"),
+            });
+        }
+    }
+    // 2. nodeSelector
+    for (key, value) in str_map(spec.get("nodeSelector")) {
+        if OS_KEYS.contains(&key.as_str()) {
+            if let Some(os) = os_of(value) {
+                sources.push(Source {
+                    os,
+                    kind: "nodeSelector",
+                    reason: format!("nodeSelector `{key}: {value}`"),
+                    pointer: p(&format!("/nodeSelector/{}", escape_pointer_token(key))),
+                });
+                break;
+            }
+        }
+    }
+    // 3. required node affinity
+    if let Some((values, pointer)) = affinity_values(spec, &OS_KEYS) {
+        let oses: Vec<_> = values.iter().filter_map(|v| os_of(v)).collect();
+        if let Some(first) = oses.first() {
+            if oses.iter().all(|o| o == first) {
+                sources.push(Source {
+                    os: first,
+                    kind: "affinity",
+                    reason: format!("required node affinity on OS `{first}`"),
+                    pointer: p(&pointer),
+                });
+            }
+        }
+    }
+    // 4. RuntimeClass
+    let runtime_class = runtime_class_facts(ctx, spec);
+    if let Some(rc) = &runtime_class {
+        if let Some(os) = rc.get("os").and_then(Value::as_str).and_then(os_of) {
+            sources.push(Source {
+                os,
+                kind: "runtimeClass",
+                reason: format!(
+                    "RuntimeClass `{}` schedules onto {os} nodes",
+                    rc["name"].as_str().unwrap_or("")
+                ),
+                pointer: p("/runtimeClassName"),
+            });
+        }
+    }
+
+    // Containers and their images.
+    let pod_host_process = spec
+        .pointer("/securityContext/windowsOptions/hostProcess")
+        .and_then(Value::as_bool);
+    let mut containers = Vec::new();
+    let mut any_host_process = pod_host_process == Some(true);
+    let mut all_host_process = true;
+    let mut app_containers = 0;
+    for kind in ["initContainers", "containers", "ephemeralContainers"] {
+        let Some(list) = spec.get(kind).and_then(Value::as_array) else {
+            continue;
+        };
+        for (i, c) in list.iter().enumerate() {
+            let facts = container_facts(ctx, c, kind, &p(&format!("/{kind}/{i}")), pod_host_process);
+            let hp = facts["hostProcess"].as_bool() == Some(true);
+            any_host_process |= hp;
+            if kind != "ephemeralContainers" {
+                all_host_process &= hp;
+            }
+            if kind == "containers" {
+                app_containers += 1;
+            }
+            containers.push(facts);
+        }
+    }
+    // 5. HostProcess
+    if any_host_process {
+        sources.push(Source {
+            os: "windows",
+            kind: "hostProcess",
+            reason: "a HostProcess container (`windowsOptions.hostProcess: true`)".to_string(),
+            pointer: if pod_host_process == Some(true) {
+                p("/securityContext/windowsOptions/hostProcess")
+            } else {
+                containers
+                    .iter()
+                    .find(|c| c["hostProcess"] == true)
+                    .map(|c| format!("{}/securityContext/windowsOptions/hostProcess", c["path"].as_str().unwrap_or("")))
+                    .unwrap_or_default()
+            },
+        });
+    }
+    // 6. images
+    for c in &containers {
+        if let Some(os) = c["imageOs"].as_str().and_then(os_of) {
+            sources.push(Source {
+                os,
+                kind: "image",
+                reason: format!(
+                    "image `{}` is a {} image ({})",
+                    c["image"].as_str().unwrap_or(""),
+                    if os == "windows" { "Windows" } else { "Linux" },
+                    c["imageOsReason"].as_str().unwrap_or("")
+                ),
+                pointer: format!("{}/image", c["path"].as_str().unwrap_or("")),
+            });
+        }
+    }
+    // windowsOptions outside HostProcess (only contradicts `os.name: linux`, §3.1 validateLinux).
+    let windows_options_at = if spec.pointer("/securityContext/windowsOptions").is_some() {
+        Some(p("/securityContext/windowsOptions"))
+    } else {
+        spec.get("containers")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .position(|c| c.pointer("/securityContext/windowsOptions").is_some())
+            .map(|i| p(&format!("/containers/{i}/securityContext/windowsOptions")))
+    };
+
+    // The decision: the first source in RULES.md §1 order, else Linux.
+    let decisive = sources.iter().find(|s| s.os == "windows" || s.kind != "image");
+    let (os, reason, decided_by) = match decisive {
+        Some(s) => (s.os, s.reason.clone(), s.kind),
+        None => (
+            "linux",
+            "no Windows node selection, RuntimeClass, HostProcess or Windows image".to_string(),
+            "default",
+        ),
+    };
+    let os_reason = format!(
+        "targets {} by {reason}",
+        if os == "windows" { "Windows" } else { "Linux" }
+    );
+
+    // Contradictions. Images take part only when a non-image source decided (image against image
+    // is `mixed-os-pod`'s business).
+    let mut conflicts = Vec::new();
+    if let Some(d) = decisive {
+        for s in &sources {
+            if s.os != d.os && !(s.kind == "image" && d.kind == "image") {
+                conflicts.push(json!({"os": s.os, "kind": s.kind, "reason": s.reason, "pointer": s.pointer}));
+            }
+        }
+        if d.kind == "os.name" && d.os == "linux" {
+            if let Some(ptr) = &windows_options_at {
+                conflicts.push(json!({
+                    "os": "windows", "kind": "windowsOptions",
+                    "reason": "`windowsOptions` (forbidden for a Linux pod)", "pointer": ptr
+                }));
+            }
+        }
+    }
+    let windows_selected = sources
+        .iter()
+        .any(|s| matches!(s.kind, "nodeSelector" | "affinity" | "runtimeClass") && s.os == "windows");
+    let linux_selected = sources
+        .iter()
+        .any(|s| matches!(s.kind, "nodeSelector" | "affinity" | "runtimeClass") && s.os == "linux");
+    let windows_indicated = sources
+        .iter()
+        .find(|s| s.os == "windows" && matches!(s.kind, "os.name" | "hostProcess" | "image"))
+        .map(|s| s.reason.clone());
+
+    // Node builds the pod can land on.
+    let (selected_builds, build_source) = selected_builds(ctx, spec, runtime_class.as_ref(), spec_path);
+    let node_builds: Vec<u64> = if selected_builds.is_empty() {
+        ctx.config.windows.node_builds.clone()
+    } else {
+        selected_builds.clone()
+    };
+
+    // Tolerations, including the RuntimeClass's (they are merged into the pod at admission).
+    let mut tolerations: Vec<Value> = spec
+        .get("tolerations")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if let Some(rc) = &runtime_class {
+        if let Some(extra) = rc.get("tolerations").and_then(Value::as_array) {
+            tolerations.extend(extra.iter().cloned());
+        }
+    }
+
+    let unsupported = unsupported_fields(ctx, spec, spec_path, &containers);
+    let windows_build = containers
+        .iter()
+        .filter(|c| c["imageOs"] == "windows")
+        .find_map(|c| c["build"].as_u64());
+
+    json!({
+        "path": spec_path,
+        "metaPath": meta_path,
+        "os": os,
+        "osReason": os_reason,
+        "decidedBy": decided_by,
+        "sources": sources.iter().map(|s| json!({"os": s.os, "kind": s.kind, "reason": s.reason, "pointer": s.pointer})).collect::<Vec<_>>(),
+        "conflicts": conflicts,
+        "windowsSelected": windows_selected,
+        "linuxSelected": linux_selected,
+        "windowsIndicated": windows_indicated,
+        "hostProcess": any_host_process,
+        "allHostProcess": any_host_process && all_host_process,
+        "runtimeClass": runtime_class,
+        "selectedBuilds": selected_builds,
+        "buildSource": build_source,
+        "nodeBuilds": node_builds,
+        "imageBuild": windows_build,
+        "imageBuildLabel": windows_build.map(|b| format!("10.0.{b}")),
+        "tolerations": tolerations,
+        "containers": containers,
+        "appContainers": app_containers,
+        "unsupportedFields": unsupported,
+    })
+}
+
+/// The RuntimeClass a pod names, from the input set or the config, with the OS it schedules onto.
+fn runtime_class_facts(ctx: &ModelContext<'_>, spec: &Value) -> Option<Value> {
+    let name = spec.get("runtimeClassName")?.as_str()?;
+    if let Some(rc) = ctx.index.runtime_classes.get(name) {
+        let sched = rc.get("scheduling");
+        let node_selector = sched.and_then(|s| s.get("nodeSelector")).cloned().unwrap_or(Value::Null);
+        let os = str_map(Some(&node_selector))
+            .find(|(k, _)| OS_KEYS.contains(&k.as_str()))
+            .and_then(|(_, v)| os_of(v));
+        return Some(json!({
+            "name": name,
+            "found": "input",
+            "os": os,
+            "nodeSelector": node_selector,
+            "tolerations": sched.and_then(|s| s.get("tolerations")).cloned().unwrap_or(json!([])),
+        }));
+    }
+    let configured = ctx.config.windows.runtime_classes.iter().find(|r| r.name == name)?;
+    let mut node_selector = Map::new();
+    node_selector.insert("kubernetes.io/os".into(), json!("windows"));
+    if let Some(b) = &configured.build {
+        node_selector.insert(BUILD_KEY.into(), json!(b));
+    }
+    Some(json!({
+        "name": name,
+        "found": "config",
+        "os": "windows",
+        "nodeSelector": node_selector,
+        "tolerations": configured.tolerations,
+    }))
+}
+
+/// Builds selected by `node.kubernetes.io/windows-build` (selector, affinity or RuntimeClass).
+fn selected_builds(
+    ctx: &ModelContext<'_>,
+    spec: &Value,
+    runtime_class: Option<&Value>,
+    spec_path: &str,
+) -> (Vec<u64>, Value) {
+    let catalog = ctx.catalog;
+    if let Some(v) = spec.pointer("/nodeSelector").and_then(|n| n.get(BUILD_KEY)) {
+        let builds: Vec<u64> = catalog.parse_build(v).into_iter().collect();
+        return (
+            builds,
+            json!({"kind": "nodeSelector", "pointer": format!("{spec_path}/nodeSelector/{}", escape_pointer_token(BUILD_KEY))}),
+        );
+    }
+    if let Some((values, pointer)) = affinity_values(spec, &[BUILD_KEY]) {
+        let builds = values.iter().filter_map(|v| catalog.parse_build(&json!(v))).collect();
+        return (builds, json!({"kind": "affinity", "pointer": format!("{spec_path}{pointer}")}));
+    }
+    if let Some(rc) = runtime_class {
+        if let Some(v) = rc.pointer("/nodeSelector").and_then(|n| n.get(BUILD_KEY)) {
+            let builds = catalog.parse_build(v).into_iter().collect();
+            return (
+                builds,
+                json!({"kind": "runtimeClass", "pointer": format!("{spec_path}/runtimeClassName")}),
+            );
+        }
+    }
+    (Vec::new(), Value::Null)
+}
+
+fn container_facts(
+    ctx: &ModelContext<'_>,
+    c: &Value,
+    kind: &str,
+    path: &str,
+    pod_host_process: Option<bool>,
+) -> Value {
+    let catalog = ctx.catalog;
+    let image_text = c.get("image").and_then(Value::as_str).unwrap_or("");
+    let image = parse_image(image_text);
+    let windows_reason = catalog.windows.reason(&image);
+    let (image_os, os_reason) = match (&windows_reason, catalog.linux.reason(&image)) {
+        (Some(r), _) => (Some("windows"), Some(r.clone())),
+        (None, Some(r)) => (Some("linux"), Some(r)),
+        (None, None) => (None, None),
+    };
+    let build = if windows_reason.is_some() {
+        image.tag_tokens().find_map(|t| catalog.build_of_token(t))
+    } else {
+        None
+    };
+    let iis = catalog.iis.reason(&image).is_some();
+    let host_process = c
+        .pointer("/securityContext/windowsOptions/hostProcess")
+        .and_then(Value::as_bool)
+        .or(pod_host_process)
+        .unwrap_or(false);
+    let command = c.get("command").filter(|v| !v.is_null());
+    let args = c.get("args").filter(|v| !v.is_null());
+    let script = analyse_command(&catalog.commands, command, args);
+    json!({
+        "name": c.get("name").cloned().unwrap_or(Value::Null),
+        "kind": kind,
+        "path": path,
+        "image": image_text,
+        "repository": image.repository,
+        "tag": image.tag,
+        "digest": image.digest,
+        "imageOs": image_os,
+        "imageOsReason": os_reason,
+        "build": build.map(|b| b.build),
+        "buildName": build.map(|b| b.name.clone()),
+        "buildLabel": build.map(|b| format!("10.0.{}", b.build)),
+        "iis": iis,
+        "hostProcess": host_process,
+        "hasCommand": command.is_some(),
+        "hasArgs": args.is_some(),
+        "script": script,
+    })
+}
+
+fn field_set(value: &Value, field: &str, only_when_true: bool) -> bool {
+    let mut v = value;
+    for part in field.split('.') {
+        match v.get(part) {
+            Some(next) => v = next,
+            None => return false,
+        }
+    }
+    if only_when_true {
+        v == &Value::Bool(true)
+    } else {
+        !v.is_null()
+    }
+}
+
+fn version_ok(ctx: &ModelContext<'_>, since: &Option<String>) -> bool {
+    match since {
+        None => true,
+        Some(s) => {
+            let have = crate::engine::expr::parse_version(&json!(ctx.config.kubernetes_version));
+            let need = crate::engine::expr::parse_version(&json!(s));
+            matches!((have, need), (Some(h), Some(n)) if h >= n)
+        }
+    }
+}
+
+fn unsupported_fields(ctx: &ModelContext<'_>, spec: &Value, spec_path: &str, containers: &[Value]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for f in &ctx.catalog.pod_fields {
+        if version_ok(ctx, &f.since) && field_set(spec, &f.field, f.only_when_true) {
+            out.push(json!({
+                "field": format!("spec.{}", f.field),
+                "pointer": format!("{spec_path}/{}", f.field.replace('.', "/")),
+                "container": null,
+            }));
+        }
+    }
+    let Some(obj) = spec.as_object() else {
+        return out;
+    };
+    for c in containers {
+        let kind = c["kind"].as_str().unwrap_or("");
+        let path = c["path"].as_str().unwrap_or("");
+        let index: usize = path.rsplit('/').next().and_then(|i| i.parse().ok()).unwrap_or(0);
+        let Some(raw) = obj.get(kind).and_then(|l| l.get(index)) else {
+            continue;
+        };
+        for f in &ctx.catalog.container_fields {
+            if version_ok(ctx, &f.since) && field_set(raw, &f.field, f.only_when_true) {
+                out.push(json!({
+                    "field": format!("{kind}[{}].{}", c["name"].as_str().unwrap_or(""), f.field),
+                    "pointer": format!("{path}/{}", f.field.replace('.', "/")),
+                    "container": c["name"],
+                }));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn build_compatibility_follows_containerd() {
+        assert_eq!(build_compat(17763, 17763), BuildCompat::Exact);
+        assert_eq!(build_compat(17763, 14393), BuildCompat::Incompatible);
+        assert_eq!(build_compat(20348, 17763), BuildCompat::Incompatible);
+        assert_eq!(build_compat(26100, 20348), BuildCompat::StableAbi);
+        assert_eq!(build_compat(20348, 26100), BuildCompat::Incompatible);
+    }
+
+    #[test]
+    fn toleration_matching_is_kubernetes_exact() {
+        let taint = json!({"key": "os", "value": "windows", "effect": "NoSchedule"});
+        assert!(tolerates(&json!([{"operator": "Exists"}]), &taint));
+        assert!(tolerates(&json!([{"key": "os", "operator": "Exists"}]), &taint));
+        assert!(tolerates(&json!([{"key": "os", "value": "windows"}]), &taint));
+        assert!(!tolerates(&json!([{"key": "os", "value": "Windows", "effect": "NoSchedule"}]), &taint));
+        assert!(!tolerates(&json!([{"key": "os", "operator": "Exists", "effect": "NoExecute"}]), &taint));
+        assert!(!tolerates(&json!([{"key": "OS", "operator": "Exists"}]), &taint));
+        assert!(!tolerates(&json!([]), &taint));
+    }
+
+    #[test]
+    fn windows_paths_compare_loosely() {
+        assert!(path_under(r"c:\app\secret-volume\web.config", r"C:\app\secret-volume"));
+        assert!(path_under("C:/config/web.config", r"C:\config\"));
+        assert!(path_under(r"\config\x", "C:/config"));
+        assert!(!path_under(r"C:\configs\x", r"C:\config"));
+    }
+}

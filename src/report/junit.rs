@@ -1,0 +1,43 @@
+//! `--format junit`: JUnit XML (via `quick-junit`), one test case per object and rule that fired,
+//! and one per input error, so CI systems list them as failed tests.
+
+use quick_junit::{NonSuccessKind, Report as JReport, TestCase, TestCaseStatus, TestSuite};
+
+use super::Report;
+
+pub fn render(report: &Report) -> String {
+    let mut suite = TestSuite::new("winguard");
+    for f in &report.findings {
+        let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+        status.set_message(f.finding.message.clone());
+        status.set_type(f.finding.severity.as_str());
+        status.set_description(format!(
+            "{}:{}:{}: {} [{}] {}",
+            f.file,
+            f.line,
+            f.column,
+            f.finding.severity.as_str(),
+            f.finding.rule,
+            f.finding.message
+        ));
+        let mut case = TestCase::new(format!("{} {}", f.finding.rule, f.object.label()), status);
+        case.set_classname(f.file.to_string());
+        suite.add_test_case(case);
+    }
+    for e in &report.errors {
+        let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+        status.set_message(e.message.clone());
+        status.set_description(e.to_string());
+        let mut case = TestCase::new(format!("input {}", e.file), status);
+        case.set_classname(e.file.clone());
+        suite.add_test_case(case);
+    }
+    if report.findings.is_empty() && report.errors.is_empty() {
+        let mut case = TestCase::new("winguard lint", TestCaseStatus::success());
+        case.set_classname("winguard");
+        suite.add_test_case(case);
+    }
+    let mut r = JReport::new("winguard");
+    r.add_test_suite(suite);
+    r.to_string().unwrap_or_default()
+}

@@ -1,0 +1,122 @@
+//! Reporters: findings and input errors rendered as text, JSON, SARIF, JUnit or GitHub
+//! annotations. Positions are resolved here, from each finding's JSON pointer.
+
+mod github;
+mod json;
+mod junit;
+mod sarif;
+mod text;
+
+use std::sync::Arc;
+
+use crate::engine::Finding;
+use crate::manifest::{InputError, Object, SourceText};
+use crate::rules::{RuleSet, Severity};
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Sarif,
+    Junit,
+    Github,
+}
+
+/// Identity of the object a finding is about.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ObjectRef {
+    #[serde(rename = "apiVersion")]
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+impl ObjectRef {
+    pub fn of(o: &Object) -> Self {
+        ObjectRef {
+            api_version: o.api_version().to_string(),
+            kind: o.kind().to_string(),
+            namespace: o.namespace().map(str::to_string),
+            name: o.name().to_string(),
+        }
+    }
+    /// `Deployment default/web`
+    pub fn label(&self) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{} {ns}/{}", self.kind, self.name),
+            None => format!("{} {}", self.kind, self.name),
+        }
+    }
+}
+
+/// A finding placed in its file.
+#[derive(Debug, Clone)]
+pub struct Located {
+    pub finding: Finding,
+    pub file: Arc<str>,
+    pub line: u32,
+    pub column: u32,
+    /// Whether the pointer exists (false: the position is the parent of a missing field).
+    pub exact: bool,
+    pub object: ObjectRef,
+    pub source: Arc<SourceText>,
+    /// Line in `source` (the input stream) of `line`.
+    pub stream_line: u32,
+}
+
+impl Located {
+    pub fn new(finding: Finding, object: &Object) -> Self {
+        let pos = object.position(&finding.pointer);
+        Located {
+            file: Arc::clone(&object.file),
+            line: pos.line,
+            column: pos.column,
+            exact: pos.exact,
+            object: ObjectRef::of(object),
+            source: Arc::clone(&object.source),
+            stream_line: object.stream_line(pos.line),
+            finding,
+        }
+    }
+}
+
+/// Everything one run reports.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub findings: Vec<Located>,
+    pub errors: Vec<InputError>,
+    pub files: usize,
+    pub objects: usize,
+}
+
+impl Report {
+    pub fn count(&self, severity: Severity) -> usize {
+        self.findings.iter().filter(|f| f.finding.severity == severity).count()
+    }
+
+    /// Sorted by file, line, column, rule: stable output for diffs and snapshots.
+    pub fn sort(&mut self) {
+        self.findings.sort_by(|a, b| {
+            (&a.file, a.line, a.column, &a.finding.rule).cmp(&(&b.file, b.line, b.column, &b.finding.rule))
+        });
+    }
+}
+
+/// Options for rendering.
+pub struct RenderOptions<'a> {
+    pub color: bool,
+    pub rules: &'a RuleSet,
+}
+
+/// Renders a report in a format.
+pub fn render(format: Format, report: &Report, opts: &RenderOptions<'_>) -> String {
+    match format {
+        Format::Text => text::render(report, opts),
+        Format::Json => json::render(report),
+        Format::Sarif => sarif::render(report, opts.rules),
+        Format::Junit => junit::render(report),
+        Format::Github => github::render(report),
+    }
+}
