@@ -107,3 +107,10 @@ pub fn lint_loaded(setup: &LintSetup, loaded: Loaded) -> Report {
     report.sort();
     report
 }
+
+/// Lints one text as if it were a file named `name` (tests, docs examples, benches).
+pub fn lint_text(setup: &LintSetup, name: &str, text: &str) -> Report {
+    let mut loaded = Loaded::default();
+    crate::manifest::load_bytes(name, text.as_bytes().to_vec(), false, &mut loaded);
+    lint_loaded(setup, loaded)
+}

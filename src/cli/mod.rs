@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-pub use lint::{LintSetup, lint_loaded};
+pub use lint::{LintSetup, lint_loaded, lint_text};
 
 use crate::config::Profile;
 use crate::report::Format;

@@ -42,6 +42,9 @@ enum Node {
     Lit(Value),
     Var(String),
     List(Vec<Node>),
+    MapLit(Vec<(String, Node)>),
+    /// `query(value, prefix, '$.jsonpath')`: the JSONPath is compiled at load.
+    Query(Box<Node>, Box<Node>, Box<jsonpath_rust::parser::model::JpQuery>),
     Member(Box<Node>, String),
     Index(Box<Node>, Box<Node>),
     Not(Box<Node>),
@@ -120,6 +123,8 @@ funcs! {
     SelectorMatches = "selectorMatches" / 2 : "whether an equality label selector (a map) selects a label set; an empty selector selects nothing",
     PathUnder = "pathUnder" / 2 : "Windows path containment: case-insensitive, `\\` and `/` equal, drive-less paths on `C:`",
     Objects = "objects" / 1 : "the objects of a kind in the same input set (for cross-object rules)",
+    Max = "max" / 1 : "largest number of a list; null for an empty list",
+    Query = "query" / 3 : "`query(value, pointer, '$.jsonpath')`: the JSONPath's matches in `value` as `{value, pointer}`, pointers prefixed with `pointer` (the JSONPath must be a literal)",
 }
 
 // === parsing ===
@@ -170,6 +175,8 @@ fn object_kinds(node: &Node, out: &mut Vec<String>) -> bool {
         },
         Node::Lit(_) | Node::Var(_) => true,
         Node::List(items) | Node::Call(_, items) => items.iter().all(|n| object_kinds(n, out)),
+        Node::MapLit(entries) => entries.iter().all(|(_, n)| object_kinds(n, out)),
+        Node::Query(a, b, _) => object_kinds(a, out) && object_kinds(b, out),
         Node::Member(a, _) | Node::Not(a) | Node::Neg(a) | Node::MatchLit(a, _) => object_kinds(a, out),
         Node::Index(a, b) | Node::Bin(_, a, b) | Node::Macro(_, a, _, b) => {
             object_kinds(a, out) && object_kinds(b, out)
@@ -188,6 +195,11 @@ fn collect_vars(node: &Node, bound: &mut Vec<String>, out: &mut Vec<String>) {
         }
         Node::List(items) | Node::Call(_, items) => {
             items.iter().for_each(|n| collect_vars(n, bound, out))
+        }
+        Node::MapLit(entries) => entries.iter().for_each(|(_, n)| collect_vars(n, bound, out)),
+        Node::Query(a, b, _) => {
+            collect_vars(a, bound, out);
+            collect_vars(b, bound, out);
         }
         Node::Member(a, _) | Node::Not(a) | Node::Neg(a) | Node::MatchLit(a, _) => {
             collect_vars(a, bound, out)
@@ -375,6 +387,26 @@ impl ExprParser<'_> {
             }
             return Ok(Node::List(items));
         }
+        if c == '{' {
+            self.pos += 1;
+            let mut entries = Vec::new();
+            if !self.eat("}") {
+                loop {
+                    self.skip_ws();
+                    let key = match self.src[self.pos..].chars().next() {
+                        Some(q @ ('\'' | '"')) => self.string(q)?,
+                        _ => self.ident().ok_or_else(|| self.err("expected a map key"))?,
+                    };
+                    self.expect(":")?;
+                    entries.push((key, self.expr()?));
+                    if self.eat("}") {
+                        break;
+                    }
+                    self.expect(",")?;
+                }
+            }
+            return Ok(Node::MapLit(entries));
+        }
         if c == '\'' || c == '"' {
             return self.string(c).map(|s| Node::Lit(Value::String(s)));
         }
@@ -443,6 +475,16 @@ impl ExprParser<'_> {
                 "`{name}` takes {arity} argument(s), got {}",
                 args.len()
             )));
+        }
+        if func == Func::Query {
+            let Node::Lit(Value::String(path)) = &args[2] else {
+                return Err(self.err("the JSONPath of `query` must be a string literal"));
+            };
+            let q = jsonpath_rust::parser::parse_json_path(path)
+                .map_err(|e| self.err(&format!("invalid JSONPath `{path}`: {e}")))?;
+            let prefix = args.swap_remove(1);
+            let root = args.swap_remove(0);
+            return Ok(Node::Query(Box::new(root), Box::new(prefix), Box::new(q)));
         }
         if func == Func::Matches {
             if let Node::Lit(Value::String(pattern)) = &args[1] {
@@ -563,6 +605,30 @@ where
                 .map(|n| eval_env(n, env, locals).into_owned())
                 .collect(),
         )),
+        Node::MapLit(entries) => Cow::Owned(Value::Object(
+            entries
+                .iter()
+                .map(|(k, n)| (k.clone(), eval_env(n, env, locals).into_owned()))
+                .collect(),
+        )),
+        Node::Query(root, prefix, query) => {
+            let root = eval_env(root, env, locals);
+            let prefix = display(&eval_env(prefix, env, locals));
+            let matches = jsonpath_rust::query::js_path_process(query, root.as_ref()).unwrap_or_default();
+            Cow::Owned(Value::Array(
+                matches
+                    .into_iter()
+                    .map(|m| {
+                        let value = m.clone().val().clone();
+                        let pointer = format!("{prefix}{}", crate::engine::jsonpath_to_pointer(&m.path()));
+                        let mut e = Map::new();
+                        e.insert("value".into(), value);
+                        e.insert("pointer".into(), Value::String(pointer));
+                        Value::Object(e)
+                    })
+                    .collect(),
+            ))
+        }
         Node::Member(base, name) => member(eval_env(base, env, locals), name),
         Node::Index(base, idx) => {
             let b = eval_env(base, env, locals);
@@ -637,7 +703,7 @@ where
             if *func == Func::Objects {
                 let kind = eval_env(&args[0], env, locals);
                 return match kind.as_str().and_then(|k| env.objects.and_then(|f| f(k))) {
-                    Some(v) => Cow::Owned(v.clone()),
+                    Some(v) => Cow::Borrowed(v),
                     None => Cow::Owned(Value::Array(Vec::new())),
                 };
             }
@@ -899,7 +965,15 @@ fn call<'a>(func: Func, mut args: Vec<Cow<'a, Value>>) -> Cow<'a, Value> {
             (Some(path), Some(prefix)) => crate::model::path_under(path, prefix),
             _ => false,
         })),
-        Func::Objects => unreachable!("handled in eval"),
+        Func::Max => owned(match &*args[0] {
+            Value::Array(a) => a
+                .iter()
+                .filter_map(Value::as_f64)
+                .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+                .map_or(Value::Null, num),
+            _ => Value::Null,
+        }),
+        Func::Objects | Func::Query => unreachable!("handled in eval"),
     }
 }
 
@@ -969,6 +1043,12 @@ mod tests {
         assert_eq!(run("versionAtLeast('1.9', '1.14')", &[]), json!(false));
         assert_eq!(run("default(null, 'x') + '-' + string(1)", &[]), json!("x-1"));
         assert_eq!(run("concat([1], 2)", &[]), json!([1, 2]));
+        assert_eq!(run("max([1, 5, 2])", &[]), json!(5));
+        assert_eq!(run("{a: 1, 'b/c': [x]}", &[("x", json!(true))]), json!({"a": 1, "b/c": [true]}));
+        assert_eq!(
+            run("query(v, '/spec', '$.xs[?@.k == 2]')", &[("v", json!({"xs": [{"k": 1}, {"k": 2}]}))]),
+            json!([{"value": {"k": 2}, "pointer": "/spec/xs/1"}])
+        );
     }
 
     #[test]

@@ -25,6 +25,10 @@ pub const IGNORE_RULE_PREFIX: &str = "ignore-rule.winguard.io/";
 /// Annotation silencing every rule on an object.
 pub const IGNORE_ALL: &str = "winguard.io/ignore-all";
 
+/// The target-OS reason of the pod in scope (see `model::pod_facts`).
+static TARGET_REASON: std::sync::LazyLock<expr::Expr> =
+    std::sync::LazyLock::new(|| expr::compile("pod.osReason").expect("valid expression"));
+
 /// A rule that fired.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Finding {
@@ -163,6 +167,25 @@ fn run_rule<'a>(
     scope_pointer: &str,
     findings: &mut Vec<Finding>,
 ) {
+    for (name, e) in &rule.lets {
+        let v = e.eval(env).into_owned();
+        env.bind_owned(name, v);
+    }
+    run_rule_body(rule, level, env, object, scope_value, scope_pointer, findings);
+    for _ in &rule.lets {
+        env.unbind();
+    }
+}
+
+fn run_rule_body<'a>(
+    rule: &'a Rule,
+    level: Option<Severity>,
+    env: &mut Env<'a>,
+    object: &Value,
+    scope_value: Option<&Value>,
+    scope_pointer: &str,
+    findings: &mut Vec<Finding>,
+) {
     match &rule.each {
         None => {
             if rule.when.test(env) {
@@ -238,10 +261,19 @@ fn make_finding(rule: &Rule, level: Option<Severity>, env: &Env<'_>, object: &Va
             patch,
         })
     });
+    let mut message = rule.message.render(env);
+    // Every pod-level finding says why winguard thinks the pod targets the OS it does.
+    if rule.scope != Scope::Object {
+        let reason = TARGET_REASON.eval(env);
+        if let Some(reason) = reason.as_str().filter(|r| !message.contains(r)) {
+            message.push_str("; the pod ");
+            message.push_str(reason);
+        }
+    }
     Finding {
         rule: rule.name.clone(),
         severity,
-        message: rule.message.render(env),
+        message,
         pointer,
         fix,
     }

@@ -15,6 +15,9 @@ pub fn build(fix: &Fix, env: &Env<'_>, object: &Value) -> Vec<Value> {
     let mut scratch = object.clone();
     let mut ops = Vec::new();
     for op in &fix.patch {
+        if op.when.as_ref().is_some_and(|w| !w.test(env)) {
+            continue;
+        }
         let path = op.path.render(env);
         let op_value = match op.op {
             PatchOpKind::Add => {

@@ -240,6 +240,14 @@ impl BuildCompat {
 /// The first build of the stable-ABI era (Windows Server 2022).
 const LTSC2022: u64 = 20348;
 
+fn compat_rank(c: BuildCompat) -> u8 {
+    match c {
+        BuildCompat::Exact => 0,
+        BuildCompat::StableAbi => 1,
+        BuildCompat::Incompatible => 2,
+    }
+}
+
 pub fn build_compat(host: u64, image: u64) -> BuildCompat {
     if host == image {
         BuildCompat::Exact
@@ -387,7 +395,7 @@ pub fn pod_facts(
             sources.push(Source {
                 os,
                 kind: "os.name",
-                reason: format!("`spec.os.name: {name}`"),
+                reason: format!("`spec.os.name` is `{name}`"),
                 pointer: p("/os/name"),
             });
         }
@@ -399,7 +407,7 @@ pub fn pod_facts(
                 sources.push(Source {
                     os,
                     kind: "nodeSelector",
-                    reason: format!("nodeSelector `{key}: {value}`"),
+                    reason: format!("its nodeSelector has `{key}: {value}`"),
                     pointer: p(&format!("/nodeSelector/{}", escape_pointer_token(key))),
                 });
                 break;
@@ -414,7 +422,7 @@ pub fn pod_facts(
                 sources.push(Source {
                     os: first,
                     kind: "affinity",
-                    reason: format!("required node affinity on OS `{first}`"),
+                    reason: format!("its required node affinity selects OS `{first}`"),
                     pointer: p(&pointer),
                 });
             }
@@ -436,6 +444,14 @@ pub fn pod_facts(
         }
     }
 
+    // Node builds the pod can land on.
+    let (selected_builds, build_source) = selected_builds(ctx, spec, runtime_class.as_ref(), spec_path);
+    let node_builds: Vec<u64> = if selected_builds.is_empty() {
+        ctx.config.windows.node_builds.clone()
+    } else {
+        selected_builds.clone()
+    };
+
     // Containers and their images.
     let pod_host_process = spec
         .pointer("/securityContext/windowsOptions/hostProcess")
@@ -449,7 +465,14 @@ pub fn pod_facts(
             continue;
         };
         for (i, c) in list.iter().enumerate() {
-            let facts = container_facts(ctx, c, kind, &p(&format!("/{kind}/{i}")), pod_host_process);
+            let facts = container_facts(
+                ctx,
+                c,
+                kind,
+                &p(&format!("/{kind}/{i}")),
+                pod_host_process,
+                &selected_builds,
+            );
             let hp = facts["hostProcess"].as_bool() == Some(true);
             any_host_process |= hp;
             if kind != "ephemeralContainers" {
@@ -466,7 +489,7 @@ pub fn pod_facts(
         sources.push(Source {
             os: "windows",
             kind: "hostProcess",
-            reason: "a HostProcess container (`windowsOptions.hostProcess: true`)".to_string(),
+            reason: "it has a HostProcess container (`windowsOptions.hostProcess: true`)".to_string(),
             pointer: if pod_host_process == Some(true) {
                 p("/securityContext/windowsOptions/hostProcess")
             } else {
@@ -485,7 +508,7 @@ pub fn pod_facts(
                 os,
                 kind: "image",
                 reason: format!(
-                    "image `{}` is a {} image ({})",
+                    "image `{}` is a {} image (by {})",
                     c["image"].as_str().unwrap_or(""),
                     if os == "windows" { "Windows" } else { "Linux" },
                     c["imageOsReason"].as_str().unwrap_or("")
@@ -507,17 +530,25 @@ pub fn pod_facts(
     };
 
     // The decision: the first source in RULES.md §1 order, else Linux.
-    let decisive = sources.iter().find(|s| s.os == "windows" || s.kind != "image");
+    // Images come last (step 6): a Windows image decides; a recognised Linux image only explains
+    // the Linux default.
+    let decisive = sources
+        .iter()
+        .find(|s| s.kind != "image")
+        .or_else(|| sources.iter().find(|s| s.os == "windows"));
     let (os, reason, decided_by) = match decisive {
         Some(s) => (s.os, s.reason.clone(), s.kind),
-        None => (
-            "linux",
-            "no Windows node selection, RuntimeClass, HostProcess or Windows image".to_string(),
-            "default",
-        ),
+        None => match sources.iter().find(|s| s.kind == "image") {
+            Some(linux_image) => ("linux", linux_image.reason.clone(), "default"),
+            None => (
+                "linux",
+                "nothing selects Windows (no Windows nodeSelector, affinity, RuntimeClass, HostProcess or Windows image)".to_string(),
+                "default",
+            ),
+        },
     };
     let os_reason = format!(
-        "targets {} by {reason}",
+        "targets {} because {reason}",
         if os == "windows" { "Windows" } else { "Linux" }
     );
 
@@ -550,13 +581,6 @@ pub fn pod_facts(
         .find(|s| s.os == "windows" && matches!(s.kind, "os.name" | "hostProcess" | "image"))
         .map(|s| s.reason.clone());
 
-    // Node builds the pod can land on.
-    let (selected_builds, build_source) = selected_builds(ctx, spec, runtime_class.as_ref(), spec_path);
-    let node_builds: Vec<u64> = if selected_builds.is_empty() {
-        ctx.config.windows.node_builds.clone()
-    } else {
-        selected_builds.clone()
-    };
 
     // Tolerations, including the RuntimeClass's (they are merged into the pod at admission).
     let mut tolerations: Vec<Value> = spec
@@ -671,6 +695,7 @@ fn container_facts(
     kind: &str,
     path: &str,
     pod_host_process: Option<bool>,
+    selected_builds: &[u64],
 ) -> Value {
     let catalog = ctx.catalog;
     let image_text = c.get("image").and_then(Value::as_str).unwrap_or("");
@@ -692,6 +717,26 @@ fn container_facts(
         .and_then(Value::as_bool)
         .or(pod_host_process)
         .unwrap_or(false);
+    // Can the image run where the pod lands? With a build selection, on every selected build
+    // (the worst case); without one, on some configured node build (the best case). HostProcess
+    // containers don't inherit the compatibility requirements.
+    let (compat, hosts) = match build {
+        Some(b) if !host_process => {
+            let (hosts, worst) = if selected_builds.is_empty() {
+                (ctx.config.windows.node_builds.as_slice(), false)
+            } else {
+                (selected_builds, true)
+            };
+            let results = hosts.iter().map(|h| build_compat(*h, b.build));
+            let summary = if worst {
+                results.max_by_key(|c| compat_rank(*c))
+            } else {
+                results.min_by_key(|c| compat_rank(*c))
+            };
+            (summary.map(BuildCompat::as_str), hosts.to_vec())
+        }
+        _ => (None, Vec::new()),
+    };
     let command = c.get("command").filter(|v| !v.is_null());
     let args = c.get("args").filter(|v| !v.is_null());
     let script = analyse_command(&catalog.commands, command, args);
@@ -708,6 +753,8 @@ fn container_facts(
         "build": build.map(|b| b.build),
         "buildName": build.map(|b| b.name.clone()),
         "buildLabel": build.map(|b| format!("10.0.{}", b.build)),
+        "buildCompat": compat,
+        "buildCompatHosts": hosts.iter().map(|h| json!({"build": h, "label": format!("10.0.{h}"), "name": catalog.build_name(*h)})).collect::<Vec<_>>(),
         "iis": iis,
         "hostProcess": host_process,
         "hasCommand": command.is_some(),

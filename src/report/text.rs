@@ -46,7 +46,7 @@ pub fn render(report: &Report, opts: &RenderOptions<'_>) -> String {
             group = group.element(
                 Snippet::source(snippet.as_str())
                     .line_start(f.line as usize)
-                    .path(path.clone())
+                    .path(f.file.to_string())
                     .annotation(AnnotationKind::Primary.span(span).label(label)),
             );
         } else {
@@ -94,11 +94,13 @@ pub fn render(report: &Report, opts: &RenderOptions<'_>) -> String {
             plural(report.objects, "object")
         ));
     } else {
+        let mut counts = vec![plural(errors, "error"), plural(warnings, "warning")];
+        if infos > 0 {
+            counts.push(plural(infos, "note"));
+        }
         out.push_str(&format!(
-            "Found {}, {}, {} in {} ({}){}.\n",
-            plural(errors, "error"),
-            plural(warnings, "warning"),
-            plural(infos, "note"),
+            "Found {} in {} ({}){}.\n",
+            counts.join(", "),
             plural(report.files, "file"),
             plural(report.objects, "object"),
             if report.errors.is_empty() {

@@ -70,6 +70,9 @@ struct RuleFile {
     kinds: Vec<String>,
     #[serde(default)]
     profiles: Vec<Profile>,
+    /// Named expressions evaluated in order before `when`, bound as variables.
+    #[serde(default, rename = "let")]
+    lets: serde_json::Map<String, Value>,
     when: String,
     each: Option<String>,
     pointer: Option<String>,
@@ -99,6 +102,8 @@ struct FixFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PatchOpFile {
+    /// The operation is emitted only when this holds.
+    when: Option<String>,
     op: PatchOpKind,
     path: String,
     from: Option<String>,
@@ -255,6 +260,7 @@ pub enum Each {
 
 #[derive(Debug, Clone)]
 pub struct PatchOp {
+    pub when: Option<Expr>,
     pub op: PatchOpKind,
     pub path: Template,
     pub from: Option<Template>,
@@ -287,6 +293,8 @@ pub struct Rule {
     pub scope: Scope,
     pub kinds: Vec<String>,
     pub profiles: Vec<Profile>,
+    /// `let` bindings, in order.
+    pub lets: Vec<(String, Expr)>,
     pub when: Expr,
     pub each: Option<Each>,
     pub pointer: Option<Template>,
@@ -354,6 +362,7 @@ impl Rule {
                             return Err(at("op", "`add` and `replace` need `value`".to_string()));
                         }
                         Ok(PatchOp {
+                            when: op.when.as_deref().map(|w| expr_at("when", w)).transpose()?,
                             op: op.op,
                             path: tmpl_at("path", &op.path)?,
                             from: op.from.as_deref().map(|f| tmpl_at("from", f)).transpose()?,
@@ -368,7 +377,16 @@ impl Rule {
                     .collect::<Result<_, _>>()?,
             }),
         };
+        let lets = file
+            .lets
+            .iter()
+            .map(|(name, v)| match v {
+                Value::String(text) => Ok((name.clone(), expr_at(name, text)?)),
+                _ => Err(at("let", format!("`{name}` must be an expression string"))),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let rule = Rule {
+            lets,
             when: expr_at("when", &file.when)?,
             pointer: file.pointer.as_deref().map(|p| tmpl_at("pointer", p)).transpose()?,
             severity_when: file
@@ -393,7 +411,8 @@ impl Rule {
     }
 
     fn all_exprs(&self) -> Vec<&Expr> {
-        let mut out = vec![&self.when];
+        let mut out: Vec<&Expr> = self.lets.iter().map(|(_, e)| e).collect();
+        out.push(&self.when);
         out.extend(self.severity_when.iter().map(|(e, _)| e));
         out.extend(self.message.exprs());
         if let Some(p) = &self.pointer {
@@ -406,6 +425,7 @@ impl Rule {
             out.extend(f.title.exprs());
             out.extend(f.when.iter());
             for op in &f.patch {
+                out.extend(op.when.iter());
                 out.extend(op.path.exprs());
                 if let Some(from) = &op.from {
                     out.extend(from.exprs());
@@ -432,6 +452,7 @@ impl Rule {
         if self.each.is_some() {
             allowed.push("item");
         }
+        allowed.extend(self.lets.iter().map(|(n, _)| n.as_str()));
         for e in self.all_exprs() {
             for v in e.variables() {
                 if !allowed.contains(&v.as_str()) {
