@@ -12,7 +12,9 @@ fn main() {
         .filter(|n| n.ends_with(".yaml") && n != "windows.yaml")
         .collect();
     names.sort();
-    let mut out = String::from("/// Rule files embedded at build time: (path, text).\npub const EMBEDDED_RULES: &[(&str, &str)] = &[\n");
+    let mut out = String::from(
+        "/// Rule files embedded at build time: (path, text).\npub const EMBEDDED_RULES: &[(&str, &str)] = &[\n",
+    );
     for n in &names {
         writeln!(
             out,

@@ -179,7 +179,10 @@ impl<'de> Deserialize<'de> for Patterns {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = Vec::<String>::deserialize(d)?;
         raw.iter()
-            .map(|p| Regex::new(p).map_err(|e| serde::de::Error::custom(format!("invalid regex `{p}`: {e}"))))
+            .map(|p| {
+                Regex::new(p)
+                    .map_err(|e| serde::de::Error::custom(format!("invalid regex `{p}`: {e}")))
+            })
             .collect::<Result<_, _>>()
             .map(Patterns)
     }
@@ -211,7 +214,9 @@ pub fn parse_taint(text: &str) -> Result<Value, String> {
         .rsplit_once(':')
         .ok_or_else(|| format!("taint `{text}` has no effect (write `key=value:NoSchedule`)"))?;
     if !matches!(effect, "NoSchedule" | "PreferNoSchedule" | "NoExecute") {
-        return Err(format!("taint `{text}`: effect must be NoSchedule, PreferNoSchedule or NoExecute"));
+        return Err(format!(
+            "taint `{text}`: effect must be NoSchedule, PreferNoSchedule or NoExecute"
+        ));
     }
     let (key, value) = kv.split_once('=').unwrap_or((kv, ""));
     Ok(json!({"key": key, "value": value, "effect": effect}))
@@ -225,12 +230,16 @@ fn taints<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Value>, D::Error> {
             Value::Object(m) => {
                 for k in m.keys() {
                     if !matches!(k.as_str(), "key" | "value" | "effect" | "operator") {
-                        return Err(serde::de::Error::custom(format!("unknown taint field `{k}`")));
+                        return Err(serde::de::Error::custom(format!(
+                            "unknown taint field `{k}`"
+                        )));
                     }
                 }
                 Ok(Value::Object(m))
             }
-            other => Err(serde::de::Error::custom(format!("a taint must be a string or a map, not {other}"))),
+            other => Err(serde::de::Error::custom(format!(
+                "a taint must be a string or a map, not {other}"
+            ))),
         })
         .collect()
 }
@@ -283,7 +292,8 @@ impl Config {
     /// Whether kube-proxy's DSR is on: as configured (and only possible from 1.19), else by
     /// default from 1.33 where WinDSR is beta and on by default.
     pub fn dsr(&self) -> bool {
-        let v = crate::engine::expr::parse_version(&json!(self.kubernetes_version)).unwrap_or((1, 0));
+        let v =
+            crate::engine::expr::parse_version(&json!(self.kubernetes_version)).unwrap_or((1, 0));
         match self.windows.dsr {
             Some(on) => on && v >= (1, 19),
             None => v >= (1, 33),
@@ -319,9 +329,14 @@ mod tests {
 
     #[test]
     fn unknown_keys_name_file_and_line() {
-        let err = Config::parse("profile: eks\nwindows:\n  nodeBuild: [17763]\n", "w.yaml").unwrap_err();
+        let err =
+            Config::parse("profile: eks\nwindows:\n  nodeBuild: [17763]\n", "w.yaml").unwrap_err();
         assert_eq!((err.line, err.file.as_str()), (Some(3), "w.yaml"));
-        assert!(err.message.contains("unknown field `nodeBuild`"), "{}", err.message);
+        assert!(
+            err.message.contains("unknown field `nodeBuild`"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
@@ -331,14 +346,20 @@ mod tests {
         let err = Config::parse("windows:\n  taints: ['os=windows']\n", "w.yaml").unwrap_err();
         assert!(err.message.contains("no effect"), "{}", err.message);
         let err = Config::parse("exemptions:\n- rule: x\n  reason: ''\n", "w.yaml").unwrap_err();
-        assert!(err.message.contains("reason is required"), "{}", err.message);
+        assert!(
+            err.message.contains("reason is required"),
+            "{}",
+            err.message
+        );
         assert_eq!(err.line, Some(3));
     }
 
     #[test]
     fn dsr_defaults_by_version() {
-        let mut c = Config::default();
-        c.kubernetes_version = "1.32".into();
+        let mut c = Config {
+            kubernetes_version: "1.32".into(),
+            ..Config::default()
+        };
         assert!(!c.dsr());
         c.kubernetes_version = "1.33".into();
         assert!(c.dsr());

@@ -63,13 +63,12 @@ pub fn parse_typed<T: DeserializeOwned>(text: &str, name: &str) -> Result<T, Loa
         }
         let message = e.inner().to_string();
         // serde reports an unknown field at its parent: point at the field itself.
-        if let Some(rest) = message.strip_prefix("unknown field `") {
-            if let Some(field) = rest.split('`').next() {
-                if !pointer.ends_with(&format!("/{}", escape_pointer_token(field))) {
-                    pointer.push('/');
-                    pointer.push_str(&escape_pointer_token(field));
-                }
-            }
+        if let Some(rest) = message.strip_prefix("unknown field `")
+            && let Some(field) = rest.split('`').next()
+            && !pointer.ends_with(&format!("/{}", escape_pointer_token(field)))
+        {
+            pointer.push('/');
+            pointer.push_str(&escape_pointer_token(field));
         }
         let (line, column) = position_of(&doc.value, &doc.pos, &pointer);
         let path = e.path().to_string();
@@ -77,7 +76,11 @@ pub fn parse_typed<T: DeserializeOwned>(text: &str, name: &str) -> Result<T, Loa
             file: name.to_string(),
             line: Some(line),
             column: Some(column),
-            message: if path == "." { message } else { format!("{path}: {message}") },
+            message: if path == "." {
+                message
+            } else {
+                format!("{path}: {message}")
+            },
         }
     })
 }

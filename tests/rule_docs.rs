@@ -21,14 +21,27 @@ fn every_bad_example_fires_and_every_good_example_does_not() {
     for rule in &rules.rules {
         let setup = setup_for(rule);
         let bad = lint_text(&setup, "bad.yaml", &rule.docs.bad);
-        assert!(bad.errors.is_empty(), "{}: bad example has input errors: {:?}", rule.name, bad.errors);
+        assert!(
+            bad.errors.is_empty(),
+            "{}: bad example has input errors: {:?}",
+            rule.name,
+            bad.errors
+        );
         if !bad.findings.iter().any(|f| f.finding.rule == rule.name) {
             failures.push(format!("{}: the bad example does not fire", rule.name));
         }
         let good = lint_text(&setup, "good.yaml", &rule.docs.good);
-        assert!(good.errors.is_empty(), "{}: good example has input errors: {:?}", rule.name, good.errors);
+        assert!(
+            good.errors.is_empty(),
+            "{}: good example has input errors: {:?}",
+            rule.name,
+            good.errors
+        );
         for f in good.findings.iter().filter(|f| f.finding.rule == rule.name) {
-            failures.push(format!("{}: the good example fires: {}", rule.name, f.finding.message));
+            failures.push(format!(
+                "{}: the good example fires: {}",
+                rule.name, f.finding.message
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -37,9 +50,15 @@ fn every_bad_example_fires_and_every_good_example_does_not() {
 #[test]
 fn readme_rule_table_matches_the_rule_files() {
     let rules = RuleSet::embedded().unwrap();
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let start = readme.find(docs::README_BEGIN).expect("README has the rules:begin marker") + docs::README_BEGIN.len();
-    let end = readme.find(docs::README_END).expect("README has the rules:end marker");
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme
+        .find(docs::README_BEGIN)
+        .expect("README has the rules:begin marker")
+        + docs::README_BEGIN.len();
+    let end = readme
+        .find(docs::README_END)
+        .expect("README has the rules:end marker");
     let expected = docs::readme_table(&rules);
     assert_eq!(
         readme[start..end].trim(),
@@ -53,10 +72,23 @@ fn explain_shows_every_section() {
     let rules = RuleSet::embedded().unwrap();
     for rule in &rules.rules {
         let text = docs::explain(rule);
-        for needle in ["## What it does", "## Why is this bad?", "## Example", "Use instead:"] {
-            assert!(text.contains(needle), "{}: explain lacks {needle}", rule.name);
+        for needle in [
+            "## What it does",
+            "## Why is this bad?",
+            "## Example",
+            "Use instead:",
+        ] {
+            assert!(
+                text.contains(needle),
+                "{}: explain lacks {needle}",
+                rule.name
+            );
         }
-        assert!(text.contains(rule.docs.bad.lines().next().unwrap()), "{}: explain lacks the bad example", rule.name);
+        assert!(
+            text.contains(rule.docs.bad.lines().next().unwrap()),
+            "{}: explain lacks the bad example",
+            rule.name
+        );
         assert!(text.contains(&rule.summary));
     }
 }

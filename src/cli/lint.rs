@@ -29,7 +29,10 @@ impl LintSetup {
             if rules.get(&ex.rule).is_none() {
                 return Err(format!(
                     "{}: exemption names unknown rule `{}`",
-                    config.path.as_ref().map_or("config".into(), |p| p.display().to_string()),
+                    config
+                        .path
+                        .as_ref()
+                        .map_or("config".into(), |p| p.display().to_string()),
                     ex.rule
                 ));
             }
@@ -38,7 +41,10 @@ impl LintSetup {
             if rules.get(name).is_none() {
                 return Err(format!(
                     "{}: `rules` names unknown rule `{name}`",
-                    config.path.as_ref().map_or("config".into(), |p| p.display().to_string())
+                    config
+                        .path
+                        .as_ref()
+                        .map_or("config".into(), |p| p.display().to_string())
                 ));
             }
         }
@@ -53,7 +59,9 @@ impl LintSetup {
     pub fn from_args(args: &LintArgs, rules: RuleSet) -> Result<Self, String> {
         let path = match &args.config {
             Some(p) => Some(p.clone()),
-            None => std::env::current_dir().ok().and_then(|d| Config::discover(&d)),
+            None => std::env::current_dir()
+                .ok()
+                .and_then(|d| Config::discover(&d)),
         };
         let mut config = match path {
             Some(p) => Config::load(&p).map_err(|e| e.to_string())?,
@@ -98,7 +106,13 @@ pub fn lint_loaded(setup: &LintSetup, loaded: Loaded) -> Report {
     }
     report.objects = lintable.len();
     let values: Vec<&serde_json::Value> = lintable.iter().map(|o| &o.value).collect();
-    let ctx = Context::new(&setup.rules, &setup.config, &setup.catalog, &values, setup.today);
+    let ctx = Context::new(
+        &setup.rules,
+        &setup.config,
+        &setup.catalog,
+        &values,
+        setup.today,
+    );
     for o in &lintable {
         for f in evaluate(&setup.rules, &ctx, &o.value) {
             report.findings.push(Located::new(f, o));

@@ -105,7 +105,11 @@ pub fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { EXIT_ERROR } else { EXIT_CLEAN });
+            return ExitCode::from(if e.use_stderr() {
+                EXIT_ERROR
+            } else {
+                EXIT_CLEAN
+            });
         }
     };
     ExitCode::from(run(cli))
@@ -205,7 +209,9 @@ pub fn run(cli: Cli) -> u8 {
             };
             if !report.errors.is_empty() || code == EXIT_ERROR {
                 EXIT_ERROR
-            } else if threshold.is_some_and(|t| report.findings.iter().any(|f| f.finding.severity >= t)) {
+            } else if threshold
+                .is_some_and(|t| report.findings.iter().any(|f| f.finding.severity >= t))
+            {
                 EXIT_FINDINGS
             } else {
                 EXIT_CLEAN
@@ -214,7 +220,11 @@ pub fn run(cli: Cli) -> u8 {
     }
 }
 
-fn write_outputs(args: &LintArgs, report: &crate::report::Report, rules: &RuleSet) -> Result<(), String> {
+fn write_outputs(
+    args: &LintArgs,
+    report: &crate::report::Report,
+    rules: &RuleSet,
+) -> Result<(), String> {
     if args.output.len() > args.format.len() {
         return Err("more --output than --format options".to_string());
     }
@@ -228,7 +238,8 @@ fn write_outputs(args: &LintArgs, report: &crate::report::Report, rules: &RuleSe
         match target {
             None => {
                 let mut out = std::io::stdout().lock();
-                out.write_all(text.as_bytes()).map_err(|e| format!("cannot write to stdout: {e}"))?;
+                out.write_all(text.as_bytes())
+                    .map_err(|e| format!("cannot write to stdout: {e}"))?;
             }
             Some(path) => write_atomically(path, text.as_bytes())
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
@@ -240,7 +251,10 @@ fn write_outputs(args: &LintArgs, report: &crate::report::Report, rules: &RuleSe
 /// Writes through a temporary file in the same directory and renames it into place, so a crash
 /// never leaves a half-written file.
 pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;

@@ -44,7 +44,11 @@ enum Node {
     List(Vec<Node>),
     MapLit(Vec<(String, Node)>),
     /// `query(value, prefix, '$.jsonpath')`: the JSONPath is compiled at load.
-    Query(Box<Node>, Box<Node>, Box<jsonpath_rust::parser::model::JpQuery>),
+    Query(
+        Box<Node>,
+        Box<Node>,
+        Box<jsonpath_rust::parser::model::JpQuery>,
+    ),
     Member(Box<Node>, String),
     Index(Box<Node>, Box<Node>),
     Not(Box<Node>),
@@ -131,10 +135,7 @@ funcs! {
 
 /// Compiles an expression.
 pub fn compile(text: &str) -> Result<Expr, ExprError> {
-    let mut p = ExprParser {
-        src: text,
-        pos: 0,
-    };
+    let mut p = ExprParser { src: text, pos: 0 };
     let node = p.expr()?;
     p.skip_ws();
     if p.pos < p.src.len() {
@@ -177,7 +178,9 @@ fn object_kinds(node: &Node, out: &mut Vec<String>) -> bool {
         Node::List(items) | Node::Call(_, items) => items.iter().all(|n| object_kinds(n, out)),
         Node::MapLit(entries) => entries.iter().all(|(_, n)| object_kinds(n, out)),
         Node::Query(a, b, _) => object_kinds(a, out) && object_kinds(b, out),
-        Node::Member(a, _) | Node::Not(a) | Node::Neg(a) | Node::MatchLit(a, _) => object_kinds(a, out),
+        Node::Member(a, _) | Node::Not(a) | Node::Neg(a) | Node::MatchLit(a, _) => {
+            object_kinds(a, out)
+        }
         Node::Index(a, b) | Node::Bin(_, a, b) | Node::Macro(_, a, _, b) => {
             object_kinds(a, out) && object_kinds(b, out)
         }
@@ -196,7 +199,9 @@ fn collect_vars(node: &Node, bound: &mut Vec<String>, out: &mut Vec<String>) {
         Node::List(items) | Node::Call(_, items) => {
             items.iter().for_each(|n| collect_vars(n, bound, out))
         }
-        Node::MapLit(entries) => entries.iter().for_each(|(_, n)| collect_vars(n, bound, out)),
+        Node::MapLit(entries) => entries
+            .iter()
+            .for_each(|(_, n)| collect_vars(n, bound, out)),
         Node::Query(a, b, _) => {
             collect_vars(a, bound, out);
             collect_vars(b, bound, out);
@@ -335,7 +340,9 @@ impl ExprParser<'_> {
         let mut node = self.primary()?;
         loop {
             if self.eat(".") {
-                let name = self.ident().ok_or_else(|| self.err("expected a field name"))?;
+                let name = self
+                    .ident()
+                    .ok_or_else(|| self.err("expected a field name"))?;
                 node = Node::Member(Box::new(node), name);
             } else if self.eat("[") {
                 let idx = self.expr()?;
@@ -352,7 +359,7 @@ impl ExprParser<'_> {
         let rest = &self.src[self.pos..];
         let len = rest
             .char_indices()
-            .find(|(i, c)| !(c.is_ascii_alphanumeric() || *c == '_' || (*i > 0 && *c == '-' && false)))
+            .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_'))
             .map_or(rest.len(), |(i, _)| i);
         if len == 0 || rest.as_bytes()[0].is_ascii_digit() {
             return None;
@@ -486,13 +493,13 @@ impl ExprParser<'_> {
             let root = args.swap_remove(0);
             return Ok(Node::Query(Box::new(root), Box::new(prefix), Box::new(q)));
         }
-        if func == Func::Matches {
-            if let Node::Lit(Value::String(pattern)) = &args[1] {
-                let re = Regex::new(pattern)
-                    .map_err(|e| self.err(&format!("invalid regex `{pattern}`: {e}")))?;
-                let subject = args.swap_remove(0);
-                return Ok(Node::MatchLit(Box::new(subject), re));
-            }
+        if func == Func::Matches
+            && let Node::Lit(Value::String(pattern)) = &args[1]
+        {
+            let re = Regex::new(pattern)
+                .map_err(|e| self.err(&format!("invalid regex `{pattern}`: {e}")))?;
+            let subject = args.swap_remove(0);
+            return Ok(Node::MatchLit(Box::new(subject), re));
         }
         Ok(Node::Call(func, args))
     }
@@ -523,10 +530,13 @@ impl ExprParser<'_> {
 
 // === evaluation ===
 
+/// Looks up the objects of a kind (a JSON list) for `objects(kind)`.
+pub type ObjectLookup<'a> = dyn Fn(&str) -> Option<&'a Value> + 'a;
+
 /// The variables an expression sees, and the cross-object index.
 pub struct Env<'a> {
     vars: Vec<(&'a str, Cow<'a, Value>)>,
-    objects: Option<&'a dyn Fn(&str) -> Option<&'a Value>>,
+    objects: Option<&'a ObjectLookup<'a>>,
 }
 
 impl<'a> Env<'a> {
@@ -537,7 +547,7 @@ impl<'a> Env<'a> {
         }
     }
     /// Supplies `objects(kind)`: a function from kind to a JSON list of that kind's objects.
-    pub fn with_objects(mut self, f: &'a dyn Fn(&str) -> Option<&'a Value>) -> Self {
+    pub fn with_objects(mut self, f: &'a ObjectLookup<'a>) -> Self {
         self.objects = Some(f);
         self
     }
@@ -552,7 +562,11 @@ impl<'a> Env<'a> {
         self.vars.pop();
     }
     fn get(&self, name: &str) -> Option<&Cow<'a, Value>> {
-        self.vars.iter().rev().find(|(n, _)| *n == name).map(|(_, v)| v)
+        self.vars
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v)
     }
 }
 
@@ -614,13 +628,15 @@ where
         Node::Query(root, prefix, query) => {
             let root = eval_env(root, env, locals);
             let prefix = display(&eval_env(prefix, env, locals));
-            let matches = jsonpath_rust::query::js_path_process(query, root.as_ref()).unwrap_or_default();
+            let matches =
+                jsonpath_rust::query::js_path_process(query, root.as_ref()).unwrap_or_default();
             Cow::Owned(Value::Array(
                 matches
                     .into_iter()
                     .map(|m| {
                         let value = m.clone().val().clone();
-                        let pointer = format!("{prefix}{}", crate::engine::jsonpath_to_pointer(&m.path()));
+                        let pointer =
+                            format!("{prefix}{}", crate::engine::jsonpath_to_pointer(&m.path()));
                         let mut e = Map::new();
                         e.insert("value".into(), value);
                         e.insert("pointer".into(), Value::String(pointer));
@@ -640,9 +656,9 @@ where
                         return Cow::Borrowed(&NULL);
                     };
                     match b {
-                        Cow::Borrowed(Value::Array(a)) => {
-                            a.get(i as usize).map_or(Cow::Borrowed(&NULL), Cow::Borrowed)
-                        }
+                        Cow::Borrowed(Value::Array(a)) => a
+                            .get(i as usize)
+                            .map_or(Cow::Borrowed(&NULL), Cow::Borrowed),
                         Cow::Owned(Value::Array(mut a)) if (i as usize) < a.len() => {
                             Cow::Owned(a.swap_remove(i as usize))
                         }
@@ -716,7 +732,9 @@ where
 fn member<'a>(base: Cow<'a, Value>, name: &str) -> Cow<'a, Value> {
     match base {
         Cow::Borrowed(Value::Object(m)) => m.get(name).map_or(Cow::Borrowed(&NULL), Cow::Borrowed),
-        Cow::Owned(Value::Object(mut m)) => m.swap_remove(name).map_or(Cow::Borrowed(&NULL), Cow::Owned),
+        Cow::Owned(Value::Object(mut m)) => {
+            m.swap_remove(name).map_or(Cow::Borrowed(&NULL), Cow::Owned)
+        }
         _ => Cow::Borrowed(&NULL),
     }
 }
@@ -952,14 +970,12 @@ fn call<'a>(func: Func, mut args: Vec<Cow<'a, Value>>) -> Cow<'a, Value> {
             },
         )),
         Func::Tolerates => owned(Value::Bool(crate::model::tolerates(&args[0], &args[1]))),
-        Func::BuildCompat => owned(
-            match (args[0].as_u64(), args[1].as_u64()) {
-                (Some(host), Some(image)) => {
-                    Value::String(crate::model::build_compat(host, image).as_str().to_string())
-                }
-                _ => Value::Null,
-            },
-        ),
+        Func::BuildCompat => owned(match (args[0].as_u64(), args[1].as_u64()) {
+            (Some(host), Some(image)) => {
+                Value::String(crate::model::build_compat(host, image).as_str().to_string())
+            }
+            _ => Value::Null,
+        }),
         Func::SelectorMatches => owned(Value::Bool(selector_matches(&args[0], &args[1]))),
         Func::PathUnder => owned(Value::Bool(match (args[0].as_str(), args[1].as_str()) {
             (Some(path), Some(prefix)) => crate::model::path_under(path, prefix),
@@ -1001,7 +1017,10 @@ fn selector_matches(selector: &Value, labels: &Value) -> bool {
     let (Some(sel), Some(labels)) = (selector.as_object(), labels.as_object()) else {
         return false;
     };
-    !sel.is_empty() && sel.iter().all(|(k, v)| labels.get(k).is_some_and(|l| equal(l, v)))
+    !sel.is_empty()
+        && sel
+            .iter()
+            .all(|(k, v)| labels.get(k).is_some_and(|l| equal(l, v)))
 }
 
 #[cfg(test)]
@@ -1021,32 +1040,65 @@ mod tests {
     #[test]
     fn precedence_and_logic() {
         assert_eq!(run("1 + 2 == 3 && !false || x", &[]), json!(true));
-        assert_eq!(run("a.b.c == null", &[("a", json!({"b": {}}))]), json!(true));
-        assert_eq!(run("a['k/x'] in ['v', 'w']", &[("a", json!({"k/x": "w"}))]), json!(true));
-        assert_eq!(run("size(a) > 1 ? 'many' : 'one'", &[("a", json!([1, 2]))]), json!("many"));
+        assert_eq!(
+            run("a.b.c == null", &[("a", json!({"b": {}}))]),
+            json!(true)
+        );
+        assert_eq!(
+            run("a['k/x'] in ['v', 'w']", &[("a", json!({"k/x": "w"}))]),
+            json!(true)
+        );
+        assert_eq!(
+            run("size(a) > 1 ? 'many' : 'one'", &[("a", json!([1, 2]))]),
+            json!("many")
+        );
         assert_eq!(run("x <= 2", &[("x", json!(3))]), json!(false));
     }
 
     #[test]
     fn macros_bind_variables() {
         let v = json!([{"n": 1}, {"n": 2}, {"n": 3}]);
-        assert_eq!(run("map(filter(l, i, i.n > 1), i, i.n)", &[("l", v.clone())]), json!([2, 3]));
-        assert_eq!(run("any(l, i, i.n == 3) && all(l, i, i.n > 0)", &[("l", v.clone())]), json!(true));
+        assert_eq!(
+            run("map(filter(l, i, i.n > 1), i, i.n)", &[("l", v.clone())]),
+            json!([2, 3])
+        );
+        assert_eq!(
+            run(
+                "any(l, i, i.n == 3) && all(l, i, i.n > 0)",
+                &[("l", v.clone())]
+            ),
+            json!(true)
+        );
         assert_eq!(run("find(l, i, i.n == 2).n", &[("l", v)]), json!(2));
     }
 
     #[test]
     fn functions() {
-        assert_eq!(run("matches('ltsc2019', '^ltsc(\\\\d+)$')", &[]), json!(true));
-        assert_eq!(run("escape('kubernetes.io/os')", &[]), json!("kubernetes.io~1os"));
+        assert_eq!(
+            run("matches('ltsc2019', '^ltsc(\\\\d+)$')", &[]),
+            json!(true)
+        );
+        assert_eq!(
+            run("escape('kubernetes.io/os')", &[]),
+            json!("kubernetes.io~1os")
+        );
         assert_eq!(run("versionAtLeast('v1.25.3', '1.25')", &[]), json!(true));
         assert_eq!(run("versionAtLeast('1.9', '1.14')", &[]), json!(false));
-        assert_eq!(run("default(null, 'x') + '-' + string(1)", &[]), json!("x-1"));
+        assert_eq!(
+            run("default(null, 'x') + '-' + string(1)", &[]),
+            json!("x-1")
+        );
         assert_eq!(run("concat([1], 2)", &[]), json!([1, 2]));
         assert_eq!(run("max([1, 5, 2])", &[]), json!(5));
-        assert_eq!(run("{a: 1, 'b/c': [x]}", &[("x", json!(true))]), json!({"a": 1, "b/c": [true]}));
         assert_eq!(
-            run("query(v, '/spec', '$.xs[?@.k == 2]')", &[("v", json!({"xs": [{"k": 1}, {"k": 2}]}))]),
+            run("{a: 1, 'b/c': [x]}", &[("x", json!(true))]),
+            json!({"a": 1, "b/c": [true]})
+        );
+        assert_eq!(
+            run(
+                "query(v, '/spec', '$.xs[?@.k == 2]')",
+                &[("v", json!({"xs": [{"k": 1}, {"k": 2}]}))]
+            ),
             json!([{"value": {"k": 2}, "pointer": "/spec/xs/1"}])
         );
     }
@@ -1058,6 +1110,11 @@ mod tests {
         let e = compile("nosuch(a)").unwrap_err();
         assert!(e.message.contains("unknown function `nosuch`"));
         assert!(compile("a ==").is_err());
-        assert!(compile("matches(a, '(')").unwrap_err().message.contains("invalid regex"));
+        assert!(
+            compile("matches(a, '(')")
+                .unwrap_err()
+                .message
+                .contains("invalid regex")
+        );
     }
 }

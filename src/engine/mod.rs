@@ -74,13 +74,16 @@ impl<'a> Context<'a> {
         let mut objects_by_kind: HashMap<String, Vec<Value>> = HashMap::new();
         for o in objects {
             let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
-            if kind == "RuntimeClass" {
-                if let Some(name) = o.pointer("/metadata/name").and_then(Value::as_str) {
-                    index.runtime_classes.insert(name, o);
-                }
+            if kind == "RuntimeClass"
+                && let Some(name) = o.pointer("/metadata/name").and_then(Value::as_str)
+            {
+                index.runtime_classes.insert(name, o);
             }
             if wanted.as_ref().is_none_or(|w| w.iter().any(|k| k == kind)) {
-                objects_by_kind.entry(kind.to_string()).or_default().push((*o).clone());
+                objects_by_kind
+                    .entry(kind.to_string())
+                    .or_default()
+                    .push((*o).clone());
             }
         }
         Context {
@@ -88,7 +91,10 @@ impl<'a> Context<'a> {
             config_value: config.to_expr_value(),
             catalog,
             index,
-            objects_by_kind: objects_by_kind.into_iter().map(|(k, v)| (k, Value::Array(v))).collect(),
+            objects_by_kind: objects_by_kind
+                .into_iter()
+                .map(|(k, v)| (k, Value::Array(v)))
+                .collect(),
             today,
         }
     }
@@ -123,7 +129,10 @@ pub fn evaluate(rules: &RuleSet, ctx: &Context<'_>, object: &Value) -> Vec<Findi
     if let Some((spec_path, meta_path, spec)) = template {
         let meta = object.pointer(meta_path).unwrap_or(&Value::Null);
         pod_metas.push(meta);
-        let pod_rules: Vec<_> = active.iter().filter(|(r, _)| r.scope != Scope::Object).collect();
+        let pod_rules: Vec<_> = active
+            .iter()
+            .filter(|(r, _)| r.scope != Scope::Object)
+            .collect();
         if !pod_rules.is_empty() {
             let mctx = ModelContext {
                 catalog: ctx.catalog,
@@ -138,16 +147,40 @@ pub fn evaluate(rules: &RuleSet, ctx: &Context<'_>, object: &Value) -> Vec<Findi
             env.bind("podSpec", spec);
             env.bind("podMeta", meta);
             for (rule, level) in pod_rules.iter().filter(|(r, _)| r.scope == Scope::Pod) {
-                run_rule(rule, *level, &mut env, object, Some(spec), spec_path, &mut findings);
+                run_rule(
+                    rule,
+                    *level,
+                    &mut env,
+                    object,
+                    Some(spec),
+                    spec_path,
+                    &mut findings,
+                );
             }
-            let containers = facts["containers"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+            let containers = facts["containers"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
             for cf in containers {
                 let path = cf["path"].as_str().unwrap_or("");
-                let Some(raw) = object.pointer(path) else { continue };
+                let Some(raw) = object.pointer(path) else {
+                    continue;
+                };
                 env.bind("container", cf);
                 env.bind("containerSpec", raw);
-                for (rule, level) in pod_rules.iter().filter(|(r, _)| r.scope == Scope::Container) {
-                    run_rule(rule, *level, &mut env, object, Some(raw), path, &mut findings);
+                for (rule, level) in pod_rules
+                    .iter()
+                    .filter(|(r, _)| r.scope == Scope::Container)
+                {
+                    run_rule(
+                        rule,
+                        *level,
+                        &mut env,
+                        object,
+                        Some(raw),
+                        path,
+                        &mut findings,
+                    );
                 }
                 env.unbind();
                 env.unbind();
@@ -171,7 +204,15 @@ fn run_rule<'a>(
         let v = e.eval(env).into_owned();
         env.bind_owned(name, v);
     }
-    run_rule_body(rule, level, env, object, scope_value, scope_pointer, findings);
+    run_rule_body(
+        rule,
+        level,
+        env,
+        object,
+        scope_value,
+        scope_pointer,
+        findings,
+    );
     for _ in &rule.lets {
         env.unbind();
     }
@@ -211,7 +252,9 @@ fn run_rule_body<'a>(
             }
         }
         Some(Each::JsonPath(_, query)) => {
-            let Some(scope_value) = scope_value.or(Some(object)) else { return };
+            let Some(scope_value) = scope_value.or(Some(object)) else {
+                return;
+            };
             let Ok(matches) = jsonpath_rust::query::js_path_process(query, scope_value) else {
                 return;
             };
@@ -219,7 +262,10 @@ fn run_rule_body<'a>(
                 .into_iter()
                 .map(|m| {
                     let value = m.clone().val().clone();
-                    (value, format!("{scope_pointer}{}", jsonpath_to_pointer(&m.path())))
+                    (
+                        value,
+                        format!("{scope_pointer}{}", jsonpath_to_pointer(&m.path())),
+                    )
                 })
                 .collect();
             for (item, pointer) in items {
@@ -237,7 +283,13 @@ fn run_rule_body<'a>(
     }
 }
 
-fn make_finding(rule: &Rule, level: Option<Severity>, env: &Env<'_>, object: &Value, default_pointer: &str) -> Finding {
+fn make_finding(
+    rule: &Rule,
+    level: Option<Severity>,
+    env: &Env<'_>,
+    object: &Value,
+    default_pointer: &str,
+) -> Finding {
     let severity = level.unwrap_or_else(|| {
         rule.severity_when
             .iter()
@@ -249,10 +301,10 @@ fn make_finding(rule: &Rule, level: Option<Severity>, env: &Env<'_>, object: &Va
         None => default_pointer.to_string(),
     };
     let fix = rule.fix.as_ref().and_then(|f| {
-        if let Some(w) = &f.when {
-            if !w.test(env) {
-                return None;
-            }
+        if let Some(w) = &f.when
+            && !w.test(env)
+        {
+            return None;
         }
         let patch = patch::build(f, env, object);
         (!patch.is_empty()).then(|| FixProposal {
@@ -316,20 +368,28 @@ pub fn jsonpath_to_pointer(path: &str) -> String {
 }
 
 /// Applies suppression annotations (object and pod template) and config exemptions.
-fn suppress(ctx: &Context<'_>, object: &Value, pod_metas: &[&Value], findings: Vec<Finding>) -> Vec<Finding> {
+fn suppress(
+    ctx: &Context<'_>,
+    object: &Value,
+    pod_metas: &[&Value],
+    findings: Vec<Finding>,
+) -> Vec<Finding> {
     let mut notes = Vec::new();
     // (rule or "*", reason) from annotations.
     let mut ignored: Vec<(String, bool)> = Vec::new();
     let metas = std::iter::once(("/metadata", object.get("metadata").unwrap_or(&Value::Null)))
         .chain(pod_metas.iter().map(|m| ("", *m)));
     for (i, (_, meta)) in metas.enumerate() {
-        let Some(annotations) = meta.get("annotations").and_then(Value::as_object) else { continue };
+        let Some(annotations) = meta.get("annotations").and_then(Value::as_object) else {
+            continue;
+        };
         let base = if i == 0 {
             "/metadata/annotations".to_string()
         } else {
             // The pod template's metadata path, from the workload kind.
             let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
-            model::pod_template_paths(kind).map_or(String::new(), |(_, m)| format!("{m}/annotations"))
+            model::pod_template_paths(kind)
+                .map_or(String::new(), |(_, m)| format!("{m}/annotations"))
         };
         for (key, value) in annotations {
             let target = if key == IGNORE_ALL {
@@ -352,18 +412,30 @@ fn suppress(ctx: &Context<'_>, object: &Value, pod_metas: &[&Value], findings: V
             ignored.push((target, reason_ok));
         }
     }
-    let namespace = object.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("");
+    let namespace = object
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
-    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     let mut out: Vec<Finding> = findings
         .into_iter()
         .filter_map(|mut f| {
-            if ignored.iter().any(|(r, ok)| *ok && (r == "*" || *r == f.rule)) {
+            if ignored
+                .iter()
+                .any(|(r, ok)| *ok && (r == "*" || *r == f.rule))
+            {
                 return None;
             }
             for ex in &ctx.config.exemptions {
                 let matches = ex.rule == f.rule
-                    && ex.namespace.as_deref().is_none_or(|g| glob_match(g, namespace))
+                    && ex
+                        .namespace
+                        .as_deref()
+                        .is_none_or(|g| glob_match(g, namespace))
                     && ex.kind.as_deref().is_none_or(|g| glob_match(g, kind))
                     && ex.name.as_deref().is_none_or(|g| glob_match(g, name));
                 if !matches {
@@ -371,7 +443,9 @@ fn suppress(ctx: &Context<'_>, object: &Value, pod_metas: &[&Value], findings: V
                 }
                 match ex.expires {
                     Some(date) if date < ctx.today => {
-                        f.message.push_str(&format!(" (the config exemption for this expired on {date})"));
+                        f.message.push_str(&format!(
+                            " (the config exemption for this expired on {date})"
+                        ));
                     }
                     _ => return None,
                 }

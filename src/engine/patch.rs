@@ -31,7 +31,9 @@ pub fn build(fix: &Fix, env: &Env<'_>, object: &Value) -> Vec<Value> {
                 add_parents(&mut scratch, &path, &mut ops);
                 json!({"op": "add", "path": path, "value": op.value.as_ref().map(|v| v.render(env))})
             }
-            PatchOpKind::Remove if scratch.pointer(&path).is_some() => json!({"op": "remove", "path": path}),
+            PatchOpKind::Remove if scratch.pointer(&path).is_some() => {
+                json!({"op": "remove", "path": path})
+            }
             PatchOpKind::Remove => continue,
             PatchOpKind::Move => {
                 let from = op.from.as_ref().map(|f| f.render(env)).unwrap_or_default();
@@ -58,7 +60,11 @@ fn add_parents(scratch: &mut Value, path: &str, ops: &mut Vec<Value>) {
             continue;
         }
         let next = unescape_pointer_token(tokens[i]);
-        let empty = if next == "-" || next.parse::<usize>().is_ok() { json!([]) } else { json!({}) };
+        let empty = if next == "-" || next.parse::<usize>().is_ok() {
+            json!([])
+        } else {
+            json!({})
+        };
         let op = json!({"op": "add", "path": prefix, "value": empty});
         if apply_one(scratch, &op).is_ok() {
             ops.push(op);
@@ -70,24 +76,36 @@ fn add_parents(scratch: &mut Value, path: &str, ops: &mut Vec<Value>) {
 
 /// Applies one operation.
 pub fn apply_one(target: &mut Value, op: &Value) -> Result<(), String> {
-    let patch: json_patch::Patch = serde_json::from_value(json!([op])).map_err(|e| e.to_string())?;
+    let patch: json_patch::Patch =
+        serde_json::from_value(json!([op])).map_err(|e| e.to_string())?;
     json_patch::patch(target, &patch).map_err(|e| e.to_string())
 }
 
 /// Applies the patches of several findings to one object, in order. Parent-creating operations
 /// (adding `{}`/`[]` where a value already exists) are skipped, so one fix's parents never wipe
 /// what an earlier fix added. Returns the operations actually applied.
-pub fn apply_all<'a>(target: &mut Value, patches: impl IntoIterator<Item = &'a [Value]>) -> Vec<Value> {
+pub fn apply_all<'a>(
+    target: &mut Value,
+    patches: impl IntoIterator<Item = &'a [Value]>,
+) -> Vec<Value> {
     let mut applied = Vec::new();
     for patch in patches {
         for op in patch {
             let is_parent = op["op"] == "add"
                 && (op["value"] == json!({}) || op["value"] == json!([]))
-                && op["path"].as_str().and_then(|p| target.pointer(p)).is_some_and(|v| !v.is_null());
+                && op["path"]
+                    .as_str()
+                    .and_then(|p| target.pointer(p))
+                    .is_some_and(|v| !v.is_null());
             if is_parent {
                 continue;
             }
-            if op["op"] == "remove" && op["path"].as_str().and_then(|p| target.pointer(p)).is_none() {
+            if op["op"] == "remove"
+                && op["path"]
+                    .as_str()
+                    .and_then(|p| target.pointer(p))
+                    .is_none()
+            {
                 continue;
             }
             if apply_one(target, op).is_ok() {

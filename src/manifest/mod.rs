@@ -80,10 +80,15 @@ pub fn load_inputs(inputs: &[PathBuf], max_file_size: u64) -> Loaded {
                 .take(max_file_size + 1)
                 .read_to_end(&mut bytes);
             match res {
-                Err(e) => loaded.errors.push(file_error("<stdin>", format!("cannot read: {e}"))),
+                Err(e) => loaded
+                    .errors
+                    .push(file_error("<stdin>", format!("cannot read: {e}"))),
                 Ok(_) if bytes.len() as u64 > max_file_size => loaded.errors.push(file_error(
                     "<stdin>",
-                    format!("input is larger than the {} limit", human_size(max_file_size)),
+                    format!(
+                        "input is larger than the {} limit",
+                        human_size(max_file_size)
+                    ),
                 )),
                 Ok(_) => load_bytes("<stdin>", bytes, false, &mut loaded),
             }
@@ -127,7 +132,9 @@ fn load_file(path: &Path, max_file_size: u64, in_directory: bool, loaded: &mut L
     let name = path.display().to_string();
     match std::fs::metadata(path) {
         Err(e) => {
-            loaded.errors.push(file_error(&name, format!("cannot read: {}", io_reason(&e))));
+            loaded
+                .errors
+                .push(file_error(&name, format!("cannot read: {}", io_reason(&e))));
             return;
         }
         Ok(meta) if meta.len() > max_file_size => {
@@ -144,7 +151,9 @@ fn load_file(path: &Path, max_file_size: u64, in_directory: bool, loaded: &mut L
         Ok(_) => {}
     }
     match std::fs::read(path) {
-        Err(e) => loaded.errors.push(file_error(&name, format!("cannot read: {}", io_reason(&e)))),
+        Err(e) => loaded
+            .errors
+            .push(file_error(&name, format!("cannot read: {}", io_reason(&e)))),
         Ok(bytes) => load_bytes(&name, bytes, in_directory, loaded),
     }
 }
@@ -182,7 +191,10 @@ pub fn load_bytes(name: &str, bytes: Vec<u8>, in_directory: bool, loaded: &mut L
         if in_directory {
             loaded.notes.push(format!("{name}: skipped: binary file"));
         } else {
-            loaded.errors.push(file_error(name, "binary file, not YAML or JSON".to_string()));
+            loaded.errors.push(file_error(
+                name,
+                "binary file, not YAML or JSON".to_string(),
+            ));
         }
         return;
     }
@@ -192,8 +204,14 @@ pub fn load_bytes(name: &str, bytes: Vec<u8>, in_directory: bool, loaded: &mut L
             let valid = e.utf8_error().valid_up_to();
             let before = &e.as_bytes()[..valid];
             let line = before.iter().filter(|&&b| b == b'\n').count() as u32 + 1;
-            let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
-            let col = String::from_utf8_lossy(&before[line_start..]).chars().count() as u32 + 1;
+            let line_start = before
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |p| p + 1);
+            let col = String::from_utf8_lossy(&before[line_start..])
+                .chars()
+                .count() as u32
+                + 1;
             loaded.errors.push(InputError {
                 file: name.to_string(),
                 line: Some(line),
@@ -226,7 +244,15 @@ pub fn parse_source(source: &Arc<SourceText>) -> (Vec<Object>, Vec<InputError>) 
             None => (Arc::<str>::from(source.name.as_str()), 0),
         };
         let ParsedDoc { value, pos, .. } = doc;
-        push_objects(value, pos, source, &file, line_offset, &mut objects, &mut errors);
+        push_objects(
+            value,
+            pos,
+            source,
+            &file,
+            line_offset,
+            &mut objects,
+            &mut errors,
+        );
     }
     if let Some(e) = error {
         let (file, offset) = match templates.for_line(e.line) {
@@ -258,7 +284,10 @@ fn push_objects(
         // Empty documents, scalars and top-level sequences are not Kubernetes objects.
         return;
     };
-    let is_list = map.get("kind").and_then(Value::as_str).is_some_and(|k| k.ends_with("List"))
+    let is_list = map
+        .get("kind")
+        .and_then(Value::as_str)
+        .is_some_and(|k| k.ends_with("List"))
         && map.contains_key("items");
     if is_list {
         let items_index = map.keys().position(|k| k == "items").unwrap_or(0);
@@ -474,7 +503,10 @@ mod tests {
 
     #[test]
     fn missing_pointer_resolves_to_nearest_parent_key() {
-        let (objs, _) = parse("p.yaml", "apiVersion: v1\nkind: Pod\nspec:\n  containers: []\n");
+        let (objs, _) = parse(
+            "p.yaml",
+            "apiVersion: v1\nkind: Pod\nspec:\n  containers: []\n",
+        );
         let p = objs[0].position("/spec/nodeSelector/kubernetes.io~1os");
         assert_eq!((p.line, p.column, p.exact), (3, 1, false));
     }

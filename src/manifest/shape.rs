@@ -121,22 +121,17 @@ pub struct ShapeError {
     pub message: String,
 }
 
-fn check_fields(
-    value: &Value,
-    base: &str,
-    table: &[(&str, Shape)],
-    errors: &mut Vec<ShapeError>,
-) {
+fn check_fields(value: &Value, base: &str, table: &[(&str, Shape)], errors: &mut Vec<ShapeError>) {
     let Some(map) = value.as_object() else { return };
     for (field, shape) in table {
-        if let Some(v) = map.get(*field).filter(|v| !v.is_null()) {
-            if let Err(message) = shape.check(v) {
-                let pointer = format!("{base}/{}", escape_pointer_token(field));
-                errors.push(ShapeError {
-                    message: format!("{}: {message}", pointer_to_dotted(&pointer)),
-                    pointer,
-                });
-            }
+        if let Some(v) = map.get(*field).filter(|v| !v.is_null())
+            && let Err(message) = shape.check(v)
+        {
+            let pointer = format!("{base}/{}", escape_pointer_token(field));
+            errors.push(ShapeError {
+                message: format!("{}: {message}", pointer_to_dotted(&pointer)),
+                pointer,
+            });
         }
     }
 }
@@ -161,10 +156,13 @@ pub fn check(object: &Value) -> Vec<ShapeError> {
     let Some((spec_path, meta_path)) = pod_template_paths(kind) else {
         return errors;
     };
-    if let Some(replicas) = object.pointer("/spec/replicas").filter(|v| !v.is_null()) {
-        if let Err(m) = Shape::Int.check(replicas) {
-            errors.push(ShapeError { pointer: "/spec/replicas".into(), message: format!("spec.replicas: {m}") });
-        }
+    if let Some(replicas) = object.pointer("/spec/replicas").filter(|v| !v.is_null())
+        && let Err(m) = Shape::Int.check(replicas)
+    {
+        errors.push(ShapeError {
+            pointer: "/spec/replicas".into(),
+            message: format!("spec.replicas: {m}"),
+        });
     }
     // Every step down to the pod spec must be a map.
     let mut path = String::new();
@@ -174,7 +172,11 @@ pub fn check(object: &Value) -> Vec<ShapeError> {
         match object.pointer(&path) {
             Some(v) if !v.is_object() && !v.is_null() => {
                 errors.push(ShapeError {
-                    message: format!("{}: expected a map, found {}", pointer_to_dotted(&path), describe(v)),
+                    message: format!(
+                        "{}: expected a map, found {}",
+                        pointer_to_dotted(&path),
+                        describe(v)
+                    ),
                     pointer: path.clone(),
                 });
                 return errors;
@@ -182,20 +184,33 @@ pub fn check(object: &Value) -> Vec<ShapeError> {
             _ => {}
         }
     }
-    if meta_path != "/metadata" {
-        if let Some(meta) = object.pointer(meta_path) {
-            check_fields(meta, meta_path, METADATA, &mut errors);
-        }
+    if meta_path != "/metadata"
+        && let Some(meta) = object.pointer(meta_path)
+    {
+        check_fields(meta, meta_path, METADATA, &mut errors);
     }
-    let Some(spec) = object.pointer(spec_path) else { return errors };
+    let Some(spec) = object.pointer(spec_path) else {
+        return errors;
+    };
     let before = errors.len();
     check_fields(spec, spec_path, POD_SPEC, &mut errors);
     if errors.len() > before {
         return errors;
     }
     for list in ["initContainers", "containers", "ephemeralContainers"] {
-        for (i, c) in spec.get(list).and_then(Value::as_array).into_iter().flatten().enumerate() {
-            check_fields(c, &format!("{spec_path}/{list}/{i}"), CONTAINER, &mut errors);
+        for (i, c) in spec
+            .get(list)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            check_fields(
+                c,
+                &format!("{spec_path}/{list}/{i}"),
+                CONTAINER,
+                &mut errors,
+            );
         }
     }
     errors

@@ -64,11 +64,14 @@ enum Frame {
         items: Vec<Value>,
         pos: PosNode,
         anchor: usize,
+        /// Nodes in the finished children's subtrees.
+        size: usize,
     },
     Map {
         map: Map<String, Value>,
         pos: PosNode,
         anchor: usize,
+        size: usize,
         /// The key waiting for its value, with its position.
         pending_key: Option<(String, u32, u32)>,
     },
@@ -138,8 +141,15 @@ impl Builder {
                 Ok(None)
             }
             Event::DocumentEnd => {
-                let (value, pos) = self.root.take().unwrap_or((Value::Null, PosNode::default()));
-                let start_line = if pos.line > 0 { pos.line } else { self.doc_start };
+                let (value, pos) = self
+                    .root
+                    .take()
+                    .unwrap_or((Value::Null, PosNode::default()));
+                let start_line = if pos.line > 0 {
+                    pos.line
+                } else {
+                    self.doc_start
+                };
                 Ok(Some(ParsedDoc {
                     value,
                     pos,
@@ -160,15 +170,16 @@ impl Builder {
                 Ok(None)
             }
             Event::Alias(id) => {
-                let Some(anchored) = self.anchors.get(&id) else {
+                let Some(nodes) = self.anchors.get(&id).map(|a| a.nodes) else {
                     return Err(YamlError::at(span, "alias refers to an unknown anchor"));
                 };
-                let (value, mut pos, nodes) =
-                    (anchored.value.clone(), anchored.pos.clone(), anchored.nodes);
+                // Count before copying: the bound must hold before the memory is spent.
+                self.count(nodes, span)?;
+                let anchored = &self.anchors[&id];
+                let (value, mut pos) = (anchored.value.clone(), anchored.pos.clone());
                 // An alias points at the anchor's text; report positions at the alias itself.
                 pos.line = line;
                 pos.col = col;
-                self.count(nodes, span)?;
                 let key_text = value.as_str().map(str::to_string);
                 self.push_node(value, pos, 0, nodes, span, key_text)?;
                 Ok(None)
@@ -184,6 +195,7 @@ impl Builder {
                         ..PosNode::default()
                     },
                     anchor,
+                    size: 0,
                 });
                 Ok(None)
             }
@@ -198,23 +210,37 @@ impl Builder {
                         ..PosNode::default()
                     },
                     anchor,
+                    size: 0,
                     pending_key: None,
                 });
                 Ok(None)
             }
             Event::SequenceEnd => {
-                let Some(Frame::Seq { items, pos, anchor }) = self.stack.pop() else {
+                let Some(Frame::Seq {
+                    items,
+                    pos,
+                    anchor,
+                    size,
+                }) = self.stack.pop()
+                else {
                     return Err(YamlError::at(span, "unbalanced sequence end"));
                 };
-                let nodes = 1 + pos.children.len();
+                let nodes = 1 + size;
                 self.push_node(Value::Array(items), pos, anchor, nodes, span, None)?;
                 Ok(None)
             }
             Event::MappingEnd => {
-                let Some(Frame::Map { map, pos, anchor, .. }) = self.stack.pop() else {
+                let Some(Frame::Map {
+                    map,
+                    pos,
+                    anchor,
+                    size,
+                    ..
+                }) = self.stack.pop()
+                else {
                     return Err(YamlError::at(span, "unbalanced mapping end"));
                 };
-                let nodes = 1 + pos.children.len();
+                let nodes = 1 + size;
                 self.push_node(Value::Object(map), pos, anchor, nodes, span, None)?;
                 Ok(None)
             }
@@ -269,8 +295,12 @@ impl Builder {
                 self.root = Some((value, pos));
             }
             Some(Frame::Seq {
-                items, pos: parent, ..
+                items,
+                pos: parent,
+                size,
+                ..
             }) => {
+                *size += nodes;
                 items.push(value);
                 parent.children.push(pos);
             }
@@ -278,6 +308,7 @@ impl Builder {
                 map,
                 pos: parent,
                 pending_key,
+                size,
                 ..
             }) => match pending_key.take() {
                 None => {
@@ -312,6 +343,7 @@ impl Builder {
                     let mut pos = pos;
                     pos.key_line = key_line;
                     pos.key_col = key_col;
+                    *size += nodes;
                     map.insert(key, value);
                     parent.children.push(pos);
                 }
@@ -376,7 +408,10 @@ fn parse_int(text: &str) -> Option<Number> {
         (16, h.to_string())
     } else if let Some(o) = digits.strip_prefix("0o") {
         (8, o.to_string())
-    } else if digits.len() > 1 && digits.starts_with('0') && digits.bytes().all(|b| b.is_ascii_digit()) {
+    } else if digits.len() > 1
+        && digits.starts_with('0')
+        && digits.bytes().all(|b| b.is_ascii_digit())
+    {
         (8, digits[1..].to_string())
     } else {
         (10, digits)
@@ -418,7 +453,9 @@ mod tests {
 
     #[test]
     fn types_scalars_like_kubernetes() {
-        let d = one("a: 1\nb: '1'\nc: yes\nd: ~\ne: 0755\nf: 1.5\ng: 0x1F\nh: -3\ni: 1.2.3\nj: !!str 5\n");
+        let d = one(
+            "a: 1\nb: '1'\nc: yes\nd: ~\ne: 0755\nf: 1.5\ng: 0x1F\nh: -3\ni: 1.2.3\nj: !!str 5\n",
+        );
         assert_eq!(
             d.value,
             json!({"a":1,"b":"1","c":true,"d":null,"e":493,"f":1.5,"g":31,"h":-3,"i":"1.2.3","j":"5"})
@@ -460,9 +497,23 @@ mod tests {
 
     #[test]
     fn deep_nesting_is_an_error_not_a_crash() {
+        // Flow style: the scanner's own recursion limit.
         let text = "[".repeat(10_000) + &"]".repeat(10_000);
         let (_, err) = parse_stream(&text);
-        assert!(err.unwrap().message.contains("nesting deeper"));
+        assert!(err.unwrap().message.contains("recursion limit"));
+        // Block style: winguard's depth limit.
+        let mut text = String::new();
+        for i in 0..10_000 {
+            text.push_str(&" ".repeat(i));
+            text.push_str("a:\n");
+        }
+        let (_, err) = parse_stream(&text);
+        let err = err.unwrap();
+        assert!(
+            err.message.contains("nesting deeper than 512"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]

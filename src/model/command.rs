@@ -88,10 +88,10 @@ fn copy_source(tables: &CommandTables, words: &[String]) -> Option<String> {
     while i < words.len() {
         let w = &words[i];
         let lower = w.to_lowercase();
-        if let Some((name, value)) = lower.split_once(':').filter(|(n, _)| n.starts_with('-')) {
-            if tables.source_parameters.iter().any(|p| p == name) {
-                return Some(w[name.len() + 1..].to_string()).filter(|_| !value.is_empty());
-            }
+        if let Some((name, value)) = lower.split_once(':').filter(|(n, _)| n.starts_with('-'))
+            && tables.source_parameters.iter().any(|p| p == name)
+        {
+            return Some(w[name.len() + 1..].to_string()).filter(|_| !value.is_empty());
         }
         if tables.source_parameters.contains(&lower) {
             return words.get(i + 1).cloned();
@@ -119,15 +119,22 @@ fn is_service_monitor(tables: &CommandTables, words: &[String]) -> bool {
         }
     }
     match rest.first() {
-        Some(first) if tables.service_monitor.contains(&basename(first)) => rest[1..]
-            .iter()
-            .any(|w| w.trim_matches(['"', '\'']).eq_ignore_ascii_case(&tables.service_monitor_argument)),
+        Some(first) if tables.service_monitor.contains(&basename(first)) => {
+            rest[1..].iter().any(|w| {
+                w.trim_matches(['"', '\''])
+                    .eq_ignore_ascii_case(&tables.service_monitor_argument)
+            })
+        }
         _ => false,
     }
 }
 
 /// Analyses `command` + `args` (either may be absent). Returns `null` when neither is set.
-pub fn analyse_command(tables: &CommandTables, command: Option<&Value>, args: Option<&Value>) -> Value {
+pub fn analyse_command(
+    tables: &CommandTables,
+    command: Option<&Value>,
+    args: Option<&Value>,
+) -> Value {
     if command.is_none() && args.is_none() {
         return Value::Null;
     }
@@ -162,14 +169,21 @@ pub fn analyse_command(tables: &CommandTables, command: Option<&Value>, args: Op
                 }
                 // `powershell -File x.ps1`, `powershell -NoProfile script…`: take the non-flag rest.
                 None => {
-                    let j = words.iter().skip(1).position(|w| !w.starts_with('-')).map_or(words.len(), |i| i + 1);
+                    let j = words
+                        .iter()
+                        .skip(1)
+                        .position(|w| !w.starts_with('-'))
+                        .map_or(words.len(), |i| i + 1);
                     &words[j..]
                 }
             };
             let script = script_words.join(" ");
             (
                 json!(first),
-                split_steps(&script).iter().map(|s| split_words(s)).collect(),
+                split_steps(&script)
+                    .iter()
+                    .map(|s| split_words(s))
+                    .collect(),
             )
         }
         None => (Value::Null, vec![words.clone()]),
@@ -178,7 +192,9 @@ pub fn analyse_command(tables: &CommandTables, command: Option<&Value>, args: Op
     let monitor_at = steps.iter().position(|s| is_service_monitor(tables, s));
     let copies: Vec<Value> = steps[..monitor_at.unwrap_or(steps.len())]
         .iter()
-        .filter_map(|s| copy_source(tables, s).map(|src| json!({"source": src, "step": s.join(" ")})))
+        .filter_map(|s| {
+            copy_source(tables, s).map(|src| json!({"source": src, "step": s.join(" ")}))
+        })
         .collect();
     json!({
         "shell": shell_name,
@@ -204,20 +220,34 @@ mod tests {
     #[test]
     fn seed_article_entrypoint() {
         let s = analyse(
-            json!(["powershell.exe", "-Command", "cp c:\\app\\secret-volume\\web.config Web.config",
-                   ";mkdir c:\\cert", ";cp c:\\app\\secret-volume\\*.cer c:\\cert\\", ";C:\\ServiceMonitor.exe", "w3svc"]),
+            json!([
+                "powershell.exe",
+                "-Command",
+                "cp c:\\app\\secret-volume\\web.config Web.config",
+                ";mkdir c:\\cert",
+                ";cp c:\\app\\secret-volume\\*.cer c:\\cert\\",
+                ";C:\\ServiceMonitor.exe",
+                "w3svc"
+            ]),
             None,
         );
         assert_eq!(s["serviceMonitorLast"], true);
-        assert_eq!(s["copies"][0]["source"], "c:\\app\\secret-volume\\web.config");
+        assert_eq!(
+            s["copies"][0]["source"],
+            "c:\\app\\secret-volume\\web.config"
+        );
         assert_eq!(s["copies"].as_array().unwrap().len(), 2);
     }
 
     #[test]
     fn copy_item_parameters_and_logmonitor() {
         let s = analyse(
-            json!(["powershell", "-NoProfile", "-Command",
-                   "Copy-Item -Destination C:\\inetpub\\wwwroot\\web.config -Path C:\\config\\web.config -Force; & C:\\LogMonitor\\LogMonitor.exe C:\\ServiceMonitor.exe w3svc"]),
+            json!([
+                "powershell",
+                "-NoProfile",
+                "-Command",
+                "Copy-Item -Destination C:\\inetpub\\wwwroot\\web.config -Path C:\\config\\web.config -Force; & C:\\LogMonitor\\LogMonitor.exe C:\\ServiceMonitor.exe w3svc"
+            ]),
             None,
         );
         assert_eq!(s["copies"][0]["source"], "C:\\config\\web.config");
@@ -226,8 +256,14 @@ mod tests {
 
     #[test]
     fn service_monitor_not_last_and_exec_form() {
-        let s = analyse(json!(["cmd", "/c", "C:\\ServiceMonitor.exe w3svc && echo done"]), None);
-        assert_eq!((s["serviceMonitor"].clone(), s["serviceMonitorLast"].clone()), (json!(true), json!(false)));
+        let s = analyse(
+            json!(["cmd", "/c", "C:\\ServiceMonitor.exe w3svc && echo done"]),
+            None,
+        );
+        assert_eq!(
+            (s["serviceMonitor"].clone(), s["serviceMonitorLast"].clone()),
+            (json!(true), json!(false))
+        );
         let s = analyse(json!(["C:\\ServiceMonitor.exe", "w3svc"]), None);
         assert_eq!(s["serviceMonitorLast"], true);
         let s = analyse(json!(["powershell", "-Command", "Start-Sleep 10"]), None);

@@ -32,7 +32,10 @@ pub fn parse_image(image: &str) -> ImageRef {
     // A `:` after the last `/` starts the tag (a `:` before it is a registry port).
     let last_slash = rest.rfind('/').map_or(0, |i| i + 1);
     let (name, tag) = match rest[last_slash..].find(':') {
-        Some(i) => (&rest[..last_slash + i], Some(rest[last_slash + i + 1..].to_string())),
+        Some(i) => (
+            &rest[..last_slash + i],
+            Some(rest[last_slash + i + 1..].to_string()),
+        ),
         None => (rest, None),
     };
     let mut parts: Vec<&str> = name.split('/').collect();
@@ -60,13 +63,26 @@ mod tests {
 
     #[test]
     fn normalises_repositories() {
-        let i = parse_image("mcr.microsoft.com/dotnet/framework/aspnet:4.8-windowsservercore-ltsc2019");
+        let i =
+            parse_image("mcr.microsoft.com/dotnet/framework/aspnet:4.8-windowsservercore-ltsc2019");
         assert_eq!(i.repository, "mcr.microsoft.com/dotnet/framework/aspnet");
-        assert_eq!(i.tag_tokens().collect::<Vec<_>>(), ["4.8", "windowsservercore", "ltsc2019"]);
-        assert_eq!(parse_image("busybox").repository, "docker.io/library/busybox");
-        assert_eq!(parse_image("microsoft/iis:nanoserver").repository, "docker.io/microsoft/iis");
+        assert_eq!(
+            i.tag_tokens().collect::<Vec<_>>(),
+            ["4.8", "windowsservercore", "ltsc2019"]
+        );
+        assert_eq!(
+            parse_image("busybox").repository,
+            "docker.io/library/busybox"
+        );
+        assert_eq!(
+            parse_image("microsoft/iis:nanoserver").repository,
+            "docker.io/microsoft/iis"
+        );
         let p = parse_image("localhost:5000/app:1.0@sha256:abc");
-        assert_eq!((p.repository.as_str(), p.tag.as_deref()), ("localhost:5000/app", Some("1.0")));
+        assert_eq!(
+            (p.repository.as_str(), p.tag.as_deref()),
+            ("localhost:5000/app", Some("1.0"))
+        );
         assert_eq!(p.digest.as_deref(), Some("sha256:abc"));
     }
 }

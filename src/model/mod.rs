@@ -26,7 +26,11 @@ pub const EMBEDDED_CATALOG: &str = include_str!("../../rules/windows.yaml");
 pub fn pod_template_paths(kind: &str) -> Option<(&'static str, &'static str)> {
     Some(match kind {
         "Pod" => ("/spec", "/metadata"),
-        "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "ReplicationController"
+        "Deployment"
+        | "StatefulSet"
+        | "DaemonSet"
+        | "ReplicaSet"
+        | "ReplicationController"
         | "Job" => ("/spec/template/spec", "/spec/template/metadata"),
         "CronJob" => (
             "/spec/jobTemplate/spec/template/spec",
@@ -121,14 +125,22 @@ impl ImageClass {
         Ok(ImageClass {
             repositories: file.repositories.iter().map(re).collect::<Result<_, _>>()?,
             tag_tokens: file.tag_tokens.iter().map(|t| t.to_lowercase()).collect(),
-            tag_token_patterns: file.tag_token_patterns.iter().map(re).collect::<Result<_, _>>()?,
+            tag_token_patterns: file
+                .tag_token_patterns
+                .iter()
+                .map(re)
+                .collect::<Result<_, _>>()?,
             image_patterns: image_patterns.to_vec(),
         })
     }
 
     /// The reason an image is in this class, if it is.
     fn reason(&self, image: &ImageRef) -> Option<String> {
-        if self.repositories.iter().any(|r| r.is_match(&image.repository)) {
+        if self
+            .repositories
+            .iter()
+            .any(|r| r.is_match(&image.repository))
+        {
             return Some(format!("its repository `{}`", image.repository));
         }
         for token in image.tag_tokens() {
@@ -139,7 +151,11 @@ impl ImageClass {
                 return Some(format!("its tag token `{token}`"));
             }
         }
-        if self.image_patterns.iter().any(|r| r.is_match(&image.original)) {
+        if self
+            .image_patterns
+            .iter()
+            .any(|r| r.is_match(&image.original))
+        {
             return Some("a configured image pattern".to_string());
         }
         None
@@ -191,10 +207,10 @@ impl Catalog {
             Value::Number(n) => n.as_u64(),
             Value::String(s) => {
                 let s = s.trim();
-                if let Ok(n) = s.parse::<u64>() {
-                    if n > 9999 {
-                        return Some(n);
-                    }
+                if let Ok(n) = s.parse::<u64>()
+                    && n > 9999
+                {
+                    return Some(n);
                 }
                 if let Some(b) = self.build_of_token(s) {
                     return Some(b.build);
@@ -265,7 +281,11 @@ pub fn tolerates(tolerations: &Value, taint: &Value) -> bool {
         return false;
     };
     let field = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    let (tk, tv, te) = (field(taint, "key"), field(taint, "value"), field(taint, "effect"));
+    let (tk, tv, te) = (
+        field(taint, "key"),
+        field(taint, "value"),
+        field(taint, "effect"),
+    );
     list.iter().any(|t| {
         let effect = field(t, "effect");
         if !effect.is_empty() && effect != te {
@@ -286,7 +306,11 @@ pub fn tolerates(tolerations: &Value, taint: &Value) -> bool {
 /// Normalises a Windows path for comparison: lower case, `\` separators, `C:` for drive-less
 /// absolute paths, no trailing separator.
 pub fn normalize_windows_path(path: &str) -> String {
-    let mut p = path.trim().trim_matches(['"', '\'']).replace('/', "\\").to_lowercase();
+    let mut p = path
+        .trim()
+        .trim_matches(['"', '\''])
+        .replace('/', "\\")
+        .to_lowercase();
     if p.starts_with('\\') && !p.starts_with("\\\\") {
         p.insert_str(0, "c:");
     }
@@ -299,7 +323,9 @@ pub fn normalize_windows_path(path: &str) -> String {
 /// Whether `path` is `prefix` or inside it (Windows semantics).
 pub fn path_under(path: &str, prefix: &str) -> bool {
     let (p, q) = (normalize_windows_path(path), normalize_windows_path(prefix));
-    p == q || (p.starts_with(&q) && p[q.len()..].starts_with('\\')) || (q.ends_with('\\') && p.starts_with(&q))
+    p == q
+        || (p.starts_with(&q) && p[q.len()..].starts_with('\\'))
+        || (q.ends_with('\\') && p.starts_with(&q))
 }
 
 // === pod facts ===
@@ -359,7 +385,12 @@ fn affinity_values(spec: &Value, keys: &[&str]) -> Option<(Vec<String>, String)>
         if !keys.contains(&key) || e.get("operator").and_then(Value::as_str) != Some("In") {
             continue;
         }
-        for v in e.get("values").and_then(Value::as_array).into_iter().flatten() {
+        for v in e
+            .get("values")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if let Some(s) = v.as_str() {
                 values.push(s.to_string());
             }
@@ -371,7 +402,7 @@ fn affinity_values(spec: &Value, keys: &[&str]) -> Option<(Vec<String>, String)>
     pointer.map(|p| (values, p))
 }
 
-fn str_map<'v>(v: Option<&'v Value>) -> impl Iterator<Item = (&'v String, &'v str)> {
+fn str_map(v: Option<&Value>) -> impl Iterator<Item = (&String, &str)> {
     v.and_then(Value::as_object)
         .into_iter()
         .flatten()
@@ -380,72 +411,68 @@ fn str_map<'v>(v: Option<&'v Value>) -> impl Iterator<Item = (&'v String, &'v st
 
 /// Computes the facts of one pod spec. `spec_path` and `meta_path` are JSON pointers into the
 /// object; `namespace` is the object's.
-pub fn pod_facts(
-    ctx: &ModelContext<'_>,
-    spec: &Value,
-    spec_path: &str,
-    meta_path: &str,
-) -> Value {
+pub fn pod_facts(ctx: &ModelContext<'_>, spec: &Value, spec_path: &str, meta_path: &str) -> Value {
     let mut sources: Vec<Source> = Vec::new();
     let p = |rest: &str| format!("{spec_path}{rest}");
 
     // 1. spec.os.name
-    if let Some(name) = spec.pointer("/os/name").and_then(Value::as_str) {
-        if let Some(os) = os_of(name) {
-            sources.push(Source {
-                os,
-                kind: "os.name",
-                reason: format!("`spec.os.name` is `{name}`"),
-                pointer: p("/os/name"),
-            });
-        }
+    if let Some(name) = spec.pointer("/os/name").and_then(Value::as_str)
+        && let Some(os) = os_of(name)
+    {
+        sources.push(Source {
+            os,
+            kind: "os.name",
+            reason: format!("`spec.os.name` is `{name}`"),
+            pointer: p("/os/name"),
+        });
     }
     // 2. nodeSelector
     for (key, value) in str_map(spec.get("nodeSelector")) {
-        if OS_KEYS.contains(&key.as_str()) {
-            if let Some(os) = os_of(value) {
-                sources.push(Source {
-                    os,
-                    kind: "nodeSelector",
-                    reason: format!("its nodeSelector has `{key}: {value}`"),
-                    pointer: p(&format!("/nodeSelector/{}", escape_pointer_token(key))),
-                });
-                break;
-            }
+        if OS_KEYS.contains(&key.as_str())
+            && let Some(os) = os_of(value)
+        {
+            sources.push(Source {
+                os,
+                kind: "nodeSelector",
+                reason: format!("its nodeSelector has `{key}: {value}`"),
+                pointer: p(&format!("/nodeSelector/{}", escape_pointer_token(key))),
+            });
+            break;
         }
     }
     // 3. required node affinity
     if let Some((values, pointer)) = affinity_values(spec, &OS_KEYS) {
         let oses: Vec<_> = values.iter().filter_map(|v| os_of(v)).collect();
-        if let Some(first) = oses.first() {
-            if oses.iter().all(|o| o == first) {
-                sources.push(Source {
-                    os: first,
-                    kind: "affinity",
-                    reason: format!("its required node affinity selects OS `{first}`"),
-                    pointer: p(&pointer),
-                });
-            }
+        if let Some(first) = oses.first()
+            && oses.iter().all(|o| o == first)
+        {
+            sources.push(Source {
+                os: first,
+                kind: "affinity",
+                reason: format!("its required node affinity selects OS `{first}`"),
+                pointer: p(&pointer),
+            });
         }
     }
     // 4. RuntimeClass
     let runtime_class = runtime_class_facts(ctx, spec);
-    if let Some(rc) = &runtime_class {
-        if let Some(os) = rc.get("os").and_then(Value::as_str).and_then(os_of) {
-            sources.push(Source {
-                os,
-                kind: "runtimeClass",
-                reason: format!(
-                    "RuntimeClass `{}` schedules onto {os} nodes",
-                    rc["name"].as_str().unwrap_or("")
-                ),
-                pointer: p("/runtimeClassName"),
-            });
-        }
+    if let Some(rc) = &runtime_class
+        && let Some(os) = rc.get("os").and_then(Value::as_str).and_then(os_of)
+    {
+        sources.push(Source {
+            os,
+            kind: "runtimeClass",
+            reason: format!(
+                "RuntimeClass `{}` schedules onto {os} nodes",
+                rc["name"].as_str().unwrap_or("")
+            ),
+            pointer: p("/runtimeClassName"),
+        });
     }
 
     // Node builds the pod can land on.
-    let (selected_builds, build_source) = selected_builds(ctx, spec, runtime_class.as_ref(), spec_path);
+    let (selected_builds, build_source) =
+        selected_builds(ctx, spec, runtime_class.as_ref(), spec_path);
     let node_builds: Vec<u64> = if selected_builds.is_empty() {
         ctx.config.windows.node_builds.clone()
     } else {
@@ -489,14 +516,20 @@ pub fn pod_facts(
         sources.push(Source {
             os: "windows",
             kind: "hostProcess",
-            reason: "it has a HostProcess container (`windowsOptions.hostProcess: true`)".to_string(),
+            reason: "it has a HostProcess container (`windowsOptions.hostProcess: true`)"
+                .to_string(),
             pointer: if pod_host_process == Some(true) {
                 p("/securityContext/windowsOptions/hostProcess")
             } else {
                 containers
                     .iter()
                     .find(|c| c["hostProcess"] == true)
-                    .map(|c| format!("{}/securityContext/windowsOptions/hostProcess", c["path"].as_str().unwrap_or("")))
+                    .map(|c| {
+                        format!(
+                            "{}/securityContext/windowsOptions/hostProcess",
+                            c["path"].as_str().unwrap_or("")
+                        )
+                    })
                     .unwrap_or_default()
             },
         });
@@ -558,21 +591,24 @@ pub fn pod_facts(
     if let Some(d) = decisive {
         for s in &sources {
             if s.os != d.os && !(s.kind == "image" && d.kind == "image") {
-                conflicts.push(json!({"os": s.os, "kind": s.kind, "reason": s.reason, "pointer": s.pointer}));
+                conflicts.push(
+                    json!({"os": s.os, "kind": s.kind, "reason": s.reason, "pointer": s.pointer}),
+                );
             }
         }
-        if d.kind == "os.name" && d.os == "linux" {
-            if let Some(ptr) = &windows_options_at {
-                conflicts.push(json!({
+        if d.kind == "os.name"
+            && d.os == "linux"
+            && let Some(ptr) = &windows_options_at
+        {
+            conflicts.push(json!({
                     "os": "windows", "kind": "windowsOptions",
-                    "reason": "`windowsOptions` (forbidden for a Linux pod)", "pointer": ptr
+                    "reason": "`windowsOptions` is set, which the API server forbids for a Linux pod", "pointer": ptr
                 }));
-            }
         }
     }
-    let windows_selected = sources
-        .iter()
-        .any(|s| matches!(s.kind, "nodeSelector" | "affinity" | "runtimeClass") && s.os == "windows");
+    let windows_selected = sources.iter().any(|s| {
+        matches!(s.kind, "nodeSelector" | "affinity" | "runtimeClass") && s.os == "windows"
+    });
     let linux_selected = sources
         .iter()
         .any(|s| matches!(s.kind, "nodeSelector" | "affinity" | "runtimeClass") && s.os == "linux");
@@ -581,17 +617,16 @@ pub fn pod_facts(
         .find(|s| s.os == "windows" && matches!(s.kind, "os.name" | "hostProcess" | "image"))
         .map(|s| s.reason.clone());
 
-
     // Tolerations, including the RuntimeClass's (they are merged into the pod at admission).
     let mut tolerations: Vec<Value> = spec
         .get("tolerations")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    if let Some(rc) = &runtime_class {
-        if let Some(extra) = rc.get("tolerations").and_then(Value::as_array) {
-            tolerations.extend(extra.iter().cloned());
-        }
+    if let Some(rc) = &runtime_class
+        && let Some(extra) = rc.get("tolerations").and_then(Value::as_array)
+    {
+        tolerations.extend(extra.iter().cloned());
     }
 
     let unsupported = unsupported_fields(ctx, spec, spec_path, &containers);
@@ -631,7 +666,10 @@ fn runtime_class_facts(ctx: &ModelContext<'_>, spec: &Value) -> Option<Value> {
     let name = spec.get("runtimeClassName")?.as_str()?;
     if let Some(rc) = ctx.index.runtime_classes.get(name) {
         let sched = rc.get("scheduling");
-        let node_selector = sched.and_then(|s| s.get("nodeSelector")).cloned().unwrap_or(Value::Null);
+        let node_selector = sched
+            .and_then(|s| s.get("nodeSelector"))
+            .cloned()
+            .unwrap_or(Value::Null);
         let os = str_map(Some(&node_selector))
             .find(|(k, _)| OS_KEYS.contains(&k.as_str()))
             .and_then(|(_, v)| os_of(v));
@@ -643,7 +681,12 @@ fn runtime_class_facts(ctx: &ModelContext<'_>, spec: &Value) -> Option<Value> {
             "tolerations": sched.and_then(|s| s.get("tolerations")).cloned().unwrap_or(json!([])),
         }));
     }
-    let configured = ctx.config.windows.runtime_classes.iter().find(|r| r.name == name)?;
+    let configured = ctx
+        .config
+        .windows
+        .runtime_classes
+        .iter()
+        .find(|r| r.name == name)?;
     let mut node_selector = Map::new();
     node_selector.insert("kubernetes.io/os".into(), json!("windows"));
     if let Some(b) = &configured.build {
@@ -674,17 +717,23 @@ fn selected_builds(
         );
     }
     if let Some((values, pointer)) = affinity_values(spec, &[BUILD_KEY]) {
-        let builds = values.iter().filter_map(|v| catalog.parse_build(&json!(v))).collect();
-        return (builds, json!({"kind": "affinity", "pointer": format!("{spec_path}{pointer}")}));
+        let builds = values
+            .iter()
+            .filter_map(|v| catalog.parse_build(&json!(v)))
+            .collect();
+        return (
+            builds,
+            json!({"kind": "affinity", "pointer": format!("{spec_path}{pointer}")}),
+        );
     }
-    if let Some(rc) = runtime_class {
-        if let Some(v) = rc.pointer("/nodeSelector").and_then(|n| n.get(BUILD_KEY)) {
-            let builds = catalog.parse_build(v).into_iter().collect();
-            return (
-                builds,
-                json!({"kind": "runtimeClass", "pointer": format!("{spec_path}/runtimeClassName")}),
-            );
-        }
+    if let Some(rc) = runtime_class
+        && let Some(v) = rc.pointer("/nodeSelector").and_then(|n| n.get(BUILD_KEY))
+    {
+        let builds = catalog.parse_build(v).into_iter().collect();
+        return (
+            builds,
+            json!({"kind": "runtimeClass", "pointer": format!("{spec_path}/runtimeClassName")}),
+        );
     }
     (Vec::new(), Value::Null)
 }
@@ -743,6 +792,11 @@ fn container_facts(
     json!({
         "name": c.get("name").cloned().unwrap_or(Value::Null),
         "kind": kind,
+        "role": match kind {
+            "initContainers" => "init container",
+            "ephemeralContainers" => "ephemeral container",
+            _ => "container",
+        },
         "path": path,
         "image": image_text,
         "repository": image.repository,
@@ -789,7 +843,12 @@ fn version_ok(ctx: &ModelContext<'_>, since: &Option<String>) -> bool {
     }
 }
 
-fn unsupported_fields(ctx: &ModelContext<'_>, spec: &Value, spec_path: &str, containers: &[Value]) -> Vec<Value> {
+fn unsupported_fields(
+    ctx: &ModelContext<'_>,
+    spec: &Value,
+    spec_path: &str,
+    containers: &[Value],
+) -> Vec<Value> {
     let mut out = Vec::new();
     for f in &ctx.catalog.pod_fields {
         if version_ok(ctx, &f.since) && field_set(spec, &f.field, f.only_when_true) {
@@ -806,7 +865,11 @@ fn unsupported_fields(ctx: &ModelContext<'_>, spec: &Value, spec_path: &str, con
     for c in containers {
         let kind = c["kind"].as_str().unwrap_or("");
         let path = c["path"].as_str().unwrap_or("");
-        let index: usize = path.rsplit('/').next().and_then(|i| i.parse().ok()).unwrap_or(0);
+        let index: usize = path
+            .rsplit('/')
+            .next()
+            .and_then(|i| i.parse().ok())
+            .unwrap_or(0);
         let Some(raw) = obj.get(kind).and_then(|l| l.get(index)) else {
             continue;
         };
@@ -840,17 +903,35 @@ mod tests {
     fn toleration_matching_is_kubernetes_exact() {
         let taint = json!({"key": "os", "value": "windows", "effect": "NoSchedule"});
         assert!(tolerates(&json!([{"operator": "Exists"}]), &taint));
-        assert!(tolerates(&json!([{"key": "os", "operator": "Exists"}]), &taint));
-        assert!(tolerates(&json!([{"key": "os", "value": "windows"}]), &taint));
-        assert!(!tolerates(&json!([{"key": "os", "value": "Windows", "effect": "NoSchedule"}]), &taint));
-        assert!(!tolerates(&json!([{"key": "os", "operator": "Exists", "effect": "NoExecute"}]), &taint));
-        assert!(!tolerates(&json!([{"key": "OS", "operator": "Exists"}]), &taint));
+        assert!(tolerates(
+            &json!([{"key": "os", "operator": "Exists"}]),
+            &taint
+        ));
+        assert!(tolerates(
+            &json!([{"key": "os", "value": "windows"}]),
+            &taint
+        ));
+        assert!(!tolerates(
+            &json!([{"key": "os", "value": "Windows", "effect": "NoSchedule"}]),
+            &taint
+        ));
+        assert!(!tolerates(
+            &json!([{"key": "os", "operator": "Exists", "effect": "NoExecute"}]),
+            &taint
+        ));
+        assert!(!tolerates(
+            &json!([{"key": "OS", "operator": "Exists"}]),
+            &taint
+        ));
         assert!(!tolerates(&json!([]), &taint));
     }
 
     #[test]
     fn windows_paths_compare_loosely() {
-        assert!(path_under(r"c:\app\secret-volume\web.config", r"C:\app\secret-volume"));
+        assert!(path_under(
+            r"c:\app\secret-volume\web.config",
+            r"C:\app\secret-volume"
+        ));
         assert!(path_under("C:/config/web.config", r"C:\config\"));
         assert!(path_under(r"\config\x", "C:/config"));
         assert!(!path_under(r"C:\configs\x", r"C:\config"));

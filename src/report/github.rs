@@ -5,7 +5,10 @@ use crate::rules::Severity;
 
 /// Escapes data and property values as the Actions runner expects.
 fn escape(s: &str, property: bool) -> String {
-    let mut out = s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A");
+    let mut out = s
+        .replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A");
     if property {
         out = out.replace(':', "%3A").replace(',', "%2C");
     }
@@ -41,7 +44,10 @@ pub fn render(report: &Report) -> String {
         if let Some(c) = e.column {
             props.push_str(&format!(",col={c}"));
         }
-        out.push_str(&format!("::error {props},title=winguard: input error::{}\n", escape(&e.message, false)));
+        out.push_str(&format!(
+            "::error {props},title=winguard: input error::{}\n",
+            escape(&e.message, false)
+        ));
     }
     out
 }

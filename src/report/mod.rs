@@ -93,13 +93,21 @@ pub struct Report {
 
 impl Report {
     pub fn count(&self, severity: Severity) -> usize {
-        self.findings.iter().filter(|f| f.finding.severity == severity).count()
+        self.findings
+            .iter()
+            .filter(|f| f.finding.severity == severity)
+            .count()
     }
 
     /// Sorted by file, line, column, rule: stable output for diffs and snapshots.
     pub fn sort(&mut self) {
         self.findings.sort_by(|a, b| {
-            (&a.file, a.line, a.column, &a.finding.rule).cmp(&(&b.file, b.line, b.column, &b.finding.rule))
+            (&a.file, a.line, a.column, &a.finding.rule).cmp(&(
+                &b.file,
+                b.line,
+                b.column,
+                &b.finding.rule,
+            ))
         });
     }
 }

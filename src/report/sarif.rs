@@ -22,24 +22,45 @@ fn level(s: Severity) -> ResultLevel {
 }
 
 pub fn render(report: &Report, rules: &RuleSet) -> String {
-    let fired: BTreeSet<&str> = report.findings.iter().map(|f| f.finding.rule.as_str()).collect();
+    let fired: BTreeSet<&str> = report
+        .findings
+        .iter()
+        .map(|f| f.finding.rule.as_str())
+        .collect();
     let descriptors: Vec<ReportingDescriptor> = fired
         .iter()
         .map(|name| {
-            let builder = ReportingDescriptor::builder().id(name.to_string()).name(name.to_string());
+            let builder = ReportingDescriptor::builder()
+                .id(name.to_string())
+                .name(name.to_string());
             match rules.get(name) {
                 Some(rule) => builder
-                    .short_description(MultiformatMessageString::builder().text(rule.summary.clone()).build())
-                    .full_description(MultiformatMessageString::builder().text(rule.docs.what.clone()).build())
+                    .short_description(
+                        MultiformatMessageString::builder()
+                            .text(rule.summary.clone())
+                            .build(),
+                    )
+                    .full_description(
+                        MultiformatMessageString::builder()
+                            .text(rule.docs.what.clone())
+                            .build(),
+                    )
                     .help(
                         MultiformatMessageString::builder()
-                            .text(format!("{}\n\nWhy: {}\n\nRun `winguard explain {name}` for examples.", rule.docs.what, rule.docs.why))
+                            .text(format!(
+                                "{}\n\nWhy: {}\n\nRun `winguard explain {name}` for examples.",
+                                rule.docs.what, rule.docs.why
+                            ))
                             .markdown(crate::rules::docs::markdown(rule))
                             .build(),
                     )
                     .build(),
                 None => builder
-                    .short_description(MultiformatMessageString::builder().text(name.to_string()).build())
+                    .short_description(
+                        MultiformatMessageString::builder()
+                            .text(name.to_string())
+                            .build(),
+                    )
                     .build(),
             }
         })
@@ -60,7 +81,9 @@ pub fn render(report: &Report, rules: &RuleSet) -> String {
                     Location::builder()
                         .physical_location(
                             PhysicalLocation::builder()
-                                .artifact_location(ArtifactLocation::builder().uri(f.file.to_string()).build())
+                                .artifact_location(
+                                    ArtifactLocation::builder().uri(f.file.to_string()).build(),
+                                )
                                 .region(
                                     Region::builder()
                                         .start_line(i64::from(f.line))

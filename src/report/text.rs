@@ -16,7 +16,11 @@ fn level(s: Severity) -> Level<'static> {
 
 /// The source line of a finding and the byte span to mark on it.
 fn snippet_span(f: &Located) -> Option<(String, std::ops::Range<usize>)> {
-    let line = f.source.text.lines().nth(f.stream_line.checked_sub(1)? as usize)?;
+    let line = f
+        .source
+        .text
+        .lines()
+        .nth(f.stream_line.checked_sub(1)? as usize)?;
     let start = line
         .char_indices()
         .nth(f.column.saturating_sub(1) as usize)
@@ -25,20 +29,40 @@ fn snippet_span(f: &Located) -> Option<(String, std::ops::Range<usize>)> {
     // Mark the value (or, for a missing field, the parent's key up to its `:`).
     let len = if f.exact {
         let trimmed = rest.trim_end();
-        if trimmed.starts_with(['{', '[']) { 1 } else { trimmed.len().max(1) }
+        match trimmed.chars().next() {
+            Some('{' | '[') => 1,
+            // A quoted scalar ends at its closing quote (flow style may follow it).
+            Some(q @ ('\'' | '"')) => trimmed[1..].find(q).map_or(trimmed.len(), |i| i + 2),
+            // A plain scalar inside a flow collection ends at `,`, `}` or `]`.
+            _ => trimmed
+                .find([',', '}', ']'])
+                .unwrap_or(trimmed.len())
+                .max(1),
+        }
     } else {
         rest.find(':').unwrap_or(rest.len()).max(1)
     };
-    Some((line.to_string(), start..(start + len).min(line.len()).max(start)))
+    Some((
+        line.to_string(),
+        start..(start + len).min(line.len()).max(start),
+    ))
 }
 
 pub fn render(report: &Report, opts: &RenderOptions<'_>) -> String {
-    let renderer = if opts.color { Renderer::styled() } else { Renderer::plain() };
+    let renderer = if opts.color {
+        Renderer::styled()
+    } else {
+        Renderer::plain()
+    };
     let mut out = String::new();
     for f in &report.findings {
         let title = format!("{} ({})", f.finding.message, f.object.label());
         let path = format!("{}:{}:{}", f.file, f.line, f.column);
-        let mut group = Group::with_title(level(f.finding.severity).primary_title(title).id(f.finding.rule.as_str()));
+        let mut group = Group::with_title(
+            level(f.finding.severity)
+                .primary_title(title)
+                .id(f.finding.rule.as_str()),
+        );
         let snippet;
         if let Some((line, span)) = snippet_span(f) {
             snippet = line;
@@ -84,7 +108,12 @@ pub fn render(report: &Report, opts: &RenderOptions<'_>) -> String {
     let fixable = report
         .findings
         .iter()
-        .filter(|f| f.finding.fix.as_ref().is_some_and(|x| x.applicability == Applicability::Safe))
+        .filter(|f| {
+            f.finding
+                .fix
+                .as_ref()
+                .is_some_and(|x| x.applicability == Applicability::Safe)
+        })
         .count();
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     if report.findings.is_empty() && report.errors.is_empty() {
@@ -106,7 +135,10 @@ pub fn render(report: &Report, opts: &RenderOptions<'_>) -> String {
             if report.errors.is_empty() {
                 String::new()
             } else {
-                format!("; {} could not be read", plural(report.errors.len(), "input problem"))
+                format!(
+                    "; {} could not be read",
+                    plural(report.errors.len(), "input problem")
+                )
             }
         ));
         if fixable > 0 {

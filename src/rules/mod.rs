@@ -19,7 +19,9 @@ use crate::error::{LoadError, parse_typed};
 include!(concat!(env!("OUT_DIR"), "/embedded_rules.rs"));
 
 /// How bad a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Info,
@@ -162,7 +164,8 @@ impl Template {
             let end = rest[start..]
                 .find("}}")
                 .ok_or_else(|| format!("unclosed `{{{{` in `{text}`"))?;
-            let e = expr::compile(rest[start + 2..start + end].trim()).map_err(|e| e.to_string())?;
+            let e =
+                expr::compile(rest[start + 2..start + end].trim()).map_err(|e| e.to_string())?;
             parts.push(TemplatePart::Expr(e));
             rest = &rest[start + end + 2..];
         }
@@ -323,14 +326,18 @@ impl Rule {
                 message: format!("`{key}`: {message}"),
             }
         };
-        let expr_at = |key: &str, text: &str| expr::compile(text).map_err(|e| at(key, e.to_string()));
+        let expr_at =
+            |key: &str, text: &str| expr::compile(text).map_err(|e| at(key, e.to_string()));
         let tmpl_at = |key: &str, text: &str| Template::compile(text).map_err(|e| at(key, e));
         if !file
             .name
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         {
-            return Err(at("name", format!("`{}` is not a kebab-case rule name", file.name)));
+            return Err(at(
+                "name",
+                format!("`{}` is not a kebab-case rule name", file.name),
+            ));
         }
         if file.scope == Scope::Object && file.kinds.is_empty() {
             return Err(at("scope", "`scope: object` needs `kinds`".to_string()));
@@ -358,7 +365,9 @@ impl Rule {
                         if op.op == PatchOpKind::Move && op.from.is_none() {
                             return Err(at("op", "`move` needs `from`".to_string()));
                         }
-                        if matches!(op.op, PatchOpKind::Add | PatchOpKind::Replace) && op.value.is_none() {
+                        if matches!(op.op, PatchOpKind::Add | PatchOpKind::Replace)
+                            && op.value.is_none()
+                        {
                             return Err(at("op", "`add` and `replace` need `value`".to_string()));
                         }
                         Ok(PatchOp {
@@ -388,7 +397,11 @@ impl Rule {
         let rule = Rule {
             lets,
             when: expr_at("when", &file.when)?,
-            pointer: file.pointer.as_deref().map(|p| tmpl_at("pointer", p)).transpose()?,
+            pointer: file
+                .pointer
+                .as_deref()
+                .map(|p| tmpl_at("pointer", p))
+                .transpose()?,
             severity_when: file
                 .severity_when
                 .iter()
@@ -473,7 +486,10 @@ impl Rule {
     }
 
     /// The severity in force under a config (`None` when the rule is off).
-    pub fn configured_level(&self, rules: &std::collections::BTreeMap<String, Level>) -> Option<Option<Severity>> {
+    pub fn configured_level(
+        &self,
+        rules: &std::collections::BTreeMap<String, Level>,
+    ) -> Option<Option<Severity>> {
         match rules.get(&self.name) {
             None => Some(None),
             Some(Level::Off) => None,
@@ -505,7 +521,10 @@ impl RuleSet {
         if let Some(existing) = self.get(&rule.name) {
             return Err(LoadError::new(
                 &rule.source,
-                format!("rule `{}` is already defined in {}", rule.name, existing.source),
+                format!(
+                    "rule `{}` is already defined in {}",
+                    rule.name, existing.source
+                ),
             ));
         }
         self.rules.push(rule);
@@ -516,7 +535,10 @@ impl RuleSet {
     pub fn add_dir(&mut self, dir: &Path) -> Result<(), Vec<LoadError>> {
         let mut errors = Vec::new();
         let entries = std::fs::read_dir(dir).map_err(|e| {
-            vec![LoadError::new(&dir.display().to_string(), format!("cannot read rules directory: {e}"))]
+            vec![LoadError::new(
+                &dir.display().to_string(),
+                format!("cannot read rules directory: {e}"),
+            )]
         })?;
         let mut paths: Vec<_> = entries
             .filter_map(|e| e.ok().map(|e| e.path()))
@@ -534,7 +556,11 @@ impl RuleSet {
                 errors.push(e);
             }
         }
-        if errors.is_empty() { Ok(()) } else { Err(errors) }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
     }
 
     pub fn get(&self, name: &str) -> Option<&Rule> {

@@ -1,0 +1,252 @@
+//! Per-rule fixtures in `testdata/rules/<rule>/`, named by expectation (the Polaris/kube-linter
+//! convention): `fail-*.yaml` must fire the rule (and its diagnostics are snapshotted),
+//! `pass-*.yaml` must not, and `fixed-*.yaml` is the `fail-*` of the same suffix after the rule's
+//! fixes: applying them must give exactly that file (nothing else changed) and silence the rule.
+//! A fixture may start with `# config: {…}` (flow YAML) to lint under that config.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+use winguard::cli::{LintSetup, lint_text};
+use winguard::config::Config;
+use winguard::engine::{Context, evaluate, patch};
+use winguard::manifest::{SourceText, parse_source};
+use winguard::report::{Format, RenderOptions, render};
+use winguard::rules::RuleSet;
+
+fn rules_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rules")
+}
+
+fn config_of(text: &str, name: &str) -> Config {
+    let line = text.lines().find(|l| l.starts_with("# config:"));
+    match line {
+        Some(l) => Config::parse(l.trim_start_matches("# config:"), name).unwrap(),
+        None => Config::default(),
+    }
+}
+
+fn setup(text: &str, name: &str) -> LintSetup {
+    LintSetup::new(RuleSet::embedded().unwrap(), config_of(text, name)).unwrap()
+}
+
+fn fixtures() -> Vec<(String, PathBuf)> {
+    let mut out = Vec::new();
+    for dir in std::fs::read_dir(rules_dir()).unwrap() {
+        let dir = dir.unwrap().path();
+        let rule = dir.file_name().unwrap().to_string_lossy().into_owned();
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let f = f.unwrap().path();
+            if f.extension().is_some_and(|e| e == "yaml") {
+                out.push((rule.clone(), f));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn display_name(rule: &str, path: &Path) -> String {
+    format!(
+        "testdata/rules/{rule}/{}",
+        path.file_name().unwrap().to_string_lossy()
+    )
+}
+
+#[test]
+fn every_rule_has_fixtures_and_every_fixture_a_rule() {
+    let rules = RuleSet::embedded().unwrap();
+    let all = fixtures();
+    for rule in &rules.rules {
+        let names: Vec<String> = all
+            .iter()
+            .filter(|(r, _)| *r == rule.name)
+            .map(|(_, p)| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            names.iter().any(|n| n.starts_with("fail-")),
+            "{}: no fail-* fixture",
+            rule.name
+        );
+        assert!(
+            names.iter().any(|n| n.starts_with("pass-")),
+            "{}: no pass-* fixture",
+            rule.name
+        );
+        if rule.fix.is_some() {
+            assert!(
+                names.iter().any(|n| n.starts_with("fixed-")),
+                "{}: fixable but no fixed-* fixture",
+                rule.name
+            );
+        }
+    }
+    for (rule, path) in &all {
+        assert!(
+            rules.get(rule).is_some(),
+            "{}: no rule named {rule}",
+            path.display()
+        );
+        let name = path.file_name().unwrap().to_string_lossy();
+        assert!(
+            ["fail-", "pass-", "fixed-"]
+                .iter()
+                .any(|p| name.starts_with(p)),
+            "{}: fixture names start with fail-, pass- or fixed-",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn fail_fixtures_fire_and_match_their_snapshots() {
+    for (rule, path) in fixtures() {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.starts_with("fail-") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let display = display_name(&rule, &path);
+        let setup = setup(&text, &display);
+        let mut report = lint_text(&setup, &display, &text);
+        assert!(report.errors.is_empty(), "{display}: {:?}", report.errors);
+        report.findings.retain(|f| f.finding.rule == rule);
+        assert!(
+            !report.findings.is_empty(),
+            "{display}: {rule} does not fire"
+        );
+        let rendered = render(
+            Format::Text,
+            &report,
+            &RenderOptions {
+                color: false,
+                rules: &setup.rules,
+            },
+        );
+        insta::with_settings!({
+            snapshot_path => rules_dir().join(&rule).join("snapshots"),
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+            description => display.clone(),
+        }, {
+            insta::assert_snapshot!(name.trim_end_matches(".yaml"), rendered);
+        });
+    }
+}
+
+#[test]
+fn pass_fixtures_stay_quiet() {
+    for (rule, path) in fixtures() {
+        if !path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("pass-")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let display = display_name(&rule, &path);
+        let report = lint_text(&setup(&text, &display), &display, &text);
+        assert!(report.errors.is_empty(), "{display}: {:?}", report.errors);
+        let fired: Vec<_> = report
+            .findings
+            .iter()
+            .filter(|f| f.finding.rule == rule)
+            .map(|f| &f.finding.message)
+            .collect();
+        assert!(fired.is_empty(), "{display}: {rule} fires: {fired:#?}");
+    }
+}
+
+fn objects_of(text: &str, name: &str) -> Vec<Value> {
+    let (objects, errors) = parse_source(&Arc::new(SourceText {
+        name: name.into(),
+        text: text.into(),
+    }));
+    assert!(errors.is_empty(), "{name}: {errors:?}");
+    objects.into_iter().map(|o| o.value).collect()
+}
+
+#[test]
+fn fixes_give_the_fixed_fixture_and_silence_the_rule() {
+    for (rule, path) in fixtures() {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(suffix) = name.strip_prefix("fixed-") else {
+            continue;
+        };
+        let fail_path = path.with_file_name(format!("fail-{suffix}"));
+        let fail_text = std::fs::read_to_string(&fail_path)
+            .unwrap_or_else(|_| panic!("{}: no fail-{suffix} beside it", path.display()));
+        let display = display_name(&rule, &fail_path);
+        let setup = setup(&fail_text, &display);
+        let mut objects = objects_of(&fail_text, &display);
+        let snapshot = objects.clone();
+        let refs: Vec<&Value> = snapshot.iter().collect();
+        let ctx = Context::new(
+            &setup.rules,
+            &setup.config,
+            &setup.catalog,
+            &refs,
+            setup.today,
+        );
+        let mut fixed_any = false;
+        for (object, original) in objects.iter_mut().zip(&snapshot) {
+            let findings: Vec<_> = evaluate(&setup.rules, &ctx, original)
+                .into_iter()
+                .filter(|f| f.rule == rule)
+                .collect();
+            let patches: Vec<&[Value]> = findings
+                .iter()
+                .filter_map(|f| f.fix.as_ref())
+                .map(|f| f.patch.as_slice())
+                .collect();
+            fixed_any |= !patches.is_empty();
+            patch::apply_all(object, patches);
+        }
+        assert!(fixed_any, "{display}: {rule} offers no fix");
+        let fixed_text = std::fs::read_to_string(&path).unwrap();
+        let expected = objects_of(&fixed_text, &path.display().to_string());
+        // Key order is not compared: JSON Patch `remove` may reorder a map's keys.
+        assert!(
+            objects == expected,
+            "{}: applying {rule}'s fixes to fail-{suffix} does not give this file:\n{}",
+            path.display(),
+            serde_json::to_string_pretty(&objects).unwrap()
+        );
+        let fixed_stream: Vec<String> = objects.iter().map(|o| o.to_string()).collect();
+        let relinted = lint_text(&setup, &display, &fixed_stream.join("\n---\n"));
+        let still: Vec<_> = relinted
+            .findings
+            .iter()
+            .filter(|f| f.finding.rule == rule)
+            .map(|f| &f.finding.message)
+            .collect();
+        assert!(
+            still.is_empty(),
+            "{}: {rule} still fires after its fix: {still:#?}",
+            path.display()
+        );
+        // Fixing again changes nothing (the mutating webhook relies on it).
+        for object in &objects {
+            let refs: Vec<&Value> = objects.iter().collect();
+            let ctx = Context::new(
+                &setup.rules,
+                &setup.config,
+                &setup.catalog,
+                &refs,
+                setup.today,
+            );
+            let again: Vec<_> = evaluate(&setup.rules, &ctx, object)
+                .into_iter()
+                .filter(|f| f.rule == rule && f.fix.is_some())
+                .collect();
+            assert!(
+                again.is_empty(),
+                "{}: fixing twice is not idempotent",
+                path.display()
+            );
+        }
+    }
+}
