@@ -72,13 +72,33 @@ impl Profile {
 }
 
 /// A rule's configured level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
     Off,
     Info,
     Warning,
     Error,
+}
+
+impl<'de> Deserialize<'de> for Level {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // YAML 1.1 (which Kubernetes' YAML follows) reads a bare `off` as false.
+        match Value::deserialize(d)? {
+            Value::Bool(false) => Ok(Level::Off),
+            Value::String(s) => match s.as_str() {
+                "off" => Ok(Level::Off),
+                "info" => Ok(Level::Info),
+                "warning" => Ok(Level::Warning),
+                "error" => Ok(Level::Error),
+                other => Err(serde::de::Error::custom(format!(
+                    "`{other}` is not a level: use off, info, warning or error"
+                ))),
+            },
+            other => Err(serde::de::Error::custom(format!(
+                "`{other}` is not a level: use off, info, warning or error"
+            ))),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

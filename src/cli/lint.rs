@@ -87,9 +87,17 @@ pub fn lint_loaded(setup: &LintSetup, loaded: Loaded) -> Report {
         files: loaded.files,
         ..Report::default()
     };
-    let mut lintable = Vec::with_capacity(loaded.objects.len());
-    for o in loaded.objects {
-        let problems = shape::check(&o.value);
+    use rayon::prelude::*;
+    let checked: Vec<_> = loaded
+        .objects
+        .into_par_iter()
+        .map(|o| {
+            let problems = shape::check(&o.value);
+            (o, problems)
+        })
+        .collect();
+    let mut lintable = Vec::with_capacity(checked.len());
+    for (o, problems) in checked {
         if problems.is_empty() {
             lintable.push(o);
             continue;
@@ -113,11 +121,16 @@ pub fn lint_loaded(setup: &LintSetup, loaded: Loaded) -> Report {
         &values,
         setup.today,
     );
-    for o in &lintable {
-        for f in evaluate(&setup.rules, &ctx, &o.value) {
-            report.findings.push(Located::new(f, o));
-        }
-    }
+    let located: Vec<Vec<Located>> = lintable
+        .par_iter()
+        .map(|o| {
+            evaluate(&setup.rules, &ctx, &o.value)
+                .into_iter()
+                .map(|f| Located::new(f, o))
+                .collect()
+        })
+        .collect();
+    report.findings = located.into_iter().flatten().collect();
     report.sort();
     report
 }

@@ -535,8 +535,14 @@ pub type ObjectLookup<'a> = dyn Fn(&str) -> Option<&'a Value> + 'a;
 
 /// The variables an expression sees, and the cross-object index.
 pub struct Env<'a> {
-    vars: Vec<(&'a str, Cow<'a, Value>)>,
+    vars: Vec<(&'a str, Binding<'a>)>,
     objects: Option<&'a ObjectLookup<'a>>,
+}
+
+enum Binding<'a> {
+    Value(Cow<'a, Value>),
+    /// Evaluated on first use (a rule's `let`), so costly lookups run only when needed.
+    Lazy(&'a Expr, std::cell::OnceCell<Value>),
 }
 
 impl<'a> Env<'a> {
@@ -552,21 +558,32 @@ impl<'a> Env<'a> {
         self
     }
     pub fn bind(&mut self, name: &'a str, value: &'a Value) {
-        self.vars.push((name, Cow::Borrowed(value)));
+        self.vars.push((name, Binding::Value(Cow::Borrowed(value))));
     }
     pub fn bind_owned(&mut self, name: &'a str, value: Value) {
-        self.vars.push((name, Cow::Owned(value)));
+        self.vars.push((name, Binding::Value(Cow::Owned(value))));
+    }
+    /// Binds `name` to an expression evaluated the first time it is read.
+    pub fn bind_lazy(&mut self, name: &'a str, expr: &'a Expr) {
+        self.vars
+            .push((name, Binding::Lazy(expr, std::cell::OnceCell::new())));
     }
     /// Removes the most recent binding.
     pub fn unbind(&mut self) {
         self.vars.pop();
     }
-    fn get(&self, name: &str) -> Option<&Cow<'a, Value>> {
-        self.vars
-            .iter()
-            .rev()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| v)
+    fn get<'s>(&'s self, name: &str) -> Option<Cow<'s, Value>>
+    where
+        'a: 's,
+    {
+        let (_, binding) = self.vars.iter().rev().find(|(n, _)| *n == name)?;
+        Some(match binding {
+            Binding::Value(Cow::Borrowed(v)) => Cow::Borrowed(*v),
+            Binding::Value(Cow::Owned(v)) => Cow::Borrowed(v),
+            Binding::Lazy(expr, cell) => {
+                Cow::Borrowed(cell.get_or_init(|| expr.eval(self).into_owned()))
+            }
+        })
     }
 }
 
@@ -607,9 +624,10 @@ where
             if let Some((_, v)) = locals.iter().rev().find(|(n, _)| n == name) {
                 return v.clone();
             }
-            match env.get(name) {
-                Some(Cow::Borrowed(v)) => Cow::Borrowed(*v),
-                Some(Cow::Owned(v)) => Cow::Owned(v.clone()),
+            match env.vars.iter().rev().find(|(n, _)| n == name) {
+                // Values bound by reference live as long as the evaluation: no copy.
+                Some((_, Binding::Value(Cow::Borrowed(v)))) => Cow::Borrowed(*v),
+                Some(_) => Cow::Owned(env.get(name).map(Cow::into_owned).unwrap_or(Value::Null)),
                 None => Cow::Borrowed(&NULL),
             }
         }
@@ -732,9 +750,7 @@ where
 fn member<'a>(base: Cow<'a, Value>, name: &str) -> Cow<'a, Value> {
     match base {
         Cow::Borrowed(Value::Object(m)) => m.get(name).map_or(Cow::Borrowed(&NULL), Cow::Borrowed),
-        Cow::Owned(Value::Object(mut m)) => {
-            m.swap_remove(name).map_or(Cow::Borrowed(&NULL), Cow::Owned)
-        }
+        Cow::Owned(Value::Object(mut m)) => m.remove(name).map_or(Cow::Borrowed(&NULL), Cow::Owned),
         _ => Cow::Borrowed(&NULL),
     }
 }

@@ -201,8 +201,7 @@ fn run_rule<'a>(
     findings: &mut Vec<Finding>,
 ) {
     for (name, e) in &rule.lets {
-        let v = e.eval(env).into_owned();
-        env.bind_owned(name, v);
+        env.bind_lazy(name, e);
     }
     run_rule_body(
         rule,

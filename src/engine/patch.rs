@@ -10,67 +10,94 @@ use super::expr::Env;
 use crate::manifest::unescape_pointer_token;
 use crate::rules::{Fix, PatchOpKind};
 
+/// What a patch under construction has done so far, so existence checks need no copy of the
+/// object: a path exists if the patch added it, or if the object has it and the patch did not
+/// remove it (or a parent of it).
+struct Overlay<'o> {
+    object: &'o Value,
+    added: Vec<String>,
+    removed: Vec<String>,
+}
+
+impl Overlay<'_> {
+    fn exists(&self, path: &str) -> bool {
+        if self.added.iter().any(|a| a == path) {
+            return true;
+        }
+        let under = |p: &String| path == p || path.starts_with(&format!("{p}/"));
+        if self.removed.iter().any(under) {
+            return false;
+        }
+        self.object.pointer(path).is_some_and(|v| !v.is_null())
+    }
+}
+
 /// The patch of one fix against `object`, with parents created and no-ops dropped.
 pub fn build(fix: &Fix, env: &Env<'_>, object: &Value) -> Vec<Value> {
-    let mut scratch = object.clone();
+    let mut overlay = Overlay {
+        object,
+        added: Vec::new(),
+        removed: Vec::new(),
+    };
     let mut ops = Vec::new();
     for op in &fix.patch {
         if op.when.as_ref().is_some_and(|w| !w.test(env)) {
             continue;
         }
         let path = op.path.render(env);
-        let op_value = match op.op {
+        let value = || op.value.as_ref().map(|v| v.render(env));
+        match op.op {
             PatchOpKind::Add => {
-                add_parents(&mut scratch, &path, &mut ops);
-                json!({"op": "add", "path": path, "value": op.value.as_ref().map(|v| v.render(env))})
+                add_parents(&mut overlay, &path, &mut ops);
+                ops.push(json!({"op": "add", "path": path, "value": value()}));
+                overlay.added.push(path);
             }
-            PatchOpKind::Replace if scratch.pointer(&path).is_some() => {
-                json!({"op": "replace", "path": path, "value": op.value.as_ref().map(|v| v.render(env))})
+            PatchOpKind::Replace if overlay.exists(&path) => {
+                ops.push(json!({"op": "replace", "path": path, "value": value()}));
             }
             PatchOpKind::Replace => {
-                add_parents(&mut scratch, &path, &mut ops);
-                json!({"op": "add", "path": path, "value": op.value.as_ref().map(|v| v.render(env))})
+                add_parents(&mut overlay, &path, &mut ops);
+                ops.push(json!({"op": "add", "path": path, "value": value()}));
+                overlay.added.push(path);
             }
-            PatchOpKind::Remove if scratch.pointer(&path).is_some() => {
-                json!({"op": "remove", "path": path})
+            PatchOpKind::Remove if overlay.exists(&path) => {
+                ops.push(json!({"op": "remove", "path": path}));
+                overlay.removed.push(path);
             }
-            PatchOpKind::Remove => continue,
+            PatchOpKind::Remove => {}
             PatchOpKind::Move => {
                 let from = op.from.as_ref().map(|f| f.render(env)).unwrap_or_default();
-                if scratch.pointer(&from).is_none() {
+                if !overlay.exists(&from) {
                     continue;
                 }
-                add_parents(&mut scratch, &path, &mut ops);
-                json!({"op": "move", "from": from, "path": path})
+                add_parents(&mut overlay, &path, &mut ops);
+                ops.push(json!({"op": "move", "from": from, "path": path}));
+                overlay.removed.push(from);
+                overlay.added.push(path);
             }
-        };
-        if apply_one(&mut scratch, &op_value).is_ok() {
-            ops.push(op_value);
         }
     }
     ops
 }
 
-/// Adds every missing (or null) parent of `path` to `scratch`, recording the operations.
-fn add_parents(scratch: &mut Value, path: &str, ops: &mut Vec<Value>) {
+/// Adds every missing (or null) parent of `path`, recording the operations.
+fn add_parents(overlay: &mut Overlay<'_>, path: &str, ops: &mut Vec<Value>) {
     let tokens: Vec<&str> = path.split('/').skip(1).collect();
-    for i in 1..tokens.len() {
-        let prefix: String = tokens[..i].iter().map(|t| format!("/{t}")).collect();
-        if scratch.pointer(&prefix).is_some_and(|v| !v.is_null()) {
+    let mut prefix = String::new();
+    for i in 0..tokens.len().saturating_sub(1) {
+        prefix.push('/');
+        prefix.push_str(tokens[i]);
+        if overlay.exists(&prefix) {
             continue;
         }
-        let next = unescape_pointer_token(tokens[i]);
+        let next = unescape_pointer_token(tokens[i + 1]);
         let empty = if next == "-" || next.parse::<usize>().is_ok() {
             json!([])
         } else {
             json!({})
         };
-        let op = json!({"op": "add", "path": prefix, "value": empty});
-        if apply_one(scratch, &op).is_ok() {
-            ops.push(op);
-        } else {
-            return;
-        }
+        ops.push(json!({"op": "add", "path": prefix, "value": empty}));
+        overlay.added.push(prefix.clone());
     }
 }
 

@@ -69,9 +69,18 @@ pub struct Loaded {
     pub files: usize,
 }
 
+/// One input to read: stdin's bytes, or a file (and whether a directory walk found it).
+enum Job {
+    Bytes(&'static str, Vec<u8>),
+    File(PathBuf, bool),
+}
+
 /// Reads every input: files, directories (recursively: `*.yaml`, `*.yml`, `*.json`) and `-`.
+/// Files are parsed in parallel; results keep the order of the inputs.
 pub fn load_inputs(inputs: &[PathBuf], max_file_size: u64) -> Loaded {
-    let mut loaded = Loaded::default();
+    use rayon::prelude::*;
+    let mut walk_errors = Vec::new();
+    let mut jobs = Vec::new();
     for input in inputs {
         if input.as_os_str() == "-" {
             let mut bytes = Vec::new();
@@ -80,17 +89,15 @@ pub fn load_inputs(inputs: &[PathBuf], max_file_size: u64) -> Loaded {
                 .take(max_file_size + 1)
                 .read_to_end(&mut bytes);
             match res {
-                Err(e) => loaded
-                    .errors
-                    .push(file_error("<stdin>", format!("cannot read: {e}"))),
-                Ok(_) if bytes.len() as u64 > max_file_size => loaded.errors.push(file_error(
+                Err(e) => walk_errors.push(file_error("<stdin>", format!("cannot read: {e}"))),
+                Ok(_) if bytes.len() as u64 > max_file_size => walk_errors.push(file_error(
                     "<stdin>",
                     format!(
                         "input is larger than the {} limit",
                         human_size(max_file_size)
                     ),
                 )),
-                Ok(_) => load_bytes("<stdin>", bytes, false, &mut loaded),
+                Ok(_) => jobs.push(Job::Bytes("<stdin>", bytes)),
             }
         } else if input.is_dir() {
             let mut files: Vec<PathBuf> = walkdir::WalkDir::new(input)
@@ -100,7 +107,7 @@ pub fn load_inputs(inputs: &[PathBuf], max_file_size: u64) -> Loaded {
                     Ok(e) => Some(e),
                     Err(e) => {
                         let path = e.path().map(|p| p.display().to_string());
-                        loaded.errors.push(file_error(
+                        walk_errors.push(file_error(
                             &path.unwrap_or_else(|| input.display().to_string()),
                             format!("cannot read directory entry: {e}"),
                         ));
@@ -111,12 +118,31 @@ pub fn load_inputs(inputs: &[PathBuf], max_file_size: u64) -> Loaded {
                 .map(|e| e.into_path())
                 .collect();
             files.sort();
-            for f in files {
-                load_file(&f, max_file_size, true, &mut loaded);
-            }
+            jobs.extend(files.into_iter().map(|f| Job::File(f, true)));
         } else {
-            load_file(input, max_file_size, false, &mut loaded);
+            jobs.push(Job::File(input.clone(), false));
         }
+    }
+    let parts: Vec<Loaded> = jobs
+        .into_par_iter()
+        .map(|job| {
+            let mut part = Loaded::default();
+            match job {
+                Job::Bytes(name, bytes) => load_bytes(name, bytes, false, &mut part),
+                Job::File(path, in_dir) => load_file(&path, max_file_size, in_dir, &mut part),
+            }
+            part
+        })
+        .collect();
+    let mut loaded = Loaded {
+        errors: walk_errors,
+        ..Loaded::default()
+    };
+    for part in parts {
+        loaded.objects.extend(part.objects);
+        loaded.errors.extend(part.errors);
+        loaded.notes.extend(part.notes);
+        loaded.files += part.files;
     }
     loaded
 }

@@ -68,7 +68,9 @@ enum Frame {
         size: usize,
     },
     Map {
-        map: Map<String, Value>,
+        /// Entries in document order; sorted into the map when the mapping ends, so the
+        /// position children follow the map's iteration order whatever serde_json's map is.
+        entries: Vec<(String, Value, PosNode)>,
         pos: PosNode,
         anchor: usize,
         size: usize,
@@ -158,15 +160,26 @@ impl Builder {
                 }))
             }
             Event::Scalar(text, style, anchor, tag) => {
+                self.count(1, span)?;
+                // A key: keep its text as written (`8080: x`, `true: x`), no typed value needed.
+                if anchor == 0 {
+                    if let Some(Frame::Map {
+                        pending_key: pending @ None,
+                        ..
+                    }) = self.stack.last_mut()
+                    {
+                        *pending = Some((text.into_owned(), line, col));
+                        return Ok(None);
+                    }
+                }
                 let tag = tag.map(|t| t.suffix.clone());
-                let value = scalar_value(&text, style, tag.as_deref());
+                let value = scalar_value(text, style, tag.as_deref());
                 let pos = PosNode {
                     line,
                     col,
                     ..PosNode::default()
                 };
-                self.count(1, span)?;
-                self.push_node(value, pos, anchor, 1, span, Some(text.into_owned()))?;
+                self.push_node(value, pos, anchor, 1, span)?;
                 Ok(None)
             }
             Event::Alias(id) => {
@@ -180,8 +193,7 @@ impl Builder {
                 // An alias points at the anchor's text; report positions at the alias itself.
                 pos.line = line;
                 pos.col = col;
-                let key_text = value.as_str().map(str::to_string);
-                self.push_node(value, pos, 0, nodes, span, key_text)?;
+                self.push_node(value, pos, 0, nodes, span)?;
                 Ok(None)
             }
             Event::SequenceStart(anchor, _) => {
@@ -203,7 +215,7 @@ impl Builder {
                 self.check_depth(span)?;
                 self.count(1, span)?;
                 self.stack.push(Frame::Map {
-                    map: Map::new(),
+                    entries: Vec::new(),
                     pos: PosNode {
                         line,
                         col,
@@ -226,13 +238,13 @@ impl Builder {
                     return Err(YamlError::at(span, "unbalanced sequence end"));
                 };
                 let nodes = 1 + size;
-                self.push_node(Value::Array(items), pos, anchor, nodes, span, None)?;
+                self.push_node(Value::Array(items), pos, anchor, nodes, span)?;
                 Ok(None)
             }
             Event::MappingEnd => {
                 let Some(Frame::Map {
-                    map,
-                    pos,
+                    mut entries,
+                    mut pos,
                     anchor,
                     size,
                     ..
@@ -240,8 +252,23 @@ impl Builder {
                 else {
                     return Err(YamlError::at(span, "unbalanced mapping end"));
                 };
+                // Stable: of two equal keys, the later one in the document is the duplicate.
+                entries.sort_by(|a, b| a.0.cmp(&b.0));
+                if let Some(w) = entries.windows(2).find(|w| w[0].0 == w[1].0) {
+                    return Err(YamlError {
+                        line: w[1].2.key_line,
+                        col: w[1].2.key_col,
+                        message: format!("duplicate key `{}`", w[1].0),
+                    });
+                }
+                let mut map = Map::new();
+                pos.children.reserve_exact(entries.len());
+                for (k, v, p) in entries {
+                    map.insert(k, v);
+                    pos.children.push(p);
+                }
                 let nodes = 1 + size;
-                self.push_node(Value::Object(map), pos, anchor, nodes, span, None)?;
+                self.push_node(Value::Object(map), pos, anchor, nodes, span)?;
                 Ok(None)
             }
         }
@@ -278,7 +305,6 @@ impl Builder {
         anchor: usize,
         nodes: usize,
         span: &Span,
-        scalar_text: Option<String>,
     ) -> Result<(), YamlError> {
         if anchor != 0 {
             self.anchors.insert(
@@ -305,24 +331,17 @@ impl Builder {
                 parent.children.push(pos);
             }
             Some(Frame::Map {
-                map,
-                pos: parent,
+                entries,
                 pending_key,
                 size,
                 ..
             }) => match pending_key.take() {
                 None => {
-                    let key = match (scalar_text, &value) {
-                        (_, Value::String(s)) => s.clone(),
-                        (Some(text), Value::Null) if text.is_empty() => String::new(),
-                        (_, Value::Bool(_) | Value::Number(_) | Value::Null) => {
-                            // Keys are strings in Kubernetes objects; keep the YAML text so
-                            // `8080: x` or `true: x` keep their spelling.
-                            match value {
-                                Value::Null => "null".to_string(),
-                                other => other.to_string(),
-                            }
-                        }
+                    // An anchored or aliased key: keys are strings in Kubernetes objects.
+                    let key = match value {
+                        Value::String(s) => s,
+                        Value::Null => "null".to_string(),
+                        Value::Bool(_) | Value::Number(_) => value.to_string(),
                         _ => {
                             return Err(YamlError::at(
                                 span,
@@ -333,19 +352,11 @@ impl Builder {
                     *pending_key = Some((key, pos.line, pos.col));
                 }
                 Some((key, key_line, key_col)) => {
-                    if map.contains_key(&key) {
-                        return Err(YamlError {
-                            line: key_line,
-                            col: key_col,
-                            message: format!("duplicate key `{key}`"),
-                        });
-                    }
                     let mut pos = pos;
                     pos.key_line = key_line;
                     pos.key_col = key_col;
                     *size += nodes;
-                    map.insert(key, value);
-                    parent.children.push(pos);
+                    entries.push((key, value, pos));
                 }
             },
         }
@@ -356,20 +367,20 @@ impl Builder {
 /// Resolves a scalar the way Kubernetes' YAML decoder does: plain scalars are typed (null, bool
 /// incl. YAML 1.1 `yes`/`no`/`on`/`off`, int incl. `0x`/`0o`/leading-0 octal, float), quoted ones
 /// are strings, and an explicit `!!str`/`!!int`/… tag wins.
-fn scalar_value(text: &str, style: ScalarStyle, tag: Option<&str>) -> Value {
+fn scalar_value(text: std::borrow::Cow<'_, str>, style: ScalarStyle, tag: Option<&str>) -> Value {
     match tag {
-        Some("str") | Some("binary") => return Value::String(text.to_string()),
+        Some("str") | Some("binary") => return Value::String(text.into_owned()),
         Some("int") | Some("float") | Some("bool") | Some("null") => {
-            if let Some(v) = plain_value(text) {
+            if let Some(v) = plain_value(&text) {
                 return v;
             }
         }
         _ => {}
     }
     if style != ScalarStyle::Plain {
-        return Value::String(text.to_string());
+        return Value::String(text.into_owned());
     }
-    plain_value(text).unwrap_or_else(|| Value::String(text.to_string()))
+    plain_value(&text).unwrap_or_else(|| Value::String(text.into_owned()))
 }
 
 fn plain_value(text: &str) -> Option<Value> {
@@ -464,12 +475,15 @@ mod tests {
 
     #[test]
     fn records_positions_of_values_and_keys() {
-        let d = one("spec:\n  containers:\n  - name: a\n    image: x\n");
-        let containers = &d.pos.children[0].children[0];
-        assert_eq!((containers.key_line, containers.key_col), (2, 3));
-        let image = &containers.children[0].children[1];
-        assert_eq!((image.line, image.col), (4, 12));
-        assert_eq!((image.key_line, image.key_col), (4, 5));
+        let d = one("spec:\n  zeta: 1\n  containers:\n  - name: a\n    image: x\n");
+        let (containers, exact) = crate::manifest::resolve(&d.value, &d.pos, "/spec/containers");
+        assert!(exact);
+        assert_eq!((containers.key_line, containers.key_col), (3, 3));
+        let (image, _) = crate::manifest::resolve(&d.value, &d.pos, "/spec/containers/0/image");
+        assert_eq!((image.line, image.col), (5, 12));
+        assert_eq!((image.key_line, image.key_col), (5, 5));
+        let (zeta, _) = crate::manifest::resolve(&d.value, &d.pos, "/spec/zeta");
+        assert_eq!((zeta.line, zeta.col), (2, 9));
     }
 
     #[test]

@@ -394,6 +394,7 @@ impl Rule {
                 _ => Err(at("let", format!("`{name}` must be an expression string"))),
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let lets = order_lets(lets).map_err(|m| at("let", m))?;
         let rule = Rule {
             lets,
             when: expr_at("when", &file.when)?,
@@ -498,6 +499,30 @@ impl Rule {
             Some(Level::Error) => Some(Some(Severity::Error)),
         }
     }
+}
+
+/// Orders `let` bindings so each comes after the ones it reads; a cycle is an error.
+fn order_lets(mut pending: Vec<(String, Expr)>) -> Result<Vec<(String, Expr)>, String> {
+    let names: Vec<String> = pending.iter().map(|(n, _)| n.clone()).collect();
+    let mut ordered: Vec<(String, Expr)> = Vec::new();
+    while !pending.is_empty() {
+        let ready = pending.iter().position(|(_, e)| {
+            e.variables()
+                .iter()
+                .all(|v| !names.contains(v) || ordered.iter().any(|(n, _)| n == v))
+        });
+        match ready {
+            Some(i) => ordered.push(pending.remove(i)),
+            None => {
+                let stuck: Vec<_> = pending.iter().map(|(n, _)| format!("`{n}`")).collect();
+                return Err(format!(
+                    "`let` bindings {} read each other in a cycle",
+                    stuck.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(ordered)
 }
 
 /// A loaded set of rules.

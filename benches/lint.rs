@@ -1,0 +1,104 @@
+//! `cargo bench --bench lint`: parse-only vs full lint throughput on ≥ 50 MB of generated
+//! manifests, in one run. Figures go to BENCHMARKS.md. (A bench binary, not a timed test.)
+//!
+//! Options (env): `WINGUARD_BENCH_MB` (default 64), `WINGUARD_BENCH_DIR` — also write the corpus
+//! there as files, for the checkov comparison and for timing the CLI.
+
+mod corpus;
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use std::time::Instant;
+
+use winguard::cli::{LintSetup, lint_loaded};
+use winguard::config::Config;
+use winguard::manifest::{Loaded, SourceText, load_bytes, parse_source};
+use winguard::rules::RuleSet;
+
+fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
+    let mut best = f64::MAX;
+    let mut last = None;
+    for _ in 0..runs {
+        let t = Instant::now();
+        let out = f();
+        best = best.min(t.elapsed().as_secs_f64());
+        last = Some(out);
+    }
+    (best, last.expect("runs > 0"))
+}
+
+fn main() {
+    let mb: usize = std::env::var("WINGUARD_BENCH_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64);
+    let files = corpus::corpus(mb * 1024 * 1024, 512 * 1024);
+    let bytes: usize = files.iter().map(String::len).sum();
+    if let Ok(dir) = std::env::var("WINGUARD_BENCH_DIR") {
+        std::fs::create_dir_all(&dir).unwrap();
+        for (i, f) in files.iter().enumerate() {
+            std::fs::write(format!("{dir}/charts-{i:04}.yaml"), f).unwrap();
+        }
+        eprintln!("wrote {} files to {dir}", files.len());
+    }
+    let mib = bytes as f64 / (1024.0 * 1024.0);
+
+    // Both measurements parse files in parallel, as `winguard lint` does.
+    let (parse_s, objects) = best_of(3, || {
+        files
+            .par_iter()
+            .enumerate()
+            .map(|(i, text)| {
+                let src = Arc::new(SourceText {
+                    name: format!("charts-{i}.yaml"),
+                    text: text.clone(),
+                });
+                parse_source(&src).0.len()
+            })
+            .sum::<usize>()
+    });
+
+    let setup = LintSetup::new(RuleSet::embedded().unwrap(), Config::default()).unwrap();
+    let (lint_s, findings) = best_of(3, || {
+        let parts: Vec<Loaded> = files
+            .par_iter()
+            .enumerate()
+            .map(|(i, text)| {
+                let mut part = Loaded::default();
+                load_bytes(
+                    &format!("charts-{i}.yaml"),
+                    text.clone().into_bytes(),
+                    false,
+                    &mut part,
+                );
+                part
+            })
+            .collect();
+        let mut loaded = Loaded::default();
+        for p in parts {
+            loaded.objects.extend(p.objects);
+            loaded.errors.extend(p.errors);
+            loaded.files += p.files;
+        }
+        let report = lint_loaded(&setup, loaded);
+        assert!(report.errors.is_empty(), "{:?}", report.errors.first());
+        report.findings.len()
+    });
+
+    println!(
+        "corpus: {mib:.1} MiB in {} files, {objects} objects",
+        files.len()
+    );
+    println!(
+        "parse only: {parse_s:.3} s  {:.1} MiB/s  {:.0} objects/s",
+        mib / parse_s,
+        objects as f64 / parse_s
+    );
+    println!(
+        "full lint:  {lint_s:.3} s  {:.1} MiB/s  {:.0} objects/s  ({findings} findings)",
+        mib / lint_s,
+        objects as f64 / lint_s
+    );
+    println!("full lint / parse only: {:.2}x", lint_s / parse_s);
+}
