@@ -162,15 +162,14 @@ impl Builder {
             Event::Scalar(text, style, anchor, tag) => {
                 self.count(1, span)?;
                 // A key: keep its text as written (`8080: x`, `true: x`), no typed value needed.
-                if anchor == 0 {
-                    if let Some(Frame::Map {
+                if anchor == 0
+                    && let Some(Frame::Map {
                         pending_key: pending @ None,
                         ..
                     }) = self.stack.last_mut()
-                    {
-                        *pending = Some((text.into_owned(), line, col));
-                        return Ok(None);
-                    }
+                {
+                    *pending = Some((text.into_owned(), line, col));
+                    return Ok(None);
                 }
                 let tag = tag.map(|t| t.suffix.clone());
                 let value = scalar_value(text, style, tag.as_deref());
