@@ -19,12 +19,12 @@ const LINUX_IMAGES: &[&str] = &[
 
 fn windows_deployment(i: usize) -> String {
     let image = WINDOWS_IMAGES[i % WINDOWS_IMAGES.len()];
-    let selector = if i % 3 == 0 {
+    let selector = if i.is_multiple_of(3) {
         ""
     } else {
         "      nodeSelector:\n        kubernetes.io/os: windows\n"
     };
-    let tolerations = if i % 4 == 0 {
+    let tolerations = if i.is_multiple_of(4) {
         ""
     } else {
         "      tolerations:\n      - key: os\n        operator: Equal\n        value: windows\n        effect: NoSchedule\n"
@@ -127,7 +127,7 @@ data:
 "#,
         ns = i % 7,
         replicas = 2 + i % 5,
-        svc_type = if i % 5 == 0 {
+        svc_type = if i.is_multiple_of(5) {
             "LoadBalancer"
         } else {
             "ClusterIP"
@@ -137,7 +137,7 @@ data:
 
 fn linux_deployment(i: usize) -> String {
     let image = LINUX_IMAGES[i % LINUX_IMAGES.len()];
-    let selector = if i % 2 == 0 {
+    let selector = if i.is_multiple_of(2) {
         "      nodeSelector:\n        kubernetes.io/os: linux\n"
     } else {
         ""
@@ -227,7 +227,7 @@ spec:
 pub fn chart(i: usize) -> String {
     let mut s = windows_deployment(i);
     s.push_str(&linux_deployment(i));
-    if i % 3 == 0 {
+    if i.is_multiple_of(3) {
         s.push_str(&hostprocess_daemonset(i));
     }
     s
