@@ -92,3 +92,137 @@ fn explain_shows_every_section() {
         assert!(text.contains(&rule.summary));
     }
 }
+
+/// Every rule works on every workload kind of RULES.md §1 (and inside a `kind: List`): each rule's
+/// bad example is re-wrapped as each kind and must still fire.
+#[test]
+fn every_rule_fires_on_every_workload_kind() {
+    use serde_json::{Value, json};
+    let rules = RuleSet::embedded().unwrap();
+    // Rules that by definition look only at some kinds.
+    let only: &[(&str, &[&str])] = &[(
+        "windows-lb-backend-limit",
+        &[
+            "Deployment",
+            "StatefulSet",
+            "ReplicaSet",
+            "ReplicationController",
+        ],
+    )];
+    let kinds = [
+        "Pod",
+        "Deployment",
+        "StatefulSet",
+        "DaemonSet",
+        "ReplicaSet",
+        "ReplicationController",
+        "Job",
+        "CronJob",
+    ];
+    let mut failures = Vec::new();
+    for rule in &rules.rules {
+        let setup = setup_for(rule);
+        let docs: Vec<Value> = rule
+            .docs
+            .bad
+            .split("\n---\n")
+            .map(|d| {
+                let text = d.to_string();
+                let (objs, errs) = winguard::manifest::parse_source(&std::sync::Arc::new(
+                    winguard::manifest::SourceText {
+                        name: "bad".into(),
+                        text,
+                    },
+                ));
+                assert!(errs.is_empty());
+                objs.into_iter()
+                    .next()
+                    .map(|o| o.value)
+                    .unwrap_or(Value::Null)
+            })
+            .collect();
+        let workload = docs
+            .iter()
+            .position(|d| {
+                winguard::model::pod_template_paths(d["kind"].as_str().unwrap_or("")).is_some()
+            })
+            .unwrap_or_else(|| panic!("{}: bad example has no workload", rule.name));
+        let original = &docs[workload];
+        let (sp, mp) =
+            winguard::model::pod_template_paths(original["kind"].as_str().unwrap()).unwrap();
+        let spec = original.pointer(sp).unwrap().clone();
+        let meta = original.pointer(mp).cloned().unwrap_or(json!({}));
+        let top_meta = original["metadata"].clone();
+        let replicas = original
+            .pointer("/spec/replicas")
+            .cloned()
+            .unwrap_or(json!(1));
+        let template = json!({"metadata": meta, "spec": spec});
+        let wanted = only.iter().find(|(n, _)| *n == rule.name).map(|(_, k)| *k);
+        for kind in kinds {
+            if wanted.is_some_and(|w| !w.contains(&kind)) {
+                continue;
+            }
+            let (api, body) = match kind {
+                "Pod" => ("v1", json!({"spec": template["spec"]})),
+                "Job" => ("batch/v1", json!({"spec": {"template": template}})),
+                "CronJob" => (
+                    "batch/v1",
+                    json!({"spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": template}}}}),
+                ),
+                "ReplicationController" => (
+                    "v1",
+                    json!({"spec": {"replicas": replicas, "template": template}}),
+                ),
+                "DaemonSet" => ("apps/v1", json!({"spec": {"template": template}})),
+                _ => (
+                    "apps/v1",
+                    json!({"spec": {"replicas": replicas, "template": template}}),
+                ),
+            };
+            let mut object = body;
+            object["apiVersion"] = json!(api);
+            object["kind"] = json!(kind);
+            let mut m = top_meta.clone();
+            if kind == "Pod" {
+                // A Pod's own metadata is its pod template's.
+                for (k, v) in meta.as_object().into_iter().flatten() {
+                    m[k] = v.clone();
+                }
+            }
+            object["metadata"] = m;
+            let mut others: Vec<Value> = docs
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != workload)
+                .map(|(_, d)| d.clone())
+                .collect();
+            for wrap_in_list in [false, true] {
+                let text = if wrap_in_list {
+                    let mut items = vec![object.clone()];
+                    items.append(&mut others.clone());
+                    json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string()
+                } else {
+                    let mut all = vec![object.to_string()];
+                    all.extend(others.iter_mut().map(|o| o.to_string()));
+                    all.join("\n---\n")
+                };
+                let report = lint_text(&setup, "kind.yaml", &text);
+                assert!(
+                    report.errors.is_empty(),
+                    "{} {kind}: {:?}",
+                    rule.name,
+                    report.errors
+                );
+                if !report.findings.iter().any(|f| f.finding.rule == rule.name) {
+                    failures.push(format!(
+                        "{} does not fire on a {kind}{}",
+                        rule.name,
+                        if wrap_in_list { " in a List" } else { "" }
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

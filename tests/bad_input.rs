@@ -1,0 +1,253 @@
+//! Bad input gets a clear error naming the file (and line:col where there is one), exit code 2,
+//! and never stops the other inputs from being linted.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use serde_json::Value;
+
+/// A good input linted beside every bad one: its finding must still be reported.
+const GOOD: &str = "testdata/rules/windows-os-selector-missing/fail-statefulset.yaml";
+
+fn lint_with_good(bad: &Path) -> (i32, Value, String) {
+    let mut cmd = winguard();
+    cmd.args(["lint", bad.to_str().unwrap(), GOOD, "--format", "json"]);
+    let r = run_cmd(cmd, None);
+    let v: Value = serde_json::from_str(&r.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", r.stdout, r.stderr));
+    (r.code, v, r.stderr)
+}
+
+/// Asserts exit 2, one error for `bad` (with its line/column when given), and GOOD still linted.
+fn assert_error(bad: &Path, line_col: Option<(u64, u64)>, needle: &str) -> Value {
+    let (code, v, stderr) = lint_with_good(bad);
+    assert_eq!(code, 2, "{v}\n{stderr}");
+    let errors = v["errors"].as_array().unwrap();
+    let name = bad.to_str().unwrap();
+    let e = errors
+        .iter()
+        .find(|e| e["file"] == name)
+        .unwrap_or_else(|| panic!("no error for {name}: {errors:?}"));
+    assert!(e["message"].as_str().unwrap().contains(needle), "{e}");
+    if let Some((l, c)) = line_col {
+        assert_eq!(
+            (e["line"].as_u64(), e["column"].as_u64()),
+            (Some(l), Some(c)),
+            "{e}"
+        );
+    }
+    let good = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["file"] == GOOD);
+    assert!(good, "the other input was not linted: {v}");
+    v
+}
+
+fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+#[test]
+fn malformed_yaml() {
+    let d = tempfile::tempdir().unwrap();
+    let bad = write(
+        d.path(),
+        "bad.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: [a, b\nspec: {}\n",
+    );
+    assert_error(&bad, Some((4, 5)), "invalid YAML");
+}
+
+#[test]
+fn invalid_utf8() {
+    let d = tempfile::tempdir().unwrap();
+    let bad = write(
+        d.path(),
+        "latin1.yaml",
+        b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: caf\xe9\n",
+    );
+    assert_error(&bad, Some((4, 12)), "invalid UTF-8");
+}
+
+#[test]
+fn alias_bomb_is_bounded() {
+    let d = tempfile::tempdir().unwrap();
+    let mut text = String::from(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lol}\ndata:\n  a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n",
+    );
+    for i in 1..10 {
+        let p = i - 1;
+        text.push_str(&format!(
+            "  a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+        ));
+    }
+    let bad = write(d.path(), "lol.yaml", text);
+    assert_error(&bad, None, "alias bomb");
+}
+
+#[test]
+fn deep_nesting_does_not_overflow_the_stack() {
+    let d = tempfile::tempdir().unwrap();
+    let flow = write(
+        d.path(),
+        "flow.yaml",
+        "[".repeat(10_000) + &"]".repeat(10_000),
+    );
+    assert_error(&flow, None, "invalid YAML");
+    // Block sequences nest on one line: `- - - … x`.
+    let block =
+        String::from("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep}\ndata:\n  x:\n    ")
+            + &"- ".repeat(10_000)
+            + "x\n";
+    let block = write(d.path(), "block.yaml", block);
+    assert_error(&block, None, "nesting deeper than 512 levels");
+}
+
+#[test]
+fn huge_file_is_refused_without_reading_it() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("huge.yaml");
+    let f = std::fs::File::create(&path).unwrap();
+    f.set_len(100 * 1024 * 1024).unwrap();
+    assert_error(&path, None, "larger than the 32.0 MiB limit");
+}
+
+#[test]
+fn binary_file_in_a_directory_is_skipped_with_a_note() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "image.yaml",
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+    );
+    std::fs::copy(common::root().join(GOOD), d.path().join("good.yaml")).unwrap();
+    let r = run(&["lint", d.path().to_str().unwrap(), "--format", "json"]);
+    assert!(
+        r.stderr.contains("image.yaml: skipped: binary file"),
+        "{}",
+        r.stderr
+    );
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(r.code, 1, "the skipped file is not an error: {v}");
+    assert!(v["errors"].as_array().unwrap().is_empty());
+    assert!(!v["findings"].as_array().unwrap().is_empty());
+    // Named explicitly, a binary file is an error.
+    assert_error(&d.path().join("image.yaml"), None, "binary file");
+}
+
+#[test]
+fn unreadable_file() {
+    let d = tempfile::tempdir().unwrap();
+    let bad = write(d.path(), "secret.yaml", "apiVersion: v1\nkind: Pod\n");
+    std::fs::set_permissions(&bad, std::os::unix::fs::PermissionsExt::from_mode(0o000)).unwrap();
+    // Root reads anything: run as an unprivileged user (nobody) when the tests run as root.
+    let is_root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .unwrap()
+        .stdout
+        == b"0\n";
+    let mut cmd = if is_root {
+        std::fs::set_permissions(
+            d.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        let mut c = std::process::Command::new("setpriv");
+        c.args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            env!("CARGO_BIN_EXE_winguard"),
+        ]);
+        c
+    } else {
+        std::process::Command::new(env!("CARGO_BIN_EXE_winguard"))
+    };
+    let good = common::root().join(GOOD);
+    cmd.current_dir("/").args([
+        "lint",
+        bad.to_str().unwrap(),
+        good.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let r = run_cmd(cmd, None);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let e = &v["errors"][0];
+    assert_eq!(e["file"], bad.to_str().unwrap());
+    assert!(
+        e["message"].as_str().unwrap().contains("permission denied"),
+        "{e}"
+    );
+    assert!(!v["findings"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn wrong_types_are_errors_at_their_line() {
+    let d = tempfile::tempdir().unwrap();
+    let replicas = write(
+        d.path(),
+        "replicas.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\nspec:\n  replicas: \"three\"\n  template:\n    spec:\n      containers: []\n",
+    );
+    assert_error(
+        &replicas,
+        Some((5, 13)),
+        "spec.replicas: expected an integer, found the string \"three\"",
+    );
+    let containers = write(
+        d.path(),
+        "containers.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers: {}\n",
+    );
+    assert_error(
+        &containers,
+        Some((5, 15)),
+        "spec.containers: expected a list, found a map",
+    );
+    let selector = write(
+        d.path(),
+        "selector.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  nodeSelector: []\n  containers: []\n",
+    );
+    assert_error(
+        &selector,
+        Some((5, 17)),
+        "spec.nodeSelector: expected a map, found a list",
+    );
+}
+
+#[test]
+fn duplicate_keys() {
+    let d = tempfile::tempdir().unwrap();
+    let bad = write(
+        d.path(),
+        "dup.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  name: b\nspec: {containers: []}\n",
+    );
+    assert_error(&bad, Some((5, 3)), "duplicate key `name`");
+}
+
+#[test]
+fn multi_document_files_keep_documents_before_an_error() {
+    let d = tempfile::tempdir().unwrap();
+    let text =
+        std::fs::read_to_string(common::root().join(GOOD)).unwrap() + "---\nkey: [unclosed\n";
+    let bad = write(d.path(), "partial.yaml", text);
+    let v = assert_error(&bad, None, "invalid YAML");
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["file"] == bad.to_str().unwrap())
+    );
+}
