@@ -1,0 +1,97 @@
+//! The real `pre-commit` (PyPI) runs winguard's hooks from `.pre-commit-hooks.yaml` on a
+//! throw-away git repository: a bad manifest fails the hook, a good one passes.
+//!
+//! Uses this repository at its HEAD commit, as a user's `.pre-commit-config.yaml` would.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn head() -> String {
+    let out = Command::new("git")
+        .current_dir(root())
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// Runs `pre-commit run --all-files` for `hook` in a fresh repo holding `manifest`.
+fn pre_commit(hook: &str, manifest: &str, home: &Path) -> Run {
+    let repo = tempfile::tempdir().unwrap();
+    git(repo.path(), &["init", "-q"]);
+    std::fs::write(
+        repo.path().join(".pre-commit-config.yaml"),
+        format!(
+            "repos:\n- repo: {}\n  rev: {}\n  hooks:\n  - id: {hook}\n",
+            root().display(),
+            head()
+        ),
+    )
+    .unwrap();
+    std::fs::copy(root().join(manifest), repo.path().join("app.yaml")).unwrap();
+    git(repo.path(), &["add", "."]);
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_winguard")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = Command::new("pre-commit");
+    cmd.current_dir(repo.path())
+        .args(["run", "--all-files", "--color", "never"])
+        .env("PRE_COMMIT_HOME", home)
+        .env("PATH", path)
+        // The source-built hook compiles winguard in release mode: share one target directory so
+        // repeated runs don't rebuild from scratch.
+        .env("CARGO_TARGET_DIR", root().join("target/pre-commit"));
+    run_cmd(cmd, None)
+}
+
+const BAD: &str = "testdata/examples/iis-app.yaml";
+const GOOD: &str = "testdata/cli/clean.yaml";
+
+#[test]
+fn system_hook_fails_on_a_bad_manifest_and_passes_on_a_good_one() {
+    let home = tempfile::tempdir().unwrap();
+    let bad = pre_commit("winguard-system", BAD, home.path());
+    assert_eq!(bad.code, 1, "{}{}", bad.stdout, bad.stderr);
+    assert!(
+        bad.stdout.contains("error[windows-os-selector-missing]"),
+        "{}",
+        bad.stdout
+    );
+    let good = pre_commit("winguard-system", GOOD, home.path());
+    assert_eq!(good.code, 0, "{}{}", good.stdout, good.stderr);
+    assert!(good.stdout.contains("Passed"), "{}", good.stdout);
+}
+
+#[test]
+fn source_hook_builds_winguard_and_runs_it() {
+    let home = tempfile::tempdir().unwrap();
+    let bad = pre_commit("winguard", BAD, home.path());
+    assert_eq!(bad.code, 1, "{}{}", bad.stdout, bad.stderr);
+    assert!(
+        bad.stdout.contains("error[windows-os-selector-missing]"),
+        "{}",
+        bad.stdout
+    );
+    let good = pre_commit("winguard", GOOD, home.path());
+    assert_eq!(good.code, 0, "{}{}", good.stdout, good.stderr);
+}
