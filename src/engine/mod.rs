@@ -226,6 +226,10 @@ fn run_rule_body<'a>(
     scope_pointer: &str,
     findings: &mut Vec<Finding>,
 ) {
+    // A condition that doesn't read `item` is tested once, before building the item list.
+    if rule.each.is_some() && !rule.when_reads_item && !rule.when.test(env) {
+        return;
+    }
     match &rule.each {
         None => {
             if rule.when.test(env) {

@@ -40,6 +40,16 @@ pub fn pod_template_paths(kind: &str) -> Option<(&'static str, &'static str)> {
     })
 }
 
+/// Builds a JSON object by moving values in (`json!` re-serialises its arguments: a deep copy of
+/// every list it is given, which showed up in profiles).
+macro_rules! obj {
+    ($($k:literal => $v:expr),* $(,)?) => {{
+        let mut m = serde_json::Map::new();
+        $( m.insert($k.to_string(), Value::from($v)); )*
+        Value::Object(m)
+    }};
+}
+
 // === the catalog (rules/windows.yaml) ===
 
 #[derive(Debug, Deserialize)]
@@ -635,30 +645,36 @@ pub fn pod_facts(ctx: &ModelContext<'_>, spec: &Value, spec_path: &str, meta_pat
         .filter(|c| c["imageOs"] == "windows")
         .find_map(|c| c["build"].as_u64());
 
-    json!({
-        "path": spec_path,
-        "metaPath": meta_path,
-        "os": os,
-        "osReason": os_reason,
-        "decidedBy": decided_by,
-        "sources": sources.iter().map(|s| json!({"os": s.os, "kind": s.kind, "reason": s.reason, "pointer": s.pointer})).collect::<Vec<_>>(),
-        "conflicts": conflicts,
-        "windowsSelected": windows_selected,
-        "linuxSelected": linux_selected,
-        "windowsIndicated": windows_indicated,
-        "hostProcess": any_host_process,
-        "allHostProcess": any_host_process && all_host_process,
-        "runtimeClass": runtime_class,
-        "selectedBuilds": selected_builds,
-        "buildSource": build_source,
-        "nodeBuilds": node_builds,
-        "imageBuild": windows_build,
-        "imageBuildLabel": windows_build.map(|b| format!("10.0.{b}")),
-        "tolerations": tolerations,
-        "containers": containers,
-        "appContainers": app_containers,
-        "unsupportedFields": unsupported,
-    })
+    let sources: Vec<Value> = sources
+        .into_iter()
+        .map(
+            |s| obj! {"os" => s.os, "kind" => s.kind, "reason" => s.reason, "pointer" => s.pointer},
+        )
+        .collect();
+    obj! {
+        "path" => spec_path,
+        "metaPath" => meta_path,
+        "os" => os,
+        "osReason" => os_reason,
+        "decidedBy" => decided_by,
+        "sources" => sources,
+        "conflicts" => conflicts,
+        "windowsSelected" => windows_selected,
+        "linuxSelected" => linux_selected,
+        "windowsIndicated" => windows_indicated,
+        "hostProcess" => any_host_process,
+        "allHostProcess" => any_host_process && all_host_process,
+        "runtimeClass" => runtime_class,
+        "selectedBuilds" => selected_builds,
+        "buildSource" => build_source,
+        "nodeBuilds" => node_builds,
+        "imageBuild" => windows_build,
+        "imageBuildLabel" => windows_build.map(|b| format!("10.0.{b}")),
+        "tolerations" => tolerations,
+        "containers" => containers,
+        "appContainers" => app_containers,
+        "unsupportedFields" => unsupported,
+    }
 }
 
 /// The RuntimeClass a pod names, from the input set or the config, with the OS it schedules onto.
@@ -789,32 +805,35 @@ fn container_facts(
     let command = c.get("command").filter(|v| !v.is_null());
     let args = c.get("args").filter(|v| !v.is_null());
     let script = analyse_command(&catalog.commands, command, args);
-    json!({
-        "name": c.get("name").cloned().unwrap_or(Value::Null),
-        "kind": kind,
-        "role": match kind {
+    obj! {
+        "name" => c.get("name").cloned().unwrap_or(Value::Null),
+        "kind" => kind,
+        "role" => match kind {
             "initContainers" => "init container",
             "ephemeralContainers" => "ephemeral container",
             _ => "container",
         },
-        "path": path,
-        "image": image_text,
-        "repository": image.repository,
-        "tag": image.tag,
-        "digest": image.digest,
-        "imageOs": image_os,
-        "imageOsReason": os_reason,
-        "build": build.map(|b| b.build),
-        "buildName": build.map(|b| b.name.clone()),
-        "buildLabel": build.map(|b| format!("10.0.{}", b.build)),
-        "buildCompat": compat,
-        "buildCompatHosts": hosts.iter().map(|h| json!({"build": h, "label": format!("10.0.{h}"), "name": catalog.build_name(*h)})).collect::<Vec<_>>(),
-        "iis": iis,
-        "hostProcess": host_process,
-        "hasCommand": command.is_some(),
-        "hasArgs": args.is_some(),
-        "script": script,
-    })
+        "path" => path,
+        "image" => image_text,
+        "repository" => image.repository,
+        "tag" => image.tag,
+        "digest" => image.digest,
+        "imageOs" => image_os,
+        "imageOsReason" => os_reason,
+        "build" => build.map(|b| b.build),
+        "buildName" => build.map(|b| b.name.clone()),
+        "buildLabel" => build.map(|b| format!("10.0.{}", b.build)),
+        "buildCompat" => compat,
+        "buildCompatHosts" => hosts
+            .iter()
+            .map(|h| obj! {"build" => *h, "label" => format!("10.0.{h}"), "name" => catalog.build_name(*h)})
+            .collect::<Vec<_>>(),
+        "iis" => iis,
+        "hostProcess" => host_process,
+        "hasCommand" => command.is_some(),
+        "hasArgs" => args.is_some(),
+        "script" => script,
+    }
 }
 
 fn field_set(value: &Value, field: &str, only_when_true: bool) -> bool {

@@ -299,6 +299,8 @@ pub struct Rule {
     /// `let` bindings, in order.
     pub lets: Vec<(String, Expr)>,
     pub when: Expr,
+    /// Whether `when` reads `item` (directly or through a `let`).
+    pub when_reads_item: bool,
     pub each: Option<Each>,
     pub pointer: Option<Template>,
     pub severity_when: Vec<(Expr, Severity)>,
@@ -395,9 +397,27 @@ impl Rule {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let lets = order_lets(lets).map_err(|m| at("let", m))?;
+        let when = expr_at("when", &file.when)?;
+        let reads_item = |e: &Expr| e.variables().iter().any(|v| v == "item");
+        let mut item_lets: Vec<&str> = Vec::new();
+        for (name, e) in &lets {
+            if reads_item(e)
+                || e.variables()
+                    .iter()
+                    .any(|v| item_lets.contains(&v.as_str()))
+            {
+                item_lets.push(name);
+            }
+        }
+        let when_reads_item = reads_item(&when)
+            || when
+                .variables()
+                .iter()
+                .any(|v| item_lets.contains(&v.as_str()));
         let rule = Rule {
+            when_reads_item,
             lets,
-            when: expr_at("when", &file.when)?,
+            when,
             pointer: file
                 .pointer
                 .as_deref()
