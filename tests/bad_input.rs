@@ -143,10 +143,16 @@ fn binary_file_in_a_directory_is_skipped_with_a_note() {
 
 #[test]
 fn unreadable_file() {
+    use std::os::unix::fs::PermissionsExt;
     let d = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(d.path(), PermissionsExt::from_mode(0o755)).unwrap();
     let bad = write(d.path(), "secret.yaml", "apiVersion: v1\nkind: Pod\n");
-    std::fs::set_permissions(&bad, std::os::unix::fs::PermissionsExt::from_mode(0o000)).unwrap();
-    // Root reads anything: run as an unprivileged user (nobody) when the tests run as root.
+    std::fs::set_permissions(&bad, PermissionsExt::from_mode(0o000)).unwrap();
+    let good = d.path().join("good.yaml");
+    std::fs::copy(common::root().join(GOOD), &good).unwrap();
+    std::fs::set_permissions(&good, PermissionsExt::from_mode(0o644)).unwrap();
+    // Root reads anything: when the tests run as root, run a copy of the binary (the checkout
+    // may sit in a directory other users can't enter) as an unprivileged user (nobody).
     let is_root = std::process::Command::new("id")
         .arg("-u")
         .output()
@@ -154,23 +160,16 @@ fn unreadable_file() {
         .stdout
         == b"0\n";
     let mut cmd = if is_root {
-        std::fs::set_permissions(
-            d.path(),
-            std::os::unix::fs::PermissionsExt::from_mode(0o755),
-        )
-        .unwrap();
+        let bin = d.path().join("winguard");
+        std::fs::copy(env!("CARGO_BIN_EXE_winguard"), &bin).unwrap();
+        std::fs::set_permissions(&bin, PermissionsExt::from_mode(0o755)).unwrap();
         let mut c = std::process::Command::new("setpriv");
-        c.args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            env!("CARGO_BIN_EXE_winguard"),
-        ]);
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(bin);
         c
     } else {
         std::process::Command::new(env!("CARGO_BIN_EXE_winguard"))
     };
-    let good = common::root().join(GOOD);
     cmd.current_dir("/").args([
         "lint",
         bad.to_str().unwrap(),
