@@ -477,3 +477,42 @@ fn explain_and_rules() {
     let r = run(&["rules"]);
     assert_eq!(r.stdout.lines().count(), 21);
 }
+
+#[test]
+fn real_world_shapes_are_read_without_errors_or_noise() {
+    let (_, v) = json(&["lint", "testdata/real-world", "--fail-on", "never"]);
+    assert!(
+        v["errors"].as_array().unwrap().is_empty(),
+        "{}",
+        v["errors"]
+    );
+    let findings = v["findings"].as_array().unwrap();
+    // Unknown kinds, the RuntimeClass itself, ConfigMaps and the clean List pods pass quietly.
+    for f in findings {
+        let kind = f["object"]["kind"].as_str().unwrap();
+        assert!(
+            ["Deployment", "DaemonSet"].contains(&kind),
+            "unexpected finding on a {kind}: {f}"
+        );
+    }
+    // The HostProcess DaemonSet is consistent: HostProcess, hostNetwork, os.name, tolerate-all.
+    let exporter: Vec<_> = findings
+        .iter()
+        .filter(|f| f["object"]["name"] == "windows-exporter")
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    // …except the subPath mount of its ConfigMap, which Windows can't do.
+    assert_eq!(exporter, ["windows-unsupported-volume"], "{findings:#?}");
+    // The legacy Deployment is Windows through its RuntimeClass, defined in the same input set.
+    let legacy: Vec<_> = findings
+        .iter()
+        .filter(|f| f["object"]["name"] == "legacy")
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert!(
+        !legacy.contains(&"windows-os-selector-missing")
+            && !legacy.contains(&"windows-toleration-missing"),
+        "{legacy:?}"
+    );
+    assert_eq!(v["summary"]["objects"], 9);
+}

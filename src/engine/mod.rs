@@ -118,7 +118,12 @@ pub fn evaluate(rules: &RuleSet, ctx: &Context<'_>, object: &Value) -> Vec<Findi
         env.bind("config", &ctx.config_value);
         for (rule, level) in active.iter().filter(|(r, _)| r.scope == Scope::Object) {
             if rule.kinds.iter().any(|k| k == kind) {
-                run_rule(rule, *level, &mut env, object, None, "", &mut findings);
+                let here = Here {
+                    object,
+                    value: None,
+                    pointer: "",
+                };
+                run_rule(rule, *level, &mut env, here, &mut findings);
             }
         }
     }
@@ -147,15 +152,12 @@ pub fn evaluate(rules: &RuleSet, ctx: &Context<'_>, object: &Value) -> Vec<Findi
             env.bind("podSpec", spec);
             env.bind("podMeta", meta);
             for (rule, level) in pod_rules.iter().filter(|(r, _)| r.scope == Scope::Pod) {
-                run_rule(
-                    rule,
-                    *level,
-                    &mut env,
+                let here = Here {
                     object,
-                    Some(spec),
-                    spec_path,
-                    &mut findings,
-                );
+                    value: Some(spec),
+                    pointer: spec_path,
+                };
+                run_rule(rule, *level, &mut env, here, &mut findings);
             }
             let containers = facts["containers"]
                 .as_array()
@@ -172,15 +174,12 @@ pub fn evaluate(rules: &RuleSet, ctx: &Context<'_>, object: &Value) -> Vec<Findi
                     .iter()
                     .filter(|(r, _)| r.scope == Scope::Container)
                 {
-                    run_rule(
-                        rule,
-                        *level,
-                        &mut env,
+                    let here = Here {
                         object,
-                        Some(raw),
-                        path,
-                        &mut findings,
-                    );
+                        value: Some(raw),
+                        pointer: path,
+                    };
+                    run_rule(rule, *level, &mut env, here, &mut findings);
                 }
                 env.unbind();
                 env.unbind();
@@ -190,28 +189,27 @@ pub fn evaluate(rules: &RuleSet, ctx: &Context<'_>, object: &Value) -> Vec<Findi
     suppress(ctx, object, &pod_metas, findings)
 }
 
+/// Where a rule runs: the object, the raw value of its scope (pod spec or container) and that
+/// value's JSON pointer.
+#[derive(Clone, Copy)]
+struct Here<'v> {
+    object: &'v Value,
+    value: Option<&'v Value>,
+    pointer: &'v str,
+}
+
 /// Runs one rule in the current scope, pushing its findings.
 fn run_rule<'a>(
     rule: &'a Rule,
     level: Option<Severity>,
     env: &mut Env<'a>,
-    object: &Value,
-    scope_value: Option<&Value>,
-    scope_pointer: &str,
+    here: Here<'_>,
     findings: &mut Vec<Finding>,
 ) {
     for (name, e) in &rule.lets {
         env.bind_lazy(name, e);
     }
-    run_rule_body(
-        rule,
-        level,
-        env,
-        object,
-        scope_value,
-        scope_pointer,
-        findings,
-    );
+    run_rule_body(rule, level, env, here, findings);
     for _ in &rule.lets {
         env.unbind();
     }
@@ -221,11 +219,14 @@ fn run_rule_body<'a>(
     rule: &'a Rule,
     level: Option<Severity>,
     env: &mut Env<'a>,
-    object: &Value,
-    scope_value: Option<&Value>,
-    scope_pointer: &str,
+    here: Here<'_>,
     findings: &mut Vec<Finding>,
 ) {
+    let Here {
+        object,
+        value: scope_value,
+        pointer: scope_pointer,
+    } = here;
     // A condition that doesn't read `item` is tested once, before building the item list.
     if rule.each.is_some() && !rule.when_reads_item && !rule.when.test(env) {
         return;

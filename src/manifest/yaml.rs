@@ -196,30 +196,20 @@ impl Builder {
                 Ok(None)
             }
             Event::SequenceStart(anchor, _) => {
-                self.check_depth(span)?;
-                self.count(1, span)?;
+                let pos = self.open(line, col, span)?;
                 self.stack.push(Frame::Seq {
                     items: Vec::new(),
-                    pos: PosNode {
-                        line,
-                        col,
-                        ..PosNode::default()
-                    },
+                    pos,
                     anchor,
                     size: 0,
                 });
                 Ok(None)
             }
             Event::MappingStart(anchor, _) => {
-                self.check_depth(span)?;
-                self.count(1, span)?;
+                let pos = self.open(line, col, span)?;
                 self.stack.push(Frame::Map {
                     entries: Vec::new(),
-                    pos: PosNode {
-                        line,
-                        col,
-                        ..PosNode::default()
-                    },
+                    pos,
                     anchor,
                     size: 0,
                     pending_key: None,
@@ -271,6 +261,17 @@ impl Builder {
                 Ok(None)
             }
         }
+    }
+
+    /// Checks the limits for a new collection and returns its position node.
+    fn open(&mut self, line: u32, col: u32, span: &Span) -> Result<PosNode, YamlError> {
+        self.check_depth(span)?;
+        self.count(1, span)?;
+        Ok(PosNode {
+            line,
+            col,
+            ..PosNode::default()
+        })
     }
 
     fn check_depth(&self, span: &Span) -> Result<(), YamlError> {
