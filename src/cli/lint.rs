@@ -2,7 +2,9 @@
 
 use crate::config::Config;
 use crate::engine::{Context, evaluate};
-use crate::manifest::{InputError, Loaded, shape};
+use crate::manifest::{
+    InputError, Object, Sources, Templates, parse_document, shape, split_documents,
+};
 use crate::model::{Catalog, EMBEDDED_CATALOG};
 use crate::report::{Located, Report};
 use crate::rules::RuleSet;
@@ -80,40 +82,57 @@ impl LintSetup {
     }
 }
 
-/// Lints loaded inputs: shape-checks each object, evaluates the rules, locates the findings.
-pub fn lint_loaded(setup: &LintSetup, loaded: Loaded) -> Report {
-    let mut report = Report {
-        errors: loaded.errors,
-        files: loaded.files,
-        ..Report::default()
-    };
+/// Lints the inputs of a run.
+///
+/// Documents are parsed in two waves so memory stays near the size of the input: first the ones
+/// other objects' rules may consult (RuntimeClasses, and the kinds rules read through
+/// `objects(…)`, found by each document's `kind:` line) or whose kind can't be told without
+/// parsing; then every other document is parsed, checked and evaluated, and dropped, keeping only
+/// its findings.
+pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
     use rayon::prelude::*;
-    let checked: Vec<_> = loaded
-        .objects
-        .into_par_iter()
-        .map(|o| {
-            let problems = shape::check(&o.value);
-            (o, problems)
-        })
-        .collect();
-    let mut lintable = Vec::with_capacity(checked.len());
-    for (o, problems) in checked {
-        if problems.is_empty() {
-            lintable.push(o);
-            continue;
-        }
-        for p in problems {
-            let pos = o.position(&p.pointer);
-            report.errors.push(InputError {
-                file: o.file.to_string(),
-                line: Some(pos.line),
-                column: Some(pos.column),
-                message: format!("{} {}: {}", o.kind(), o.name(), p.message),
-            });
+    let Sources {
+        texts,
+        errors,
+        files,
+        ..
+    } = sources;
+    let context_kinds: Option<Vec<String>> = setup.rules.referenced_kinds().map(|mut k| {
+        k.push("RuntimeClass".to_string());
+        k
+    });
+    let needs_context = |hint: &Option<String>| match (hint, &context_kinds) {
+        (_, None) | (None, _) => true,
+        (Some(kind), Some(kinds)) => kind.ends_with("List") || kinds.contains(kind),
+    };
+    let templates: Vec<Templates> = texts.par_iter().map(|t| Templates::of(&t.text)).collect();
+    let mut early = Vec::new();
+    let mut late = Vec::new();
+    for (i, text) in texts.iter().enumerate() {
+        for span in split_documents(&text.text) {
+            if needs_context(&span.kind_hint) {
+                early.push((i, span));
+            } else {
+                late.push((i, span));
+            }
         }
     }
-    report.objects = lintable.len();
-    let values: Vec<&serde_json::Value> = lintable.iter().map(|o| &o.value).collect();
+
+    // Wave 1: parse what the context needs.
+    let parsed: Vec<(usize, Vec<Object>, Vec<InputError>)> = early
+        .par_iter()
+        .map(|(i, span)| {
+            let (objects, errors) = parse_document(&texts[*i], &templates[*i], span);
+            (*i, objects, errors)
+        })
+        .collect();
+    let mut kept = Vec::new();
+    let mut all_errors: Vec<(usize, InputError)> = errors.into_iter().map(|e| (0, e)).collect();
+    for (i, objects, errs) in parsed {
+        all_errors.extend(errs.into_iter().map(|e| (i, e)));
+        kept.extend(objects.into_iter().map(|o| (i, o)));
+    }
+    let values: Vec<&serde_json::Value> = kept.iter().map(|(_, o)| &o.value).collect();
     let ctx = Context::new(
         &setup.rules,
         &setup.config,
@@ -121,23 +140,71 @@ pub fn lint_loaded(setup: &LintSetup, loaded: Loaded) -> Report {
         &values,
         setup.today,
     );
-    let located: Vec<Vec<Located>> = lintable
-        .par_iter()
-        .map(|o| {
-            evaluate(&setup.rules, &ctx, &o.value)
-                .into_iter()
-                .map(|f| Located::new(f, o))
-                .collect()
-        })
-        .collect();
-    report.findings = located.into_iter().flatten().collect();
+
+    // Wave 2: check and evaluate everything; parse the rest on the way.
+    let lint_object = |i: usize, o: &Object, out: &mut Outcome| {
+        let problems = shape::check(&o.value);
+        if problems.is_empty() {
+            out.objects += 1;
+            out.findings.extend(
+                evaluate(&setup.rules, &ctx, &o.value)
+                    .into_iter()
+                    .map(|f| Located::new(f, o)),
+            );
+        } else {
+            for p in problems {
+                let pos = o.position(&p.pointer);
+                out.errors.push((
+                    i,
+                    InputError {
+                        file: o.file.to_string(),
+                        line: Some(pos.line),
+                        column: Some(pos.column),
+                        message: format!("{} {}: {}", o.kind(), o.name(), p.message),
+                    },
+                ));
+            }
+        }
+    };
+    let from_kept = kept.par_iter().map(|(i, o)| {
+        let mut out = Outcome::default();
+        lint_object(*i, o, &mut out);
+        out
+    });
+    let from_late = late.par_iter().map(|(i, span)| {
+        let mut out = Outcome::default();
+        let (objects, errs) = parse_document(&texts[*i], &templates[*i], span);
+        out.errors.extend(errs.into_iter().map(|e| (*i, e)));
+        for o in &objects {
+            lint_object(*i, o, &mut out);
+        }
+        out
+    });
+    let outcomes: Vec<Outcome> = from_kept.chain(from_late).collect();
+    let mut report = Report {
+        files,
+        ..Report::default()
+    };
+    for out in outcomes {
+        report.objects += out.objects;
+        report.findings.extend(out.findings);
+        all_errors.extend(out.errors);
+    }
+    // Errors in input order: by source, then line.
+    all_errors.sort_by_key(|(i, e)| (*i, e.line.unwrap_or(0)));
+    report.errors = all_errors.into_iter().map(|(_, e)| e).collect();
     report.sort();
     report
 }
 
+#[derive(Default)]
+struct Outcome {
+    objects: usize,
+    findings: Vec<Located>,
+    errors: Vec<(usize, InputError)>,
+}
+
 /// Lints one text as if it were a file named `name` (tests, docs examples, benches).
 pub fn lint_text(setup: &LintSetup, name: &str, text: &str) -> Report {
-    let mut loaded = Loaded::default();
-    crate::manifest::load_bytes(name, text.as_bytes().to_vec(), false, &mut loaded);
-    lint_loaded(setup, loaded)
+    lint_sources(setup, Sources::from_text(name, text))
 }

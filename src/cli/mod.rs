@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-pub use lint::{LintSetup, lint_loaded, lint_text};
+pub use lint::{LintSetup, lint_sources, lint_text};
 
 use crate::config::Profile;
 use crate::report::Format;
@@ -191,11 +191,11 @@ pub fn run(cli: Cli) -> u8 {
                     return EXIT_ERROR;
                 }
             };
-            let loaded = crate::manifest::load_inputs(&args.paths, args.max_file_size);
-            for note in &loaded.notes {
+            let sources = crate::manifest::read_inputs(&args.paths, args.max_file_size);
+            for note in &sources.notes {
                 eprintln!("note: {note}");
             }
-            let report = lint_loaded(&setup, loaded);
+            let report = lint_sources(&setup, sources);
             let mut code = EXIT_CLEAN;
             if let Err(e) = write_outputs(&args, &report, &setup.rules) {
                 eprintln!("error: {e}");

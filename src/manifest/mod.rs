@@ -59,14 +59,23 @@ impl std::fmt::Display for InputError {
     }
 }
 
-/// Everything read from the inputs of one run.
+/// The inputs of one run, read into memory but not parsed yet.
 #[derive(Debug, Default)]
-pub struct Loaded {
-    pub objects: Vec<Object>,
+pub struct Sources {
+    pub texts: Vec<Arc<SourceText>>,
     pub errors: Vec<InputError>,
     /// Things skipped on purpose (binary files in a directory), said on stderr.
     pub notes: Vec<String>,
     pub files: usize,
+}
+
+impl Sources {
+    /// One in-memory text (tests, docs examples, benches).
+    pub fn from_text(name: &str, text: &str) -> Sources {
+        let mut s = Sources::default();
+        read_bytes(name, text.as_bytes().to_vec(), false, &mut s);
+        s
+    }
 }
 
 /// One input to read: stdin's bytes, or a file (and whether a directory walk found it).
@@ -76,8 +85,8 @@ enum Job {
 }
 
 /// Reads every input: files, directories (recursively: `*.yaml`, `*.yml`, `*.json`) and `-`.
-/// Files are parsed in parallel; results keep the order of the inputs.
-pub fn load_inputs(inputs: &[PathBuf], max_file_size: u64) -> Loaded {
+/// Files are read in parallel; results keep the order of the inputs.
+pub fn read_inputs(inputs: &[PathBuf], max_file_size: u64) -> Sources {
     use rayon::prelude::*;
     let mut walk_errors = Vec::new();
     let mut jobs = Vec::new();
@@ -123,28 +132,28 @@ pub fn load_inputs(inputs: &[PathBuf], max_file_size: u64) -> Loaded {
             jobs.push(Job::File(input.clone(), false));
         }
     }
-    let parts: Vec<Loaded> = jobs
+    let parts: Vec<Sources> = jobs
         .into_par_iter()
         .map(|job| {
-            let mut part = Loaded::default();
+            let mut part = Sources::default();
             match job {
-                Job::Bytes(name, bytes) => load_bytes(name, bytes, false, &mut part),
-                Job::File(path, in_dir) => load_file(&path, max_file_size, in_dir, &mut part),
+                Job::Bytes(name, bytes) => read_bytes(name, bytes, false, &mut part),
+                Job::File(path, in_dir) => read_file(&path, max_file_size, in_dir, &mut part),
             }
             part
         })
         .collect();
-    let mut loaded = Loaded {
+    let mut all = Sources {
         errors: walk_errors,
-        ..Loaded::default()
+        ..Sources::default()
     };
     for part in parts {
-        loaded.objects.extend(part.objects);
-        loaded.errors.extend(part.errors);
-        loaded.notes.extend(part.notes);
-        loaded.files += part.files;
+        all.texts.extend(part.texts);
+        all.errors.extend(part.errors);
+        all.notes.extend(part.notes);
+        all.files += part.files;
     }
-    loaded
+    all
 }
 
 fn is_manifest_name(path: &Path) -> bool {
@@ -154,7 +163,7 @@ fn is_manifest_name(path: &Path) -> bool {
     )
 }
 
-fn load_file(path: &Path, max_file_size: u64, in_directory: bool, loaded: &mut Loaded) {
+fn read_file(path: &Path, max_file_size: u64, in_directory: bool, loaded: &mut Sources) {
     let name = path.display().to_string();
     match std::fs::metadata(path) {
         Err(e) => {
@@ -180,7 +189,7 @@ fn load_file(path: &Path, max_file_size: u64, in_directory: bool, loaded: &mut L
         Err(e) => loaded
             .errors
             .push(file_error(&name, format!("cannot read: {}", io_reason(&e)))),
-        Ok(bytes) => load_bytes(&name, bytes, in_directory, loaded),
+        Ok(bytes) => read_bytes(&name, bytes, in_directory, loaded),
     }
 }
 
@@ -209,8 +218,8 @@ fn file_error(file: &str, message: String) -> InputError {
     }
 }
 
-/// Parses one input's bytes into objects.
-pub fn load_bytes(name: &str, bytes: Vec<u8>, in_directory: bool, loaded: &mut Loaded) {
+/// Checks one input's bytes (binary, UTF-8) and keeps its text.
+pub fn read_bytes(name: &str, bytes: Vec<u8>, in_directory: bool, loaded: &mut Sources) {
     loaded.files += 1;
     let probe = &bytes[..bytes.len().min(8192)];
     if probe.contains(&0) {
@@ -247,21 +256,112 @@ pub fn load_bytes(name: &str, bytes: Vec<u8>, in_directory: bool, loaded: &mut L
             return;
         }
     };
-    let source = Arc::new(SourceText {
+    let text = match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    };
+    loaded.texts.push(Arc::new(SourceText {
         name: name.to_string(),
         text,
-    });
-    let (objects, errors) = parse_source(&source);
-    loaded.objects.extend(objects);
-    loaded.errors.extend(errors);
+    }));
 }
 
-/// Parses a source text into objects: splits documents, attributes Helm templates, expands
-/// `kind: List`, and skips what isn't a Kubernetes object.
+/// Where one YAML document sits in its source text.
+#[derive(Debug, Clone)]
+pub struct DocSpan {
+    pub start: usize,
+    pub end: usize,
+    /// Lines before the document's first line.
+    pub line_offset: u32,
+    /// The value of a top-level `kind:` line, read without parsing (to schedule work).
+    pub kind_hint: Option<String>,
+}
+
+fn is_document_marker(line: &str) -> bool {
+    line == "---"
+        || line.starts_with("--- ")
+        || line.starts_with("---\t")
+        || line.starts_with("---#")
+}
+
+/// Splits a text into its YAML documents at `---` and `...` lines. A `---` at column 0 always
+/// starts a document (YAML forbids it inside a block scalar), so each piece parses on its own:
+/// a syntax error then costs one document, not the rest of the file.
+pub fn split_documents(text: &str) -> Vec<DocSpan> {
+    let mut spans = Vec::new();
+    let mut start = 0;
+    let mut start_line = 0u32;
+    let mut has_content = false;
+    let mut kind_hint = None;
+    let mut offset = 0;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let bare = line.trim_end_matches(['\n', '\r']);
+        let marker = is_document_marker(bare);
+        let end_marker = bare == "...";
+        if (marker || end_marker) && has_content {
+            spans.push(DocSpan {
+                start,
+                end: offset,
+                line_offset: start_line,
+                kind_hint: kind_hint.take(),
+            });
+            start = offset;
+            start_line = i as u32;
+            has_content = false;
+        }
+        if end_marker {
+            start = offset + line.len();
+            start_line = i as u32 + 1;
+        } else if !marker || bare.len() > 3 {
+            let t = bare.trim_start();
+            if !(t.is_empty() || t.starts_with('#') || (t.starts_with('%') && !has_content)) {
+                has_content = true;
+            }
+            if let Some(k) = bare.strip_prefix("kind:") {
+                let k = k
+                    .split(" #")
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .trim_matches(['"', '\'']);
+                kind_hint.get_or_insert_with(|| k.to_string());
+            }
+        }
+        offset += line.len();
+    }
+    if has_content {
+        spans.push(DocSpan {
+            start,
+            end: text.len(),
+            line_offset: start_line,
+            kind_hint,
+        });
+    }
+    spans
+}
+
+/// Parses a whole source: every document, each on its own.
 pub fn parse_source(source: &Arc<SourceText>) -> (Vec<Object>, Vec<InputError>) {
-    let text = source.text.strip_prefix('\u{feff}').unwrap_or(&source.text);
-    let templates = helm_sources(text);
-    let (docs, error) = yaml::parse_stream(text);
+    let templates = Templates::of(&source.text);
+    let mut objects = Vec::new();
+    let mut errors = Vec::new();
+    for span in split_documents(&source.text) {
+        let (o, e) = parse_document(source, &templates, &span);
+        objects.extend(o);
+        errors.extend(e);
+    }
+    (objects, errors)
+}
+
+/// Parses one document of a source into objects: attributes Helm templates, expands
+/// `kind: List`, and skips what isn't a Kubernetes object.
+pub fn parse_document(
+    source: &Arc<SourceText>,
+    templates: &Templates,
+    span: &DocSpan,
+) -> (Vec<Object>, Vec<InputError>) {
+    let text = &source.text[span.start..span.end];
+    let (docs, error) = yaml::parse_stream_at(text, span.line_offset);
     let mut objects = Vec::new();
     let mut errors = Vec::new();
     for doc in docs {
@@ -350,48 +450,42 @@ fn push_objects(
     });
 }
 
-/// Helm's `# Source: <template>` comments, with the document separators around them.
-struct HelmSources<'a> {
+/// Helm's `# Source: <template>` comments of a source, with the document separators around them.
+#[derive(Debug, Default)]
+pub struct Templates {
     /// (line of the comment, template path)
-    comments: Vec<(u32, &'a str)>,
+    comments: Vec<(u32, String)>,
     separators: Vec<u32>,
 }
 
-fn helm_sources(text: &str) -> HelmSources<'_> {
-    let mut comments = Vec::new();
-    let mut separators = Vec::new();
-    if !text.contains("# Source: ") {
-        return HelmSources {
-            comments,
-            separators,
-        };
-    }
-    for (i, line) in text.lines().enumerate() {
-        let n = i as u32 + 1;
-        if let Some(path) = line.strip_prefix("# Source: ") {
-            comments.push((n, path.trim()));
-        } else if line.starts_with("---") {
-            separators.push(n);
+impl Templates {
+    pub fn of(text: &str) -> Templates {
+        let mut t = Templates::default();
+        if !text.contains("# Source: ") {
+            return t;
         }
+        for (i, line) in text.lines().enumerate() {
+            let n = i as u32 + 1;
+            if let Some(path) = line.strip_prefix("# Source: ") {
+                t.comments.push((n, path.trim().to_string()));
+            } else if line.starts_with("---") {
+                t.separators.push(n);
+            }
+        }
+        t
     }
-    HelmSources {
-        comments,
-        separators,
-    }
-}
 
-impl HelmSources<'_> {
     /// The template a document starting at `line` came from, and the comment's line.
     fn for_line(&self, line: u32) -> Option<(&str, u32)> {
         let idx = self.comments.partition_point(|(l, _)| *l < line);
-        let (comment_line, path) = *self.comments.get(idx.checked_sub(1)?)?;
+        let (comment_line, path) = self.comments.get(idx.checked_sub(1)?)?;
         // A separator between the comment and the document means the comment belongs to an
         // earlier (empty) document.
         let sep_between = self
             .separators
             .iter()
-            .any(|&s| s > comment_line && s <= line);
-        (!sep_between).then_some((path, comment_line))
+            .any(|&s| s > *comment_line && s <= line);
+        (!sep_between).then_some((path.as_str(), *comment_line))
     }
 }
 

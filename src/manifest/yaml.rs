@@ -50,9 +50,9 @@ pub struct YamlError {
 }
 
 impl YamlError {
-    fn at(span: &Span, message: impl Into<String>) -> Self {
+    fn at(span: &Span, line_offset: u32, message: impl Into<String>) -> Self {
         YamlError {
-            line: span.start.line() as u32,
+            line: span.start.line() as u32 + line_offset,
             col: span.start.col() as u32 + 1,
             message: message.into(),
         }
@@ -89,9 +89,18 @@ struct Anchored {
 /// Parses every document of `text`. Documents before a syntax error are kept; the error ends the
 /// stream (the YAML scanner cannot resynchronise after one).
 pub fn parse_stream(text: &str) -> (Vec<ParsedDoc>, Option<YamlError>) {
+    parse_stream_at(text, 0)
+}
+
+/// Parses a piece of a larger text whose first line is line `line_offset + 1` of the whole;
+/// every position is reported in the whole text's lines.
+pub fn parse_stream_at(text: &str, line_offset: u32) -> (Vec<ParsedDoc>, Option<YamlError>) {
     let mut docs = Vec::new();
     let mut parser = Parser::new_from_str(text);
-    let mut builder = Builder::default();
+    let mut builder = Builder {
+        line_offset,
+        ..Builder::default()
+    };
     loop {
         let Some(next) = parser.next_event() else {
             return (docs, None);
@@ -103,7 +112,7 @@ pub fn parse_stream(text: &str) -> (Vec<ParsedDoc>, Option<YamlError>) {
                 return (
                     docs,
                     Some(YamlError {
-                        line: m.line() as u32,
+                        line: m.line() as u32 + line_offset,
                         col: m.col() as u32 + 1,
                         message: e.info().to_string(),
                     }),
@@ -126,11 +135,13 @@ struct Builder {
     nodes: usize,
     root: Option<(Value, PosNode)>,
     doc_start: u32,
+    /// Added to every line (see [`parse_stream_at`]).
+    line_offset: u32,
 }
 
 impl Builder {
     fn event(&mut self, event: Event<'_>, span: &Span) -> Result<Option<ParsedDoc>, YamlError> {
-        let line = span.start.line() as u32;
+        let line = span.start.line() as u32 + self.line_offset;
         let col = span.start.col() as u32 + 1;
         match event {
             Event::StreamStart | Event::StreamEnd | Event::Nothing => Ok(None),
@@ -183,7 +194,11 @@ impl Builder {
             }
             Event::Alias(id) => {
                 let Some(nodes) = self.anchors.get(&id).map(|a| a.nodes) else {
-                    return Err(YamlError::at(span, "alias refers to an unknown anchor"));
+                    return Err(YamlError::at(
+                        span,
+                        self.line_offset,
+                        "alias refers to an unknown anchor",
+                    ));
                 };
                 // Count before copying: the bound must hold before the memory is spent.
                 self.count(nodes, span)?;
@@ -224,7 +239,11 @@ impl Builder {
                     size,
                 }) = self.stack.pop()
                 else {
-                    return Err(YamlError::at(span, "unbalanced sequence end"));
+                    return Err(YamlError::at(
+                        span,
+                        self.line_offset,
+                        "unbalanced sequence end",
+                    ));
                 };
                 let nodes = 1 + size;
                 self.push_node(Value::Array(items), pos, anchor, nodes, span)?;
@@ -239,7 +258,11 @@ impl Builder {
                     ..
                 }) = self.stack.pop()
                 else {
-                    return Err(YamlError::at(span, "unbalanced mapping end"));
+                    return Err(YamlError::at(
+                        span,
+                        self.line_offset,
+                        "unbalanced mapping end",
+                    ));
                 };
                 // Stable: of two equal keys, the later one in the document is the duplicate.
                 entries.sort_by(|a, b| a.0.cmp(&b.0));
@@ -278,6 +301,7 @@ impl Builder {
         if self.stack.len() >= MAX_DEPTH {
             return Err(YamlError::at(
                 span,
+                self.line_offset,
                 format!("nesting deeper than {MAX_DEPTH} levels"),
             ));
         }
@@ -289,6 +313,7 @@ impl Builder {
         if self.nodes > MAX_ALIAS_NODES {
             return Err(YamlError::at(
                 span,
+                self.line_offset,
                 format!(
                     "document expands to more than {MAX_ALIAS_NODES} nodes through aliases (an alias bomb?)"
                 ),
@@ -345,6 +370,7 @@ impl Builder {
                         _ => {
                             return Err(YamlError::at(
                                 span,
+                                self.line_offset,
                                 "a mapping or sequence used as a key is not supported",
                             ));
                         }
