@@ -603,8 +603,10 @@ impl Expr {
     }
     /// Evaluates to a truth value.
     pub fn test(&self, env: &Env<'_>) -> bool {
-        truthy(&self.eval_any(env))
+        let mut scratch = Vec::new();
+        truthy(&eval_env(&self.node, env, &mut scratch))
     }
+    #[cfg(test)]
     fn eval_any(&self, env: &Env<'_>) -> Value {
         let mut scratch = Vec::new();
         eval_env(&self.node, env, &mut scratch).into_owned()

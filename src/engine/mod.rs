@@ -57,6 +57,7 @@ pub struct Context<'a> {
     objects_by_kind: HashMap<String, Value>,
     /// Today's date, for exemption expiry (passed in so evaluation stays deterministic).
     pub today: jiff::civil::Date,
+    cluster_version: (u64, u64),
 }
 
 impl<'a> Context<'a> {
@@ -89,6 +90,8 @@ impl<'a> Context<'a> {
         Context {
             config,
             config_value: config.to_expr_value(),
+            cluster_version: expr::parse_version(&Value::String(config.kubernetes_version.clone()))
+                .unwrap_or((1, 0)),
             catalog,
             index,
             objects_by_kind: objects_by_kind
@@ -143,6 +146,7 @@ pub fn evaluate(rules: &RuleSet, ctx: &Context<'_>, object: &Value) -> Vec<Findi
                 catalog: ctx.catalog,
                 config: ctx.config,
                 index: &ctx.index,
+                cluster_version: ctx.cluster_version,
             };
             let facts = model::pod_facts(&mctx, spec, spec_path, meta_path);
             let mut env = Env::new().with_objects(&objects_fn);

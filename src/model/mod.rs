@@ -206,8 +206,9 @@ impl Catalog {
         let lower = token.to_lowercase();
         self.builds.iter().find(|b| {
             b.tokens.iter().any(|t| t.eq_ignore_ascii_case(&lower))
-                || lower == b.version_prefix
-                || lower.starts_with(&format!("{}.", b.version_prefix))
+                || lower
+                    .strip_prefix(b.version_prefix.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
         })
     }
 
@@ -351,6 +352,8 @@ pub struct ModelContext<'a> {
     pub catalog: &'a Catalog,
     pub config: &'a Config,
     pub index: &'a InputIndex<'a>,
+    /// The configured Kubernetes version as (major, minor).
+    pub cluster_version: (u64, u64),
 }
 
 struct Source {
@@ -854,11 +857,8 @@ fn field_set(value: &Value, field: &str, only_when_true: bool) -> bool {
 fn version_ok(ctx: &ModelContext<'_>, since: &Option<String>) -> bool {
     match since {
         None => true,
-        Some(s) => {
-            let have = crate::engine::expr::parse_version(&json!(ctx.config.kubernetes_version));
-            let need = crate::engine::expr::parse_version(&json!(s));
-            matches!((have, need), (Some(h), Some(n)) if h >= n)
-        }
+        Some(s) => crate::engine::expr::parse_version(&Value::String(s.clone()))
+            .is_some_and(|need| ctx.cluster_version >= need),
     }
 }
 
