@@ -104,7 +104,6 @@ pub fn render(report: &Report, rules: &RuleSet) -> String {
                     ToolComponent::builder()
                         .name("winguard".to_string())
                         .version(env!("CARGO_PKG_VERSION").to_string())
-                        .information_uri("https://github.com/winguard/winguard".to_string())
                         .rules(descriptors)
                         .build(),
                 )
