@@ -226,3 +226,38 @@ fn every_rule_fires_on_every_workload_kind() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A rule can iterate with a JSONPath (`each: $…`): each match is an item with its pointer.
+#[test]
+fn jsonpath_each_reports_every_match_at_its_pointer() {
+    let rule = winguard::rules::Rule::load(
+        r#"
+name: host-path-volume
+severity: warning
+summary: hostPath volumes
+scope: pod
+each: "$.volumes[?@.hostPath]"
+when: pod.os == 'windows'
+message: "volume `{{item.name}}` mounts the host path `{{item.hostPath.path}}`"
+docs: {what: a, why: b, bad: c, good: d}
+"#,
+        "test.yaml",
+    )
+    .unwrap();
+    let mut rules = RuleSet::default();
+    rules.add(rule).unwrap();
+    let setup = LintSetup::new(rules, Config::default()).unwrap();
+    let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  nodeSelector: {kubernetes.io/os: windows}\n  containers: [{name: a, image: x}]\n  volumes:\n  - {name: cfg, configMap: {name: c}}\n  - {name: pipe, hostPath: {path: '\\\\.\\pipe\\docker_engine'}}\n";
+    let report = lint_text(&setup, "p.yaml", text);
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    let f = &report.findings[0];
+    assert_eq!(f.finding.pointer, "/spec/volumes/1");
+    assert_eq!(f.line, 9);
+    assert!(
+        f.finding
+            .message
+            .starts_with("volume `pipe` mounts the host path `\\\\.\\pipe\\docker_engine`"),
+        "{}",
+        f.finding.message
+    );
+}
