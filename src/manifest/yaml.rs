@@ -440,23 +440,27 @@ fn parse_int(text: &str) -> Option<Number> {
         b'+' => (false, &text[1..]),
         _ => (false, text),
     };
-    let digits = digits.replace('_', "");
-    let (radix, body) = if let Some(h) = digits.strip_prefix("0x") {
-        (16, h.to_string())
+    let digits: std::borrow::Cow<'_, str> = if digits.contains('_') {
+        digits.replace('_', "").into()
+    } else {
+        digits.into()
+    };
+    let (radix, body): (u32, &str) = if let Some(h) = digits.strip_prefix("0x") {
+        (16, h)
     } else if let Some(o) = digits.strip_prefix("0o") {
-        (8, o.to_string())
+        (8, o)
     } else if digits.len() > 1
         && digits.starts_with('0')
         && digits.bytes().all(|b| b.is_ascii_digit())
     {
-        (8, digits[1..].to_string())
+        (8, &digits[1..])
     } else {
-        (10, digits)
+        (10, &digits)
     };
     if body.is_empty() || !body.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
-    let magnitude = u64::from_str_radix(&body, radix).ok()?;
+    let magnitude = u64::from_str_radix(body, radix).ok()?;
     if neg {
         let v = i64::try_from(magnitude).ok()?;
         Some(Number::from(-v))
@@ -472,7 +476,11 @@ fn parse_float(text: &str) -> Option<Value> {
     if !ok || !text.bytes().any(|b| b.is_ascii_digit()) {
         return None;
     }
-    let f: f64 = text.replace('_', "").parse().ok()?;
+    let f: f64 = if text.contains('_') {
+        text.replace('_', "").parse().ok()?
+    } else {
+        text.parse().ok()?
+    };
     Number::from_f64(f).map(Value::Number)
 }
 
