@@ -10,6 +10,7 @@ pub mod patch;
 
 use std::collections::HashMap;
 
+use crate::manifest::Pointer;
 use serde_json::{Value, json};
 
 use crate::config::Config;
@@ -76,7 +77,7 @@ impl<'a> Context<'a> {
         for o in objects {
             let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
             if kind == "RuntimeClass"
-                && let Some(name) = o.pointer("/metadata/name").and_then(Value::as_str)
+                && let Some(name) = o.ptr("/metadata/name").and_then(Value::as_str)
             {
                 index.runtime_classes.insert(name, o);
             }
@@ -133,9 +134,9 @@ pub fn evaluate(rules: &RuleSet, ctx: &Context<'_>, object: &Value) -> Vec<Findi
 
     let mut pod_metas = Vec::new();
     let template = model::pod_template_paths(kind)
-        .and_then(|(sp, mp)| Some((sp, mp, object.pointer(sp).filter(|s| s.is_object())?)));
+        .and_then(|(sp, mp)| Some((sp, mp, object.ptr(sp).filter(|s| s.is_object())?)));
     if let Some((spec_path, meta_path, spec)) = template {
-        let meta = object.pointer(meta_path).unwrap_or(&Value::Null);
+        let meta = object.ptr(meta_path).unwrap_or(&Value::Null);
         pod_metas.push(meta);
         let pod_rules: Vec<_> = active
             .iter()
@@ -169,7 +170,7 @@ pub fn evaluate(rules: &RuleSet, ctx: &Context<'_>, object: &Value) -> Vec<Findi
                 .unwrap_or(&[]);
             for cf in containers {
                 let path = cf["path"].as_str().unwrap_or("");
-                let Some(raw) = object.pointer(path) else {
+                let Some(raw) = object.ptr(path) else {
                     continue;
                 };
                 env.bind("container", cf);
@@ -421,12 +422,12 @@ fn suppress(
         }
     }
     let namespace = object
-        .pointer("/metadata/namespace")
+        .ptr("/metadata/namespace")
         .and_then(Value::as_str)
         .unwrap_or("");
     let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
     let name = object
-        .pointer("/metadata/name")
+        .ptr("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or("");
     let mut out: Vec<Finding> = findings

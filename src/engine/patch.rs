@@ -4,6 +4,7 @@
 //! `tolerations: []`) are added here, first, by trying each operation on a scratch copy. Applying
 //! uses the `json-patch` crate.
 
+use crate::manifest::Pointer;
 use serde_json::{Value, json};
 
 use super::expr::Env;
@@ -28,7 +29,7 @@ impl Overlay<'_> {
         if self.removed.iter().any(under) {
             return false;
         }
-        self.object.pointer(path).is_some_and(|v| !v.is_null())
+        self.object.ptr(path).is_some_and(|v| !v.is_null())
     }
 }
 
@@ -122,17 +123,12 @@ pub fn apply_all<'a>(
                 && (op["value"] == json!({}) || op["value"] == json!([]))
                 && op["path"]
                     .as_str()
-                    .and_then(|p| target.pointer(p))
+                    .and_then(|p| target.ptr(p))
                     .is_some_and(|v| !v.is_null());
             if is_parent {
                 continue;
             }
-            if op["op"] == "remove"
-                && op["path"]
-                    .as_str()
-                    .and_then(|p| target.pointer(p))
-                    .is_none()
-            {
+            if op["op"] == "remove" && op["path"].as_str().and_then(|p| target.ptr(p)).is_none() {
                 continue;
             }
             if apply_one(target, op).is_ok() {

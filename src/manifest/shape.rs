@@ -4,6 +4,7 @@
 //! Kept to the fields the model and rules read, so valid manifests the API server accepts (with
 //! numbers for quantities, for example) are never refused here.
 
+use crate::manifest::Pointer;
 use serde_json::Value;
 
 use super::escape_pointer_token;
@@ -156,7 +157,7 @@ pub fn check(object: &Value) -> Vec<ShapeError> {
     let Some((spec_path, meta_path)) = pod_template_paths(kind) else {
         return errors;
     };
-    if let Some(replicas) = object.pointer("/spec/replicas").filter(|v| !v.is_null())
+    if let Some(replicas) = object.ptr("/spec/replicas").filter(|v| !v.is_null())
         && let Err(m) = Shape::Int.check(replicas)
     {
         errors.push(ShapeError {
@@ -169,7 +170,7 @@ pub fn check(object: &Value) -> Vec<ShapeError> {
     for token in spec_path.split('/').skip(1) {
         path.push('/');
         path.push_str(token);
-        match object.pointer(&path) {
+        match object.ptr(&path) {
             Some(v) if !v.is_object() && !v.is_null() => {
                 errors.push(ShapeError {
                     message: format!(
@@ -185,11 +186,11 @@ pub fn check(object: &Value) -> Vec<ShapeError> {
         }
     }
     if meta_path != "/metadata"
-        && let Some(meta) = object.pointer(meta_path)
+        && let Some(meta) = object.ptr(meta_path)
     {
         check_fields(meta, meta_path, METADATA, &mut errors);
     }
-    let Some(spec) = object.pointer(spec_path) else {
+    let Some(spec) = object.ptr(spec_path) else {
         return errors;
     };
     let before = errors.len();

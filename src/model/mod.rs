@@ -10,6 +10,7 @@ mod image;
 
 use std::collections::HashMap;
 
+use crate::manifest::Pointer;
 use regex::Regex;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -377,7 +378,7 @@ const BUILD_KEY: &str = "node.kubernetes.io/windows-build";
 /// Required node-affinity terms as (term index, expression index, expression).
 fn required_terms(spec: &Value) -> Vec<(usize, usize, &Value)> {
     let terms = spec
-        .pointer("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")
+        .ptr("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")
         .and_then(Value::as_array);
     let mut out = Vec::new();
     for (ti, term) in terms.into_iter().flatten().enumerate() {
@@ -429,7 +430,7 @@ pub fn pod_facts(ctx: &ModelContext<'_>, spec: &Value, spec_path: &str, meta_pat
     let p = |rest: &str| format!("{spec_path}{rest}");
 
     // 1. spec.os.name
-    if let Some(name) = spec.pointer("/os/name").and_then(Value::as_str)
+    if let Some(name) = spec.ptr("/os/name").and_then(Value::as_str)
         && let Some(os) = os_of(name)
     {
         sources.push(Source {
@@ -494,7 +495,7 @@ pub fn pod_facts(ctx: &ModelContext<'_>, spec: &Value, spec_path: &str, meta_pat
 
     // Containers and their images.
     let pod_host_process = spec
-        .pointer("/securityContext/windowsOptions/hostProcess")
+        .ptr("/securityContext/windowsOptions/hostProcess")
         .and_then(Value::as_bool);
     let mut containers = Vec::new();
     let mut any_host_process = pod_host_process == Some(true);
@@ -564,14 +565,14 @@ pub fn pod_facts(ctx: &ModelContext<'_>, spec: &Value, spec_path: &str, meta_pat
         }
     }
     // windowsOptions outside HostProcess (only contradicts `os.name: linux`, §3.1 validateLinux).
-    let windows_options_at = if spec.pointer("/securityContext/windowsOptions").is_some() {
+    let windows_options_at = if spec.ptr("/securityContext/windowsOptions").is_some() {
         Some(p("/securityContext/windowsOptions"))
     } else {
         spec.get("containers")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .position(|c| c.pointer("/securityContext/windowsOptions").is_some())
+            .position(|c| c.ptr("/securityContext/windowsOptions").is_some())
             .map(|i| p(&format!("/containers/{i}/securityContext/windowsOptions")))
     };
 
@@ -728,7 +729,7 @@ fn selected_builds(
     spec_path: &str,
 ) -> (Vec<u64>, Value) {
     let catalog = ctx.catalog;
-    if let Some(v) = spec.pointer("/nodeSelector").and_then(|n| n.get(BUILD_KEY)) {
+    if let Some(v) = spec.ptr("/nodeSelector").and_then(|n| n.get(BUILD_KEY)) {
         let builds: Vec<u64> = catalog.parse_build(v).into_iter().collect();
         return (
             builds,
@@ -746,7 +747,7 @@ fn selected_builds(
         );
     }
     if let Some(rc) = runtime_class
-        && let Some(v) = rc.pointer("/nodeSelector").and_then(|n| n.get(BUILD_KEY))
+        && let Some(v) = rc.ptr("/nodeSelector").and_then(|n| n.get(BUILD_KEY))
     {
         let builds = catalog.parse_build(v).into_iter().collect();
         return (
@@ -781,7 +782,7 @@ fn container_facts(
     };
     let iis = catalog.iis.reason(&image).is_some();
     let host_process = c
-        .pointer("/securityContext/windowsOptions/hostProcess")
+        .ptr("/securityContext/windowsOptions/hostProcess")
         .and_then(Value::as_bool)
         .or(pod_host_process)
         .unwrap_or(false);
