@@ -115,9 +115,18 @@ struct UnsupportedFieldsFile {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct UnsupportedField {
     field: String,
-    since: Option<String>,
+    #[serde(default, deserialize_with = "since_version")]
+    since: Option<(u64, u64)>,
     #[serde(default)]
     only_when_true: bool,
+}
+
+/// `since: '1.30'` → (1, 30), parsed once at load.
+fn since_version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<(u64, u64)>, D::Error> {
+    let text = String::deserialize(d)?;
+    crate::engine::expr::parse_version(&Value::String(text.clone()))
+        .map(Some)
+        .ok_or_else(|| serde::de::Error::custom(format!("`{text}` is not a version like 1.30")))
 }
 
 /// A compiled image class: repositories and tag tokens.
@@ -155,8 +164,12 @@ impl ImageClass {
             return Some(format!("its repository `{}`", image.repository));
         }
         for token in image.tag_tokens() {
-            let lower = token.to_lowercase();
-            if self.tag_tokens.contains(&lower)
+            let lower = if token.bytes().any(|b| b.is_ascii_uppercase()) {
+                std::borrow::Cow::Owned(token.to_ascii_lowercase())
+            } else {
+                std::borrow::Cow::Borrowed(token)
+            };
+            if self.tag_tokens.iter().any(|t| t == lower.as_ref())
                 || self.tag_token_patterns.iter().any(|r| r.is_match(&lower))
             {
                 return Some(format!("its tag token `{token}`"));
@@ -855,12 +868,8 @@ fn field_set(value: &Value, field: &str, only_when_true: bool) -> bool {
     }
 }
 
-fn version_ok(ctx: &ModelContext<'_>, since: &Option<String>) -> bool {
-    match since {
-        None => true,
-        Some(s) => crate::engine::expr::parse_version(&Value::String(s.clone()))
-            .is_some_and(|need| ctx.cluster_version >= need),
-    }
+fn version_ok(ctx: &ModelContext<'_>, since: &Option<(u64, u64)>) -> bool {
+    since.is_none_or(|need| ctx.cluster_version >= need)
 }
 
 fn unsupported_fields(
