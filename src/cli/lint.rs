@@ -153,7 +153,7 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
             );
         } else {
             for p in problems {
-                let pos = o.position(&p.pointer);
+                let pos = o.value_position(&p.pointer);
                 out.errors.push((
                     i,
                     InputError {

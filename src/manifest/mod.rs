@@ -496,6 +496,8 @@ pub struct Position {
     pub column: u32,
     /// True when the pointer itself exists; false when this is the nearest existing parent.
     pub exact: bool,
+    /// The position is a key's (a missing field's parent, or a map or list value).
+    pub at_key: bool,
 }
 
 impl Object {
@@ -525,8 +527,25 @@ impl Object {
     /// Resolves a JSON pointer to the value's position, or to the nearest existing parent's key
     /// when the pointer does not exist (a missing field is reported where it should be added).
     pub fn position(&self, pointer: &str) -> Position {
+        self.position_with(pointer, true)
+    }
+
+    /// Like [`Object::position`], but a map or list is located at its own first character (for
+    /// errors about the value itself, such as a wrong type).
+    pub fn value_position(&self, pointer: &str) -> Position {
+        self.position_with(pointer, false)
+    }
+
+    fn position_with(&self, pointer: &str, collections_at_key: bool) -> Position {
         let (pos, exact) = resolve(&self.value, &self.pos, pointer);
-        let (line, column) = if !exact && pos.key_line > 0 {
+        // A map or list is shown at its key (`capabilities:`), not at its first entry.
+        let collection = collections_at_key
+            && exact
+            && self
+                .value
+                .ptr(pointer)
+                .is_some_and(|v| v.is_object() || v.is_array());
+        let (line, column) = if (!exact || collection) && pos.key_line > 0 {
             (pos.key_line, pos.key_col)
         } else if pos.line > 0 {
             (pos.line, pos.col)
@@ -537,6 +556,7 @@ impl Object {
             line: line.saturating_sub(self.line_offset).max(1),
             column,
             exact,
+            at_key: (!exact || collection) && pos.key_line > 0,
         }
     }
 }

@@ -60,6 +60,8 @@ pub struct Located {
     pub column: u32,
     /// Whether the pointer exists (false: the position is the parent of a missing field).
     pub exact: bool,
+    /// Whether the position is a key's (mark up to its `:`).
+    pub at_key: bool,
     pub object: ObjectRef,
     pub source: Arc<SourceText>,
     /// Line in `source` (the input stream) of `line`.
@@ -74,6 +76,7 @@ impl Located {
             line: pos.line,
             column: pos.column,
             exact: pos.exact,
+            at_key: pos.at_key,
             object: ObjectRef::of(object),
             source: Arc::clone(&object.source),
             stream_line: object.stream_line(pos.line),

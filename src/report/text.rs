@@ -27,7 +27,7 @@ fn snippet_span(f: &Located) -> Option<(String, std::ops::Range<usize>)> {
         .map_or(line.len(), |(i, _)| i);
     let rest = &line[start..];
     // Mark the value (or, for a missing field, the parent's key up to its `:`).
-    let len = if f.exact {
+    let len = if !f.at_key {
         let trimmed = rest.trim_end();
         match trimmed.chars().next() {
             Some('{' | '[') => 1,
