@@ -597,7 +597,7 @@ static NULL: Value = Value::Null;
 
 impl Expr {
     /// Evaluates to a value.
-    pub fn eval<'a, 'e: 'a>(&'a self, env: &Env<'e>) -> Cow<'a, Value> {
+    pub fn eval<'a, 'e: 'a>(&'a self, env: &'a Env<'e>) -> Cow<'a, Value> {
         let mut scratch = Vec::new();
         eval_env(&self.node, env, &mut scratch)
     }
@@ -616,7 +616,7 @@ impl Expr {
 /// Local bindings of macro variables, innermost last.
 type Locals<'a> = Vec<(&'a str, Cow<'a, Value>)>;
 
-fn eval_env<'a, 'e>(node: &'a Node, env: &Env<'e>, locals: &mut Locals<'a>) -> Cow<'a, Value>
+fn eval_env<'a, 'e>(node: &'a Node, env: &'a Env<'e>, locals: &mut Locals<'a>) -> Cow<'a, Value>
 where
     'e: 'a,
 {
@@ -629,7 +629,7 @@ where
             match env.vars.iter().rev().find(|(n, _)| n == name) {
                 // Values bound by reference live as long as the evaluation: no copy.
                 Some((_, Binding::Value(Cow::Borrowed(v)))) => Cow::Borrowed(*v),
-                Some(_) => Cow::Owned(env.get(name).map(Cow::into_owned).unwrap_or(Value::Null)),
+                Some(_) => env.get(name).unwrap_or(Cow::Borrowed(&NULL)),
                 None => Cow::Borrowed(&NULL),
             }
         }
@@ -812,7 +812,7 @@ fn binary<'a, 'e: 'a>(
     op: BinOp,
     a: &'a Node,
     b: &'a Node,
-    env: &Env<'e>,
+    env: &'a Env<'e>,
     locals: &mut Locals<'a>,
 ) -> Cow<'a, Value> {
     let bool_val = |b: bool| Cow::Owned(Value::Bool(b));
