@@ -1,50 +1,95 @@
-//! `--format json`: the contract in DESIGN.md.
+//! `--format json`: the contract in DESIGN.md, serialised straight from the report (no
+//! intermediate `Value` tree: large runs have tens of thousands of findings).
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
-use super::Report;
-use crate::rules::Severity;
+use super::{ObjectRef, Report};
+use crate::rules::{Applicability, Severity};
+
+#[derive(Serialize)]
+struct Output<'r> {
+    version: u32,
+    findings: Vec<FindingOut<'r>>,
+    errors: Vec<ErrorOut<'r>>,
+    summary: Summary,
+}
+
+#[derive(Serialize)]
+struct FindingOut<'r> {
+    rule: &'r str,
+    severity: Severity,
+    message: &'r str,
+    file: &'r str,
+    line: u32,
+    column: u32,
+    object: &'r ObjectRef,
+    pointer: &'r str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fix: Option<&'r [Value]>,
+    #[serde(rename = "fixTitle", skip_serializing_if = "Option::is_none")]
+    fix_title: Option<&'r str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    applicability: Option<Applicability>,
+}
+
+#[derive(Serialize)]
+struct ErrorOut<'r> {
+    file: &'r str,
+    line: Option<u32>,
+    column: Option<u32>,
+    message: &'r str,
+}
+
+#[derive(Serialize)]
+struct Summary {
+    files: usize,
+    objects: usize,
+    errors: usize,
+    warnings: usize,
+}
 
 pub fn render(report: &Report) -> String {
-    let findings: Vec<Value> = report
-        .findings
-        .iter()
-        .map(|f| {
-            let mut v = json!({
-                "rule": f.finding.rule,
-                "severity": f.finding.severity,
-                "message": f.finding.message,
-                "file": &*f.file,
-                "line": f.line,
-                "column": f.column,
-                "object": f.object,
-                "pointer": f.finding.pointer,
-            });
-            if let Some(fix) = &f.finding.fix {
-                v["fix"] = Value::Array(fix.patch.clone());
-                v["fixTitle"] = json!(fix.title);
-                v["applicability"] = json!(fix.applicability);
-            }
-            v
-        })
-        .collect();
-    let errors: Vec<Value> = report
-        .errors
-        .iter()
-        .map(|e| json!({"file": e.file, "line": e.line, "column": e.column, "message": e.message}))
-        .collect();
-    let out = json!({
-        "version": 1,
-        "findings": findings,
-        "errors": errors,
-        "summary": {
-            "files": report.files,
-            "objects": report.objects,
-            "errors": report.count(Severity::Error),
-            "warnings": report.count(Severity::Warning),
+    let out = Output {
+        version: 1,
+        findings: report
+            .findings
+            .iter()
+            .map(|f| {
+                let fix = f.finding.fix.as_ref();
+                FindingOut {
+                    rule: &f.finding.rule,
+                    severity: f.finding.severity,
+                    message: &f.finding.message,
+                    file: &f.file,
+                    line: f.line,
+                    column: f.column,
+                    object: &f.object,
+                    pointer: &f.finding.pointer,
+                    fix: fix.map(|x| x.patch.as_slice()),
+                    fix_title: fix.map(|x| x.title.as_str()),
+                    applicability: fix.map(|x| x.applicability),
+                }
+            })
+            .collect(),
+        errors: report
+            .errors
+            .iter()
+            .map(|e| ErrorOut {
+                file: &e.file,
+                line: e.line,
+                column: e.column,
+                message: &e.message,
+            })
+            .collect(),
+        summary: Summary {
+            files: report.files,
+            objects: report.objects,
+            errors: report.count(Severity::Error),
+            warnings: report.count(Severity::Warning),
         },
-    });
-    let mut s = serde_json::to_string_pretty(&out).expect("JSON values serialise");
+    };
+    let mut s = serde_json::to_string_pretty(&out).expect("the report serialises");
     s.push('\n');
     s
 }
