@@ -665,7 +665,14 @@ where
                     .collect(),
             ))
         }
-        Node::Member(base, name) => member(eval_env(base, env, locals), name),
+        Node::Member(base, name) => {
+            // `x.a.b` on a macro variable: walk by reference and copy only the result (a macro
+            // variable may hold an owned item, and copying it per access showed in profiles).
+            if let Some(v) = local_path(node, locals) {
+                return Cow::Owned(v);
+            }
+            member(eval_env(base, env, locals), name)
+        }
         Node::Index(base, idx) => {
             let b = eval_env(base, env, locals);
             let i = eval_env(idx, env, locals);
@@ -747,6 +754,26 @@ where
             call(*func, vals)
         }
     }
+}
+
+/// Resolves a chain of `.field` accesses rooted at a macro variable, cloning only the end value.
+fn local_path(node: &Node, locals: &Locals<'_>) -> Option<Value> {
+    let mut names = Vec::new();
+    let mut cur = node;
+    while let Node::Member(base, name) = cur {
+        names.push(name.as_str());
+        cur = base;
+    }
+    let Node::Var(var) = cur else { return None };
+    let (_, root) = locals.iter().rev().find(|(n, _)| n == var)?;
+    let mut v: &Value = root.as_ref();
+    for name in names.iter().rev() {
+        match v.get(*name) {
+            Some(next) => v = next,
+            None => return Some(Value::Null),
+        }
+    }
+    Some(v.clone())
 }
 
 fn member<'a>(base: Cow<'a, Value>, name: &str) -> Cow<'a, Value> {
