@@ -261,3 +261,16 @@ docs: {what: a, why: b, bad: c, good: d}
         f.finding.message
     );
 }
+
+/// `rules/README.md` documents every function rule expressions can call.
+#[test]
+fn rules_readme_lists_every_expression_function() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/rules/README.md")).unwrap();
+    for (name, _, _) in winguard::engine::expr::Func::all() {
+        assert!(
+            readme.contains(&format!("`{name}(")),
+            "rules/README.md does not document `{name}`"
+        );
+    }
+}
