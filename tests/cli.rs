@@ -516,3 +516,22 @@ fn real_world_shapes_are_read_without_errors_or_noise() {
     );
     assert_eq!(v["summary"]["objects"], 9);
 }
+
+#[test]
+fn an_empty_reason_on_a_pod_is_reported_once() {
+    // A Pod's own metadata is also its pod template's: it must be read once.
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: {ignore-rule.winguard.io/windows-pod-os-missing: \"\"}\nspec:\n  nodeSelector: {kubernetes.io/os: windows}\n  containers: [{name: a, image: \"mcr.microsoft.com/windows/nanoserver:ltsc2022\"}]\n";
+    let mut cmd = winguard();
+    cmd.args(["lint", "-", "--format", "json"]);
+    let v: Value = serde_json::from_str(&run_cmd(cmd, Some(pod.as_bytes())).stdout).unwrap();
+    let rules = rules_of(&v);
+    assert_eq!(
+        rules.iter().filter(|r| *r == "invalid-suppression").count(),
+        1,
+        "{rules:?}"
+    );
+    assert!(
+        rules.contains(&"windows-pod-os-missing".to_string()),
+        "an empty reason suppresses nothing"
+    );
+}

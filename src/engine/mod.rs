@@ -132,12 +132,17 @@ pub fn evaluate(rules: &RuleSet, ctx: &Context<'_>, object: &Value) -> Vec<Findi
         }
     }
 
-    let mut pod_metas = Vec::new();
+    // Where suppression annotations may sit: the object's metadata, and a workload's pod template
+    // metadata (for a Pod they are the same place, read once).
+    let mut metas: Vec<(&str, &Value)> =
+        vec![("/metadata", object.get("metadata").unwrap_or(&Value::Null))];
     let template = model::pod_template_paths(kind)
         .and_then(|(sp, mp)| Some((sp, mp, object.ptr(sp).filter(|s| s.is_object())?)));
     if let Some((spec_path, meta_path, spec)) = template {
         let meta = object.ptr(meta_path).unwrap_or(&Value::Null);
-        pod_metas.push(meta);
+        if meta_path != "/metadata" {
+            metas.push((meta_path, meta));
+        }
         let pod_rules: Vec<_> = active
             .iter()
             .filter(|(r, _)| r.scope != Scope::Object)
@@ -191,7 +196,7 @@ pub fn evaluate(rules: &RuleSet, ctx: &Context<'_>, object: &Value) -> Vec<Findi
             }
         }
     }
-    suppress(ctx, object, &pod_metas, findings)
+    suppress(ctx, object, &metas, findings)
 }
 
 /// Where a rule runs: the object, the raw value of its scope (pod spec or container) and that
@@ -260,10 +265,8 @@ fn run_rule_body<'a>(
                 env.unbind();
             }
         }
-        Some(Each::JsonPath(_, query)) => {
-            let Some(scope_value) = scope_value.or(Some(object)) else {
-                return;
-            };
+        Some(Each::JsonPath(query)) => {
+            let scope_value = scope_value.unwrap_or(object);
             let Ok(matches) = jsonpath_rust::query::js_path_process(query, scope_value) else {
                 return;
             };
@@ -380,26 +383,17 @@ pub fn jsonpath_to_pointer(path: &str) -> String {
 fn suppress(
     ctx: &Context<'_>,
     object: &Value,
-    pod_metas: &[&Value],
+    metas: &[(&str, &Value)],
     findings: Vec<Finding>,
 ) -> Vec<Finding> {
     let mut notes = Vec::new();
     // (rule or "*", reason) from annotations.
     let mut ignored: Vec<(String, bool)> = Vec::new();
-    let metas = std::iter::once(("/metadata", object.get("metadata").unwrap_or(&Value::Null)))
-        .chain(pod_metas.iter().map(|m| ("", *m)));
-    for (i, (_, meta)) in metas.enumerate() {
+    for (meta_path, meta) in metas {
         let Some(annotations) = meta.get("annotations").and_then(Value::as_object) else {
             continue;
         };
-        let base = if i == 0 {
-            "/metadata/annotations".to_string()
-        } else {
-            // The pod template's metadata path, from the workload kind.
-            let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
-            model::pod_template_paths(kind)
-                .map_or(String::new(), |(_, m)| format!("{m}/annotations"))
-        };
+        let base = format!("{meta_path}/annotations");
         for (key, value) in annotations {
             let target = if key == IGNORE_ALL {
                 "*".to_string()
