@@ -67,31 +67,27 @@ fn pre_commit(hook: &str, manifest: &str, home: &Path) -> Run {
 const BAD: &str = "testdata/examples/iis-app.yaml";
 const GOOD: &str = "testdata/cli/clean.yaml";
 
-#[test]
-fn system_hook_fails_on_a_bad_manifest_and_passes_on_a_good_one() {
+/// The hook fails on the bad manifest (showing the finding) and passes on the good one.
+fn assert_hook(hook: &str) {
     let home = tempfile::tempdir().unwrap();
-    let bad = pre_commit("winguard-system", BAD, home.path());
+    let bad = pre_commit(hook, BAD, home.path());
     assert_eq!(bad.code, 1, "{}{}", bad.stdout, bad.stderr);
     assert!(
         bad.stdout.contains("error[windows-os-selector-missing]"),
         "{}",
         bad.stdout
     );
-    let good = pre_commit("winguard-system", GOOD, home.path());
+    let good = pre_commit(hook, GOOD, home.path());
     assert_eq!(good.code, 0, "{}{}", good.stdout, good.stderr);
     assert!(good.stdout.contains("Passed"), "{}", good.stdout);
 }
 
 #[test]
+fn system_hook_fails_on_a_bad_manifest_and_passes_on_a_good_one() {
+    assert_hook("winguard-system");
+}
+
+#[test]
 fn source_hook_builds_winguard_and_runs_it() {
-    let home = tempfile::tempdir().unwrap();
-    let bad = pre_commit("winguard", BAD, home.path());
-    assert_eq!(bad.code, 1, "{}{}", bad.stdout, bad.stderr);
-    assert!(
-        bad.stdout.contains("error[windows-os-selector-missing]"),
-        "{}",
-        bad.stdout
-    );
-    let good = pre_commit("winguard", GOOD, home.path());
-    assert_eq!(good.code, 0, "{}{}", good.stdout, good.stderr);
+    assert_hook("winguard");
 }

@@ -228,25 +228,7 @@ fn fixes_give_the_fixed_fixture_and_silence_the_rule() {
             "{}: {rule} still fires after its fix: {still:#?}",
             path.display()
         );
-        // Fixing again changes nothing (the mutating webhook relies on it).
-        for object in &objects {
-            let refs: Vec<&Value> = objects.iter().collect();
-            let ctx = Context::new(
-                &setup.rules,
-                &setup.config,
-                &setup.catalog,
-                &refs,
-                setup.today,
-            );
-            let again: Vec<_> = evaluate(&setup.rules, &ctx, object)
-                .into_iter()
-                .filter(|f| f.rule == rule && f.fix.is_some())
-                .collect();
-            assert!(
-                again.is_empty(),
-                "{}: fixing twice is not idempotent",
-                path.display()
-            );
-        }
+        // The rule no longer firing also means fixing again adds nothing: no finding, no patch
+        // (the mutating webhook's idempotence relies on this).
     }
 }

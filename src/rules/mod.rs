@@ -256,7 +256,7 @@ impl ValueTemplate {
 pub enum Each {
     /// A JSONPath over the scope's raw value (the pod spec or container); each match's pointer is
     /// the finding's pointer.
-    JsonPath(String, Box<jsonpath_rust::parser::model::JpQuery>),
+    JsonPath(Box<jsonpath_rust::parser::model::JpQuery>),
     /// An expression returning a list; items may carry a `pointer`.
     Expr(Expr),
 }
@@ -349,7 +349,7 @@ impl Rule {
             Some(e) if e.starts_with('$') => {
                 let q = jsonpath_rust::parser::parse_json_path(e)
                     .map_err(|err| at("each", format!("invalid JSONPath `{e}`: {err}")))?;
-                Some(Each::JsonPath(e.clone(), Box::new(q)))
+                Some(Each::JsonPath(Box::new(q)))
             }
             Some(e) => Some(Each::Expr(expr_at("each", e)?)),
         };
