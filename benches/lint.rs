@@ -6,6 +6,10 @@
 
 mod corpus;
 
+// The same allocator as the `winguard` binary (src/main.rs).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::sync::Arc;
 
 use rayon::prelude::*;

@@ -1,3 +1,8 @@
+// mimalloc rather than the system allocator: a lint builds and drops millions of small maps and
+// strings on several threads, and glibc's malloc spent a third of the run on them (BENCHMARKS.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     winguard::cli::main()
 }

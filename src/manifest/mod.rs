@@ -4,6 +4,7 @@
 //! file:line:col only when it is reported. Helm output (`# Source: chart/templates/x.yaml`) is
 //! attributed to the template, with lines counted from the template's first rendered line.
 
+pub mod block;
 pub mod shape;
 pub mod yaml;
 
@@ -361,7 +362,12 @@ pub fn parse_document(
     span: &DocSpan,
 ) -> (Vec<Object>, Vec<InputError>) {
     let text = &source.text[span.start..span.end];
-    let (docs, error) = yaml::parse_stream_at(text, span.line_offset);
+    // The fast reader takes the plain block YAML that rendered manifests are; whatever it
+    // doesn't know goes to the full parser.
+    let (docs, error) = match block::read_document(text, span.line_offset) {
+        Some(doc) => (vec![doc], None),
+        None => yaml::parse_stream_at(text, span.line_offset),
+    };
     let mut objects = Vec::new();
     let mut errors = Vec::new();
     for doc in docs {

@@ -18,7 +18,7 @@ pub const MAX_DEPTH: usize = 512;
 pub const MAX_ALIAS_NODES: usize = 1_000_000;
 
 /// Where one node sits in the source: its value, and for a mapping entry its key.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct PosNode {
     /// 1-based line and column of the value.
     pub line: u32,
@@ -37,8 +37,6 @@ pub struct ParsedDoc {
     pub pos: PosNode,
     /// 1-based line where the document's content starts.
     pub start_line: u32,
-    /// 1-based line where the document ends (exclusive of the next one's `---`).
-    pub end_line: u32,
 }
 
 /// A parse failure with its 1-based position.
@@ -167,7 +165,6 @@ impl Builder {
                     value,
                     pos,
                     start_line,
-                    end_line: line,
                 }))
             }
             Event::Scalar(text, style, anchor, tag) => {
@@ -273,12 +270,15 @@ impl Builder {
                         message: format!("duplicate key `{}`", w[1].0),
                     });
                 }
-                let mut map = Map::new();
                 pos.children.reserve_exact(entries.len());
-                for (k, v, p) in entries {
-                    map.insert(k, v);
-                    pos.children.push(p);
-                }
+                // Collected, not inserted one by one: from sorted entries a map is built in bulk.
+                let map: Map<String, Value> = entries
+                    .into_iter()
+                    .map(|(k, v, p)| {
+                        pos.children.push(p);
+                        (k, v)
+                    })
+                    .collect();
                 let nodes = 1 + size;
                 self.push_node(Value::Object(map), pos, anchor, nodes, span)?;
                 Ok(None)
@@ -409,7 +409,7 @@ fn scalar_value(text: std::borrow::Cow<'_, str>, style: ScalarStyle, tag: Option
     plain_value(&text).unwrap_or_else(|| Value::String(text.into_owned()))
 }
 
-fn plain_value(text: &str) -> Option<Value> {
+pub(crate) fn plain_value(text: &str) -> Option<Value> {
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return Some(Value::Null),
         "true" | "True" | "TRUE" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" => {

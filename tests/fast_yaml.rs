@@ -1,0 +1,255 @@
+//! The fast block-YAML reader against the full parser (saphyr-parser): wherever the fast reader
+//! accepts a document, its values and positions must be exactly the full parser's.
+
+#[path = "../benches/corpus.rs"]
+#[allow(dead_code)]
+mod corpus;
+
+use std::path::Path;
+
+use winguard::manifest::block::read_document;
+use winguard::manifest::split_documents;
+use winguard::manifest::yaml::{ParsedDoc, PosNode, parse_stream_at};
+
+/// Where the two trees first differ, as a path of child indexes.
+fn first_difference(a: &PosNode, b: &PosNode, path: &mut Vec<usize>) -> Option<String> {
+    if (a.line, a.col, a.key_line, a.key_col) != (b.line, b.col, b.key_line, b.key_col) {
+        return Some(format!(
+            "at {path:?}: fast {}:{} key {}:{}, full {}:{} key {}:{}",
+            a.line, a.col, a.key_line, a.key_col, b.line, b.col, b.key_line, b.key_col
+        ));
+    }
+    if a.children.len() != b.children.len() {
+        return Some(format!("at {path:?}: child counts differ"));
+    }
+    for (i, (x, y)) in a.children.iter().zip(&b.children).enumerate() {
+        path.push(i);
+        if let Some(d) = first_difference(x, y, path) {
+            return Some(d);
+        }
+        path.pop();
+    }
+    None
+}
+
+/// Checks every document of `text`; returns (documents, documents the fast reader took).
+fn check_text(name: &str, text: &str) -> (usize, usize) {
+    let mut fast_count = 0;
+    let spans = split_documents(text);
+    for span in &spans {
+        let doc_text = &text[span.start..span.end];
+        let Some(fast) = read_document(doc_text, span.line_offset) else {
+            continue;
+        };
+        fast_count += 1;
+        let (full, error) = parse_stream_at(doc_text, span.line_offset);
+        assert_eq!(
+            error, None,
+            "{name}: the fast reader accepted a document the full parser rejects:\n{doc_text}"
+        );
+        assert_eq!(full.len(), 1, "{name}: one document expected");
+        let full: &ParsedDoc = &full[0];
+        assert_eq!(
+            fast.value, full.value,
+            "{name}: values differ in\n{doc_text}"
+        );
+        if let Some(d) = first_difference(&fast.pos, &full.pos, &mut Vec::new()) {
+            panic!("{name}: positions differ {d} in\n{doc_text}");
+        }
+        assert_eq!(fast.start_line, full.start_line, "{name}: start lines");
+    }
+    (spans.len(), fast_count)
+}
+
+fn yaml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            yaml_files(&path, out);
+        } else if path
+            .extension()
+            .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+        {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn agrees_with_the_full_parser_on_every_fixture() {
+    let mut files = Vec::new();
+    yaml_files(Path::new("testdata"), &mut files);
+    yaml_files(Path::new("rules"), &mut files);
+    let (mut docs, mut fast) = (0, 0);
+    for path in &files {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue; // invalid UTF-8 fixtures
+        };
+        let (d, f) = check_text(&path.display().to_string(), &text);
+        docs += d;
+        fast += f;
+    }
+    assert!(docs > 100, "{docs} documents");
+    // Most fixtures are plain block YAML; if the fast reader stopped taking them, the
+    // differential test would be testing nothing.
+    assert!(fast * 10 > docs * 7, "fast reader took {fast} of {docs}");
+}
+
+#[test]
+fn takes_the_whole_benchmark_corpus_and_agrees() {
+    let files = corpus::corpus(2 * 1024 * 1024, 256 * 1024);
+    for (i, text) in files.iter().enumerate() {
+        let (docs, fast) = check_text(&format!("corpus-{i}"), text);
+        assert_eq!(
+            fast, docs,
+            "corpus file {i}: every document is plain block YAML"
+        );
+    }
+}
+
+/// Edge cases: each either goes to the full parser or is read exactly as it reads it.
+const CASES: &[(&str, bool)] = &[
+    // (text, the fast reader must take it)
+    ("a: 1\nb: two\nc: 'three'\nd: \"four\"\n", true),
+    ("a:\n  b:\n    c: d\n", true),
+    ("a:\n- 1\n- 2\nb: x\n", true),
+    ("a:\n  - 1\n  -   2\n", true),
+    ("- a\n- b: 1\n  c: 2\n- - x\n  - y\n", true),
+    ("a:\nb: ~\nc:\n", true),
+    ("a:   # comment\n  b: 1\n", true),
+    ("a: 1 # comment\n# full line\nb: 2\n", true),
+    ("a: |\n  line 1\n\n  line 3\nb: x\n", true),
+    ("a: |-\n  x\n  y\n\n\nb: 1\n", true),
+    ("a: |+\n  x\n\n\nb: 1\n", true),
+    ("a: >\n  folded\n  text\n\n  para\nb: 1\n", true),
+    ("a: >-\n  x\n", true),
+    ("a: |\nb: 1\n", true),
+    ("- |\n  x\n- y\n", true),
+    ("a: |\n    indented more\n      and more\n    back\n", true),
+    (
+        "a: [1, two, \"3\", '4']\nb: {x: 1, 'y': [a, b], z: {}}\nc: []\n",
+        true,
+    ),
+    ("a: {\"k\":1}\n", true),
+    ("a: [a: b]\n", false),
+    ("a: [1, 2,]\n", false),
+    (
+        "a: \"esc \\\" \\\\ \\n \\t \\u00e9 \\x41\"\nb: 'it''s'\n",
+        true,
+    ),
+    ("\"quoted key\": 1\n'single': 2\n", true),
+    (
+        "a: yes\nb: 0755\nc: 0x1F\nd: 1.5\ne: -3\nf: .inf\ng: 1_000\n",
+        true,
+    ),
+    ("url: http://x:80/y\nb: a#b\nc: 'a: b'\n", true),
+    ("é: ü\nx: [é, ü]\n", true),
+    ("---\na: 1\n", true),
+    ("--- # c\na: 1\n", true),
+    ("a: &x 1\nb: *x\n", false),
+    ("a: !!str 1\n", false),
+    ("a: b: c\n", false),
+    ("a: plain\n  continued\n", false),
+    ("a: \"multi\n  line\"\n", false),
+    ("a: 1\na: 2\n", false),
+    ("? a\n: b\n", false),
+    ("a:\n\tb: 1\n", false),
+    ("a: |2\n   x\n", false),
+    ("%YAML 1.2\n---\na: 1\n", false),
+    ("a\n", true),
+    ("[1, 2]\n", true),
+    ("a: 1\n  b: 2\n", false),
+    ("a:\n  - x\n  y: 1\n", false),
+    ("key: value with [brackets], and commas\n", true),
+    ("a: -1\nb: -x\nc: ?x\nd: :x\n", true),
+    ("a: - x\n", false),
+    ("a:\n-\n- x\n", true),
+    ("- \n  a: 1\n", true),
+    ("a:\n-  \n- x\n", true),
+    ("a:\n- # c\n- x\n", false),
+    ("b: 1\nc:   \nd:\n", true),
+    ("a:  # c\nb: 1\n", false),
+    ("a: 'x' # c\nb: \"y\"#c\n", false),
+    (
+        "spec:\n  containers:\n  - name: a\n    command: [\"powershell\", \"-Command\", \"C:\\\\x\"]\n",
+        true,
+    ),
+    ("a: { b: 1 , c: [ x , y ] }\n", true),
+    ("a: |\n  # not a comment\n  x\n# a comment\nb: 1\n", true),
+    ("a:\n  b: 1\n\n\n  c: 2\n", true),
+    ("a: >\n  x\n   more indented\n  y\n", false),
+    ("a: |\n  x\n  \n  y\n", true),
+    ("a: |\n  x\n   \n  y\n", false),
+    ("- a\n  - b\n", false),
+    ("a:\n  - b\n - c\n", false),
+];
+
+#[test]
+fn edge_cases_are_read_exactly_or_left_to_the_full_parser() {
+    for (text, must_take) in CASES {
+        let (_, fast) = check_text(&format!("{text:?}"), text);
+        if *must_take {
+            assert_eq!(fast, 1, "the fast reader should take {text:?}");
+        }
+        if !must_take {
+            assert_eq!(
+                fast, 0,
+                "the fast reader should leave {text:?} to the full parser"
+            );
+        }
+    }
+}
+
+/// Mutations of real documents (deterministic): whatever the fast reader still accepts after one
+/// to four characters are inserted, deleted or replaced must read exactly as the full parser
+/// reads it (or be rejected by both).
+#[test]
+fn agrees_on_mutated_documents() {
+    const ALPHABET: &[u8] = b" :-#'\"|>[]{},&*!?\n\tab1";
+    let mut seed: u64 = 0x5555_aaaa_3333_cccc;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let mut texts: Vec<String> = corpus::corpus(64 * 1024, 64 * 1024);
+    texts.extend(CASES.iter().map(|(t, _)| t.to_string()));
+    let mut files = Vec::new();
+    yaml_files(Path::new("testdata/rules"), &mut files);
+    texts.extend(files.iter().filter_map(|f| std::fs::read_to_string(f).ok()));
+    let (mut checked, mut taken) = (0, 0);
+    for text in &texts {
+        for span in split_documents(text) {
+            let doc = &text.as_bytes()[span.start..span.end];
+            for _ in 0..60 {
+                let mut m = doc.to_vec();
+                for _ in 0..next(4) + 1 {
+                    if m.is_empty() {
+                        break;
+                    }
+                    let at = next(m.len());
+                    match next(3) {
+                        0 => m.insert(at, ALPHABET[next(ALPHABET.len())]),
+                        1 => {
+                            m.remove(at);
+                        }
+                        _ => m[at] = ALPHABET[next(ALPHABET.len())],
+                    }
+                }
+                let Ok(m) = String::from_utf8(m) else {
+                    continue;
+                };
+                let (_, fast) = check_text("mutated", &m);
+                checked += 1;
+                taken += fast;
+            }
+        }
+    }
+    // Most single mutations keep the document readable by the fast path; the point is that
+    // both paths were exercised.
+    assert!(
+        checked > 1000 && taken > checked / 4,
+        "{taken} of {checked}"
+    );
+}
