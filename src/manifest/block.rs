@@ -36,8 +36,8 @@ pub fn read_document(text: &str, line_offset: u32) -> Option<ParsedDoc> {
         return None;
     }
     let mut reader = Reader {
-        // The newline ending the last line doesn't start another (empty) line.
-        lines: text[..text.len() - 1].split('\n').collect(),
+        lines: super::lines(text).collect(),
+        has_tabs: memchr::memchr(b'\t', text.as_bytes()).is_some(),
         next: 0,
         dash_indent: None,
         line_offset,
@@ -53,6 +53,8 @@ struct Reader<'a> {
     /// Set when a `- ` at the start of line `next` has been consumed: the line's content starts
     /// at this column, as if the dash were indentation (YAML's compact nested collections).
     dash_indent: Option<usize>,
+    /// Whether any line has a tab (checked once: most documents have none).
+    has_tabs: bool,
     line_offset: u32,
     depth: usize,
 }
@@ -124,7 +126,7 @@ impl<'a> Reader<'a> {
                 self.next += 1;
                 continue;
             }
-            if line.contains('\t') || (indent == 0 && is_marker(content)) {
+            if (self.has_tabs && line.contains('\t')) || (indent == 0 && is_marker(content)) {
                 return Err(GiveUp);
             }
             return Ok(Some((indent, content)));
