@@ -1,9 +1,13 @@
 //! `winguard lint`: load inputs, evaluate every object, place findings in their files.
 
+use std::collections::HashMap;
+
+use serde_json::Value;
+
 use crate::config::Config;
 use crate::engine::{Context, evaluate};
 use crate::manifest::{
-    InputError, Object, Sources, Templates, parse_document, shape, split_documents,
+    DocSpan, InputError, Object, Sources, Templates, parse_document, shape, split_documents,
 };
 use crate::model::{Catalog, EMBEDDED_CATALOG};
 use crate::report::{Located, Report};
@@ -105,11 +109,15 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
         (_, None) | (None, _) => true,
         (Some(kind), Some(kinds)) => kind.ends_with("List") || kinds.contains(kind),
     };
-    let templates: Vec<Templates> = texts.par_iter().map(|t| Templates::of(&t.text)).collect();
+    // Each text's templates and documents, found in parallel (a line scan of every input).
+    let (templates, spans): (Vec<Templates>, Vec<Vec<DocSpan>>) = texts
+        .par_iter()
+        .map(|t| (Templates::of(&t.text), split_documents(&t.text)))
+        .unzip();
     let mut early = Vec::new();
     let mut late = Vec::new();
-    for (i, text) in texts.iter().enumerate() {
-        for span in split_documents(&text.text) {
+    for (i, text_spans) in spans.into_iter().enumerate() {
+        for span in text_spans {
             if needs_context(&span.kind_hint) {
                 early.push((i, span));
             } else {
@@ -132,51 +140,94 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
         all_errors.extend(errs.into_iter().map(|e| (i, e)));
         kept.extend(objects.into_iter().map(|o| (i, o)));
     }
-    let values: Vec<&serde_json::Value> = kept.iter().map(|(_, o)| &o.value).collect();
-    let ctx = Context::new(
-        &setup.rules,
-        &setup.config,
-        &setup.catalog,
-        &values,
-        setup.today,
-    );
-
-    // Wave 2: check and evaluate everything; parse the rest on the way.
-    let lint_object = |i: usize, o: &Object, out: &mut Outcome| {
+    // Shape checks read each object's value and place errors with it: done for the kept objects
+    // before their values move into the context.
+    let check_shape = |i: usize, o: &Object, errors: &mut Vec<(usize, InputError)>| {
         let problems = shape::check(&o.value);
-        if problems.is_empty() {
-            out.objects += 1;
-            out.findings.extend(
-                evaluate(&setup.rules, &ctx, &o.value)
-                    .into_iter()
-                    .map(|f| Located::new(f, o)),
-            );
-        } else {
-            for p in problems {
-                let pos = o.value_position(&p.pointer);
-                out.errors.push((
-                    i,
-                    InputError {
-                        file: o.file.to_string(),
-                        line: Some(pos.line),
-                        column: Some(pos.column),
-                        message: format!("{} {}: {}", o.kind(), o.name(), p.message),
-                    },
-                ));
-            }
+        for p in &problems {
+            let pos = o.value_position(&p.pointer);
+            errors.push((
+                i,
+                InputError {
+                    file: o.file.to_string(),
+                    line: Some(pos.line),
+                    column: Some(pos.column),
+                    message: format!("{} {}: {}", o.kind(), o.name(), p.message),
+                },
+            ));
         }
+        problems.is_empty()
     };
-    let from_kept = kept.par_iter().map(|(i, o)| {
-        let mut out = Outcome::default();
-        lint_object(*i, o, &mut out);
-        out
-    });
+    let kept_ok: Vec<bool> = kept
+        .par_iter()
+        .map(|(i, o)| {
+            let mut errors = Vec::new();
+            let ok = check_shape(*i, o, &mut errors);
+            (ok, errors)
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|(ok, errors)| {
+            all_errors.extend(errors);
+            ok
+        })
+        .collect();
+
+    // The context's lists of objects by kind are the kept objects' values, moved rather than
+    // copied (copying every Service of a large input showed in profiles); they go back into
+    // their objects once evaluation is done, to place the findings.
+    let mut lists: HashMap<String, Vec<Value>> = HashMap::new();
+    let mut slots: Vec<Option<(String, usize)>> = Vec::with_capacity(kept.len());
+    for (_, o) in kept.iter_mut() {
+        let kind = o.kind().to_string();
+        if context_kinds.as_ref().is_none_or(|k| k.contains(&kind)) {
+            let list = lists.entry(kind.clone()).or_default();
+            slots.push(Some((kind, list.len())));
+            list.push(std::mem::take(&mut o.value));
+        } else {
+            slots.push(None);
+        }
+    }
+    let mut by_kind: HashMap<String, Value> = lists
+        .into_iter()
+        .map(|(k, v)| (k, Value::Array(v)))
+        .collect();
+    let ctx = Context::from_kinds(&setup.config, &setup.catalog, &by_kind, setup.today);
+
+    // Wave 2: evaluate everything; parse, check and evaluate the rest on the way.
+    let from_kept =
+        kept.par_iter()
+            .zip(&slots)
+            .zip(&kept_ok)
+            .enumerate()
+            .map(|(k, (((_, o), slot), ok))| {
+                let mut out = Outcome::default();
+                if *ok {
+                    let value = match slot {
+                        Some((kind, j)) => &by_kind[kind][*j],
+                        None => &o.value,
+                    };
+                    out.objects += 1;
+                    let findings = evaluate(&setup.rules, &ctx, value);
+                    if !findings.is_empty() {
+                        out.kept_findings.push((k, findings));
+                    }
+                }
+                out
+            });
     let from_late = late.par_iter().map(|(i, span)| {
         let mut out = Outcome::default();
         let (objects, errs) = parse_document(&texts[*i], &templates[*i], span);
         out.errors.extend(errs.into_iter().map(|e| (*i, e)));
         for o in &objects {
-            lint_object(*i, o, &mut out);
+            if check_shape(*i, o, &mut out.errors) {
+                out.objects += 1;
+                out.findings.extend(
+                    evaluate(&setup.rules, &ctx, &o.value)
+                        .into_iter()
+                        .map(|f| Located::new(f, o)),
+                );
+            }
         }
         out
     });
@@ -185,9 +236,23 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
         files,
         ..Report::default()
     };
+    drop(ctx);
+    for ((_, o), slot) in kept.iter_mut().zip(slots) {
+        if let Some((kind, j)) = slot
+            && let Some(list) = by_kind.get_mut(&kind).and_then(Value::as_array_mut)
+        {
+            o.value = std::mem::take(&mut list[j]);
+        }
+    }
     for out in outcomes {
         report.objects += out.objects;
         report.findings.extend(out.findings);
+        for (k, findings) in out.kept_findings {
+            let o = &kept[k].1;
+            report
+                .findings
+                .extend(findings.into_iter().map(|f| Located::new(f, o)));
+        }
         all_errors.extend(out.errors);
     }
     // Errors in input order: by source, then line.
@@ -201,6 +266,8 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
 struct Outcome {
     objects: usize,
     findings: Vec<Located>,
+    /// Findings of a kept object (by index), placed once its value is back in it.
+    kept_findings: Vec<(usize, Vec<crate::engine::Finding>)>,
     errors: Vec<(usize, InputError)>,
 }
 

@@ -669,7 +669,7 @@ where
             // `x.a.b` on a macro variable: walk by reference and copy only the result (a macro
             // variable may hold an owned item, and copying it per access showed in profiles).
             if let Some(v) = local_path(node, locals) {
-                return Cow::Owned(v);
+                return v;
             }
             member(eval_env(base, env, locals), name)
         }
@@ -756,8 +756,9 @@ where
     }
 }
 
-/// Resolves a chain of `.field` accesses rooted at a macro variable, cloning only the end value.
-fn local_path(node: &Node, locals: &Locals<'_>) -> Option<Value> {
+/// Resolves a chain of `.field` accesses rooted at a macro variable: by reference when the
+/// variable borrows its value, else cloning only the end value.
+fn local_path<'a>(node: &Node, locals: &Locals<'a>) -> Option<Cow<'a, Value>> {
     let mut names = Vec::new();
     let mut cur = node;
     while let Node::Member(base, name) = cur {
@@ -766,14 +767,28 @@ fn local_path(node: &Node, locals: &Locals<'_>) -> Option<Value> {
     }
     let Node::Var(var) = cur else { return None };
     let (_, root) = locals.iter().rev().find(|(n, _)| n == var)?;
-    let mut v: &Value = root.as_ref();
-    for name in names.iter().rev() {
-        match v.get(*name) {
-            Some(next) => v = next,
-            None => return Some(Value::Null),
+    let walk = |mut v: &'a Value| -> &'a Value {
+        for name in names.iter().rev() {
+            match v.get(*name) {
+                Some(next) => v = next,
+                None => return &NULL,
+            }
         }
-    }
-    Some(v.clone())
+        v
+    };
+    Some(match root {
+        Cow::Borrowed(r) => Cow::Borrowed(walk(r)),
+        Cow::Owned(r) => {
+            let mut v: &Value = r;
+            for name in names.iter().rev() {
+                match v.get(*name) {
+                    Some(next) => v = next,
+                    None => return Some(Cow::Borrowed(&NULL)),
+                }
+            }
+            Cow::Owned(v.clone())
+        }
+    })
 }
 
 fn member<'a>(base: Cow<'a, Value>, name: &str) -> Cow<'a, Value> {

@@ -55,7 +55,10 @@ pub struct Context<'a> {
     config_value: Value,
     pub catalog: &'a Catalog,
     index: InputIndex<'a>,
-    objects_by_kind: HashMap<String, Value>,
+    /// Per kind, the input objects of that kind as a JSON list (for `objects(kind)`): built here
+    /// from a slice of objects, or borrowed from the caller (`winguard lint` moves its objects
+    /// into such lists rather than copying them).
+    objects_by_kind: HashMap<String, std::borrow::Cow<'a, Value>>,
     /// Today's date, for exemption expiry (passed in so evaluation stays deterministic).
     pub today: jiff::civil::Date,
     cluster_version: (u64, u64),
@@ -88,6 +91,47 @@ impl<'a> Context<'a> {
                     .push((*o).clone());
             }
         }
+        let objects_by_kind = objects_by_kind
+            .into_iter()
+            .map(|(k, v)| (k, std::borrow::Cow::Owned(Value::Array(v))))
+            .collect();
+        Self::assemble(config, catalog, index, objects_by_kind, today)
+    }
+
+    /// Builds the context from objects already grouped by kind, each kind a JSON list, borrowed
+    /// rather than copied. `by_kind` must hold every kind the rules read through `objects(…)`,
+    /// and the RuntimeClasses.
+    pub fn from_kinds(
+        config: &'a Config,
+        catalog: &'a Catalog,
+        by_kind: &'a HashMap<String, Value>,
+        today: jiff::civil::Date,
+    ) -> Self {
+        let mut index = InputIndex::default();
+        for rc in by_kind
+            .get("RuntimeClass")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(name) = rc.ptr("/metadata/name").and_then(Value::as_str) {
+                index.runtime_classes.insert(name, rc);
+            }
+        }
+        let objects_by_kind = by_kind
+            .iter()
+            .map(|(k, v)| (k.clone(), std::borrow::Cow::Borrowed(v)))
+            .collect();
+        Self::assemble(config, catalog, index, objects_by_kind, today)
+    }
+
+    fn assemble(
+        config: &'a Config,
+        catalog: &'a Catalog,
+        index: InputIndex<'a>,
+        objects_by_kind: HashMap<String, std::borrow::Cow<'a, Value>>,
+        today: jiff::civil::Date,
+    ) -> Self {
         Context {
             config,
             config_value: config.to_expr_value(),
@@ -95,10 +139,7 @@ impl<'a> Context<'a> {
                 .unwrap_or((1, 0)),
             catalog,
             index,
-            objects_by_kind: objects_by_kind
-                .into_iter()
-                .map(|(k, v)| (k, Value::Array(v)))
-                .collect(),
+            objects_by_kind,
             today,
         }
     }
@@ -112,7 +153,7 @@ pub fn evaluate(rules: &RuleSet, ctx: &Context<'_>, object: &Value) -> Vec<Findi
         .filter(|r| r.profiles.is_empty() || r.profiles.contains(&ctx.config.profile))
         .filter_map(|r| r.configured_level(&ctx.config.rules).map(|lvl| (r, lvl)))
         .collect();
-    let objects_fn = |kind: &str| ctx.objects_by_kind.get(kind);
+    let objects_fn = |kind: &str| ctx.objects_by_kind.get(kind).map(|v| v.as_ref());
     let mut findings = Vec::new();
     let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
 
