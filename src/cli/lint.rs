@@ -114,8 +114,9 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
         .par_iter()
         .map(|t| (Templates::of(&t.text), split_documents(&t.text)))
         .unzip();
+    let documents: usize = spans.iter().map(Vec::len).sum();
     let mut early = Vec::new();
-    let mut late = Vec::new();
+    let mut late = Vec::with_capacity(documents);
     for (i, text_spans) in spans.into_iter().enumerate() {
         for span in text_spans {
             if needs_context(&span.kind_hint) {
@@ -244,6 +245,12 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
             o.value = std::mem::take(&mut list[j]);
         }
     }
+    report.findings.reserve_exact(
+        outcomes
+            .iter()
+            .map(|o| o.findings.len() + o.kept_findings.iter().map(|(_, f)| f.len()).sum::<usize>())
+            .sum(),
+    );
     for out in outcomes {
         report.objects += out.objects;
         report.findings.extend(out.findings);
