@@ -3,6 +3,9 @@
 //! Every object keeps the position tree of its document, so a finding's JSON pointer resolves to a
 //! file:line:col only when it is reported. Helm output (`# Source: chart/templates/x.yaml`) is
 //! attributed to the template, with lines counted from the template's first rendered line.
+//!
+//! Each document is read by [`block`] (a fast reader for the block YAML that rendered manifests
+//! are) when it can, else by [`yaml`] (saphyr-parser): both give the same values and positions.
 
 pub mod block;
 pub mod shape;
