@@ -392,6 +392,17 @@ impl ExprParser<'_> {
                     self.expect(",")?;
                 }
             }
+            // A list of literals is itself a literal: built once here, not at every evaluation.
+            let literals: Option<Vec<Value>> = items
+                .iter()
+                .map(|n| match n {
+                    Node::Lit(v) => Some(v.clone()),
+                    _ => None,
+                })
+                .collect();
+            if let Some(values) = literals {
+                return Ok(Node::Lit(Value::Array(values)));
+            }
             return Ok(Node::List(items));
         }
         if c == '{' {

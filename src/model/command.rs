@@ -6,67 +6,99 @@
 //! a known shell is split into steps at `;`, `&&`, `||`, `&`, `|` and newlines (outside quotes),
 //! and each step into words. It is a reader for the patterns real charts use, not a shell.
 
+use std::borrow::Cow;
+
 use serde_json::{Value, json};
 
 use super::CommandTables;
 
-fn basename(word: &str) -> String {
+// Words are compared with the catalog's (lower-case, ASCII) names ignoring ASCII case, and kept
+// as slices of the manifest's strings where they can be: every container with a command is
+// analysed, and copying and lower-casing each word showed in profiles.
+
+/// A program's file name: quotes trimmed, directories dropped (`C:\ServiceMonitor.exe`).
+fn basename(word: &str) -> &str {
     let w = word.trim_matches(['"', '\'']);
-    w.rsplit(['\\', '/']).next().unwrap_or(w).to_lowercase()
+    w.rsplit(['\\', '/']).next().unwrap_or(w)
 }
 
-fn split_steps(script: &str) -> Vec<String> {
+fn is_one_of(names: &[String], word: &str) -> bool {
+    names.iter().any(|n| n.eq_ignore_ascii_case(word))
+}
+
+/// A script's steps, split at `;`, `&`, `|` and line breaks outside quotes, trimmed.
+fn split_steps(script: &str) -> Vec<&str> {
     let mut steps = Vec::new();
-    let mut cur = String::new();
+    let mut start = 0;
     let mut quote: Option<char> = None;
-    for c in script.chars() {
+    for (i, c) in script.char_indices() {
         match quote {
             Some(q) => {
-                cur.push(c);
                 if c == q {
                     quote = None;
                 }
             }
             None => match c {
-                '\'' | '"' => {
-                    quote = Some(c);
-                    cur.push(c);
-                }
+                '\'' | '"' => quote = Some(c),
                 ';' | '&' | '|' | '\n' | '\r' => {
-                    if !cur.trim().is_empty() {
-                        steps.push(cur.trim().to_string());
+                    let step = script[start..i].trim();
+                    if !step.is_empty() {
+                        steps.push(step);
                     }
-                    cur.clear();
+                    start = i + c.len_utf8();
                 }
-                _ => cur.push(c),
+                _ => {}
             },
         }
     }
-    if !cur.trim().is_empty() {
-        steps.push(cur.trim().to_string());
+    let step = script[start..].trim();
+    if !step.is_empty() {
+        steps.push(step);
     }
     steps
 }
 
-fn split_words(step: &str) -> Vec<String> {
+/// A step's words, split at whitespace outside quotes, quotes removed.
+fn split_words(step: &str) -> Vec<Cow<'_, str>> {
     let mut words = Vec::new();
-    let mut cur = String::new();
+    // The current word: borrowed while it has no quotes, built once it has.
+    let mut start: Option<usize> = None;
+    let mut built: Option<String> = None;
     let mut quote: Option<char> = None;
-    for c in step.chars() {
+    let finish = |start: &mut Option<usize>, built: &mut Option<String>, end: usize| {
+        let word = match (built.take(), start.take()) {
+            (Some(b), _) => Some(Cow::Owned(b)),
+            (None, Some(s)) => Some(Cow::Borrowed(&step[s..end])),
+            (None, None) => None,
+        };
+        word.filter(|w| !w.is_empty())
+    };
+    for (i, c) in step.char_indices() {
         match quote {
             Some(q) if c == q => quote = None,
-            Some(_) => cur.push(c),
-            None if c == '\'' || c == '"' => quote = Some(c),
+            Some(_) => built.get_or_insert_with(String::new).push(c),
+            None if c == '\'' || c == '"' => {
+                // From here the word differs from the text: copy what it has so far.
+                let so_far = start.map_or("", |s| &step[s..i]);
+                built.get_or_insert_with(|| so_far.to_string());
+                start.get_or_insert(i);
+                quote = Some(c);
+            }
             None if c.is_whitespace() => {
-                if !cur.is_empty() {
-                    words.push(std::mem::take(&mut cur));
+                if let Some(w) = finish(&mut start, &mut built, i) {
+                    words.push(w);
                 }
             }
-            None => cur.push(c),
+            None => {
+                start.get_or_insert(i);
+                if let Some(b) = built.as_mut() {
+                    b.push(c);
+                }
+            }
         }
     }
-    if !cur.is_empty() {
-        words.push(cur);
+    if let Some(w) = finish(&mut start, &mut built, step.len()) {
+        words.push(w);
     }
     words
 }
@@ -78,25 +110,27 @@ fn is_flag(word: &str) -> bool {
 }
 
 /// The source path of a copy step, if the step is a copy.
-fn copy_source(tables: &CommandTables, words: &[String]) -> Option<String> {
-    let verb = basename(words.first()?);
-    let verb = verb.strip_suffix(".exe").unwrap_or(&verb);
-    if !tables.copy.iter().any(|c| c == verb) {
+fn copy_source<S: AsRef<str>>(tables: &CommandTables, words: &[S]) -> Option<String> {
+    let verb = basename(words.first()?.as_ref());
+    let verb = match verb.len().checked_sub(4) {
+        Some(n) if verb.is_char_boundary(n) && verb[n..].eq_ignore_ascii_case(".exe") => &verb[..n],
+        _ => verb,
+    };
+    if !is_one_of(&tables.copy, verb) {
         return None;
     }
     let mut i = 1;
     while i < words.len() {
-        let w = &words[i];
-        let lower = w.to_lowercase();
-        if let Some((name, value)) = lower.split_once(':').filter(|(n, _)| n.starts_with('-'))
-            && tables.source_parameters.iter().any(|p| p == name)
+        let w = words[i].as_ref();
+        if let Some((name, value)) = w.split_once(':').filter(|(n, _)| n.starts_with('-'))
+            && is_one_of(&tables.source_parameters, name)
         {
-            return Some(w[name.len() + 1..].to_string()).filter(|_| !value.is_empty());
+            return Some(value.to_string()).filter(|_| !value.is_empty());
         }
-        if tables.source_parameters.contains(&lower) {
-            return words.get(i + 1).cloned();
+        if is_one_of(&tables.source_parameters, w) {
+            return words.get(i + 1).map(|w| w.as_ref().to_string());
         }
-        if tables.value_parameters.contains(&lower) {
+        if is_one_of(&tables.value_parameters, w) {
             i += 2;
             continue;
         }
@@ -104,24 +138,25 @@ fn copy_source(tables: &CommandTables, words: &[String]) -> Option<String> {
             i += 1;
             continue;
         }
-        return Some(w.clone());
+        return Some(w.to_string());
     }
     None
 }
 
-fn is_service_monitor(tables: &CommandTables, words: &[String]) -> bool {
+fn is_service_monitor<S: AsRef<str>>(tables: &CommandTables, words: &[S]) -> bool {
     let mut rest = words;
     while let Some(first) = rest.first() {
-        if tables.wrappers.contains(&basename(first)) {
+        if is_one_of(&tables.wrappers, basename(first.as_ref())) {
             rest = &rest[1..];
         } else {
             break;
         }
     }
     match rest.first() {
-        Some(first) if tables.service_monitor.contains(&basename(first)) => {
+        Some(first) if is_one_of(&tables.service_monitor, basename(first.as_ref())) => {
             rest[1..].iter().any(|w| {
-                w.trim_matches(['"', '\''])
+                w.as_ref()
+                    .trim_matches(['"', '\''])
                     .eq_ignore_ascii_case(&tables.service_monitor_argument)
             })
         }
@@ -138,31 +173,32 @@ pub fn analyse_command(
     if command.is_none() && args.is_none() {
         return Value::Null;
     }
-    let words: Vec<String> = command
+    let words: Vec<Cow<'_, str>> = command
         .into_iter()
         .chain(args)
         .filter_map(Value::as_array)
         .flatten()
         .map(|w| match w {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
+            Value::String(s) => Cow::Borrowed(s.as_str()),
+            other => Cow::Owned(other.to_string()),
         })
         .collect();
     let first = words.first().map(|w| basename(w)).unwrap_or_default();
-    let shell = tables.shells.iter().find(|s| s.names.contains(&first));
-    let (shell_name, steps): (Value, Vec<Vec<String>>) = match shell {
+    let shell = tables.shells.iter().find(|s| is_one_of(&s.names, first));
+    let script: String;
+    let (shell_name, steps): (Value, Vec<Vec<Cow<'_, str>>>) = match shell {
         Some(sh) => {
             // The script is everything after the script flag (PowerShell joins its remaining
             // arguments with spaces; so does cmd's `/c`).
             let flag_at = words
                 .iter()
                 .skip(1)
-                .position(|w| sh.script_flags.contains(&w.to_lowercase()));
+                .position(|w| is_one_of(&sh.script_flags, w));
             let script_words = match flag_at {
                 Some(i) => {
                     let mut j = i + 2;
                     // `cmd /s /c "…"`: skip further flags.
-                    while j < words.len() && sh.script_flags.contains(&words[j].to_lowercase()) {
+                    while j < words.len() && is_one_of(&sh.script_flags, &words[j]) {
                         j += 1;
                     }
                     &words[j.min(words.len())..]
@@ -177,18 +213,15 @@ pub fn analyse_command(
                     &words[j..]
                 }
             };
-            let script = script_words.join(" ");
+            script = script_words.join(" ");
             (
-                json!(first),
-                split_steps(&script)
-                    .iter()
-                    .map(|s| split_words(s))
-                    .collect(),
+                json!(first.to_lowercase()),
+                split_steps(&script).into_iter().map(split_words).collect(),
             )
         }
         None => (Value::Null, vec![words.clone()]),
     };
-    let steps: Vec<Vec<String>> = steps.into_iter().filter(|s| !s.is_empty()).collect();
+    let steps: Vec<Vec<Cow<'_, str>>> = steps.into_iter().filter(|s| !s.is_empty()).collect();
     let monitor_at = steps.iter().position(|s| is_service_monitor(tables, s));
     let copies: Vec<Value> = steps[..monitor_at.unwrap_or(steps.len())]
         .iter()
@@ -215,6 +248,18 @@ mod tests {
     fn analyse(command: Value, args: Option<Value>) -> Value {
         let catalog = Catalog::load(EMBEDDED_CATALOG, &Config::default()).unwrap();
         analyse_command(&catalog.commands, Some(&command), args.as_ref())
+    }
+
+    #[test]
+    fn words_and_steps_split_outside_quotes() {
+        assert_eq!(
+            split_words(r#"Copy-Item "C:\a b\web.config"  x a"b c"d '' "#),
+            vec!["Copy-Item", "C:\\a b\\web.config", "x", "ab cd"]
+        );
+        assert_eq!(
+            split_steps("a; b 'c;d' && e | \"f&g\"\nh"),
+            vec!["a", "b 'c;d'", "e", "\"f&g\"", "h"]
+        );
     }
 
     #[test]
