@@ -84,11 +84,25 @@ pub fn build(fix: &Fix, env: &Env<'_>, object: &Value) -> Vec<Value> {
 /// Adds every missing (or null) parent of `path`, recording the operations.
 fn add_parents(overlay: &mut Overlay<'_>, path: &str, ops: &mut Vec<Value>) {
     let tokens: Vec<&str> = path.split('/').skip(1).collect();
-    let mut prefix = String::new();
+    let mut prefix = String::with_capacity(path.len());
+    // While the patch has added or removed nothing, a parent exists exactly when the object has
+    // it, so the object is walked once, down the path, instead of from its root per parent.
+    let plain = overlay.added.is_empty() && overlay.removed.is_empty();
+    let mut cursor = Some(overlay.object);
     for i in 0..tokens.len().saturating_sub(1) {
         prefix.push('/');
         prefix.push_str(tokens[i]);
-        if overlay.exists(&prefix) {
+        let exists = if plain {
+            cursor = cursor.and_then(|v| match v {
+                Value::Object(m) => m.get(unescape_pointer_token(tokens[i]).as_ref()),
+                Value::Array(a) => tokens[i].parse::<usize>().ok().and_then(|n| a.get(n)),
+                _ => None,
+            });
+            cursor.is_some_and(|v| !v.is_null())
+        } else {
+            overlay.exists(&prefix)
+        };
+        if exists {
             continue;
         }
         let next = unescape_pointer_token(tokens[i + 1]);

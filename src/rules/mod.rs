@@ -188,7 +188,11 @@ impl Template {
         for p in &self.parts {
             match p {
                 TemplatePart::Text(t) => out.push_str(t),
-                TemplatePart::Expr(e) => out.push_str(&expr::display(&e.eval(env))),
+                TemplatePart::Expr(e) => match &*e.eval(env) {
+                    // Strings are appended as they are (no intermediate copy).
+                    serde_json::Value::String(s) => out.push_str(s),
+                    other => out.push_str(&expr::display(other)),
+                },
             }
         }
         out
