@@ -207,7 +207,7 @@ pub fn run(cli: Cli) -> u8 {
                 FailOn::Info => Some(crate::rules::Severity::Info),
                 FailOn::Never => None,
             };
-            if !report.errors.is_empty() || code == EXIT_ERROR {
+            let code = if !report.errors.is_empty() || code == EXIT_ERROR {
                 EXIT_ERROR
             } else if threshold
                 .is_some_and(|t| report.findings.iter().any(|f| f.finding.severity >= t))
@@ -215,7 +215,11 @@ pub fn run(cli: Cli) -> u8 {
                 EXIT_FINDINGS
             } else {
                 EXIT_CLEAN
-            }
+            };
+            // The process ends here: freeing tens of thousands of findings one by one would only
+            // delay the exit (the operating system takes the memory back at once).
+            std::mem::forget(report);
+            code
         }
     }
 }

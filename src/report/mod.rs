@@ -104,7 +104,8 @@ impl Report {
 
     /// Sorted by file, line, column, rule: stable output for diffs and snapshots.
     pub fn sort(&mut self) {
-        self.findings.sort_by(|a, b| {
+        use rayon::slice::ParallelSliceMut;
+        self.findings.par_sort_by(|a, b| {
             (&a.file, a.line, a.column, &a.finding.rule).cmp(&(
                 &b.file,
                 b.line,
