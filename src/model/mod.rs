@@ -45,7 +45,10 @@ pub fn pod_template_paths(kind: &str) -> Option<(&'static str, &'static str)> {
 /// every list it is given, which showed up in profiles).
 macro_rules! obj {
     ($($k:literal => $v:expr),* $(,)?) => {{
-        // Collected rather than inserted one by one: a map is built in bulk from its entries.
+        // Collected rather than inserted one by one: a map is built in bulk from its entries, and
+        // with the keys written in sorted order (checked in debug builds) the build does no
+        // sorting work.
+        debug_assert!([$($k),*].windows(2).all(|w| w[0] < w[1]), "obj! keys must be sorted");
         let m: serde_json::Map<String, Value> =
             [$( ($k.to_string(), Value::from($v)), )*].into_iter().collect();
         Value::Object(m)
@@ -673,32 +676,32 @@ pub fn pod_facts(ctx: &ModelContext<'_>, spec: &Value, spec_path: &str, meta_pat
     let sources: Vec<Value> = sources
         .into_iter()
         .map(
-            |s| obj! {"os" => s.os, "kind" => s.kind, "reason" => s.reason, "pointer" => s.pointer},
+            |s| obj! {"kind" => s.kind, "os" => s.os, "pointer" => s.pointer, "reason" => s.reason},
         )
         .collect();
     obj! {
-        "path" => spec_path,
-        "metaPath" => meta_path,
-        "os" => os,
-        "osReason" => os_reason,
-        "decidedBy" => decided_by,
-        "sources" => sources,
-        "conflicts" => conflicts,
-        "windowsSelected" => windows_selected,
-        "linuxSelected" => linux_selected,
-        "windowsIndicated" => windows_indicated,
-        "hostProcess" => any_host_process,
         "allHostProcess" => any_host_process && all_host_process,
-        "runtimeClass" => runtime_class,
-        "selectedBuilds" => selected_builds,
+        "appContainers" => app_containers,
         "buildSource" => build_source,
-        "nodeBuilds" => node_builds,
+        "conflicts" => conflicts,
+        "containers" => containers,
+        "decidedBy" => decided_by,
+        "hostProcess" => any_host_process,
         "imageBuild" => windows_build,
         "imageBuildLabel" => windows_build.map(|b| format!("10.0.{b}")),
+        "linuxSelected" => linux_selected,
+        "metaPath" => meta_path,
+        "nodeBuilds" => node_builds,
+        "os" => os,
+        "osReason" => os_reason,
+        "path" => spec_path,
+        "runtimeClass" => runtime_class,
+        "selectedBuilds" => selected_builds,
+        "sources" => sources,
         "tolerations" => tolerations,
-        "containers" => containers,
-        "appContainers" => app_containers,
         "unsupportedFields" => unsupported,
+        "windowsIndicated" => windows_indicated,
+        "windowsSelected" => windows_selected,
     }
 }
 
@@ -831,33 +834,33 @@ fn container_facts(
     let args = c.get("args").filter(|v| !v.is_null());
     let script = analyse_command(&catalog.commands, command, args);
     obj! {
-        "name" => c.get("name").cloned().unwrap_or(Value::Null),
-        "kind" => kind,
-        "role" => match kind {
-            "initContainers" => "init container",
-            "ephemeralContainers" => "ephemeral container",
-            _ => "container",
-        },
-        "path" => path,
-        "image" => image_text,
-        "repository" => image.repository,
-        "tag" => image.tag,
-        "digest" => image.digest,
-        "imageOs" => image_os,
-        "imageOsReason" => os_reason,
         "build" => build.map(|b| b.build),
-        "buildName" => build.map(|b| b.name.clone()),
-        "buildLabel" => build.map(|b| format!("10.0.{}", b.build)),
         "buildCompat" => compat,
         "buildCompatHosts" => hosts
             .iter()
             .map(|h| obj! {"build" => *h, "label" => format!("10.0.{h}"), "name" => catalog.build_name(*h)})
             .collect::<Vec<_>>(),
-        "iis" => iis,
-        "hostProcess" => host_process,
-        "hasCommand" => command.is_some(),
+        "buildLabel" => build.map(|b| format!("10.0.{}", b.build)),
+        "buildName" => build.map(|b| b.name.clone()),
+        "digest" => image.digest,
         "hasArgs" => args.is_some(),
+        "hasCommand" => command.is_some(),
+        "hostProcess" => host_process,
+        "iis" => iis,
+        "image" => image_text,
+        "imageOs" => image_os,
+        "imageOsReason" => os_reason,
+        "kind" => kind,
+        "name" => c.get("name").cloned().unwrap_or(Value::Null),
+        "path" => path,
+        "repository" => image.repository,
+        "role" => match kind {
+            "initContainers" => "init container",
+            "ephemeralContainers" => "ephemeral container",
+            _ => "container",
+        },
         "script" => script,
+        "tag" => image.tag,
     }
 }
 
