@@ -535,3 +535,41 @@ fn an_empty_reason_on_a_pod_is_reported_once() {
         "an empty reason suppresses nothing"
     );
 }
+
+#[test]
+fn objects_read_in_either_wave_are_linted_and_placed_alike() {
+    // A JSON document has no `kind:` line to schedule it by, so it is parsed in the first wave,
+    // with the objects the cross-object rules consult (its value lends itself to the context,
+    // then goes back for placing its findings); the block-YAML twin goes in the second wave.
+    let json_pod = "{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"Pod\",\n  \"metadata\": {\"name\": \"j\"},\n  \"spec\": {\n    \"containers\": [{\"name\": \"a\", \"image\": \"mcr.microsoft.com/windows/nanoserver:ltsc2022\"}]\n  }\n}\n";
+    let yaml_pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: y}\nspec:\n  containers: [{name: a, image: \"mcr.microsoft.com/windows/nanoserver:ltsc2022\"}]\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.json"), json_pod).unwrap();
+    std::fs::write(dir.path().join("b.yaml"), yaml_pod).unwrap();
+    let (_, v) = json(&["lint", dir.path().to_str().unwrap()]);
+    let placed = |name: &str| -> Vec<(String, u64, u64)> {
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["object"]["name"] == name)
+            .map(|f| {
+                let at = (f["line"].as_u64().unwrap(), f["column"].as_u64().unwrap());
+                (f["rule"].as_str().unwrap().to_string(), at.0, at.1)
+            })
+            .collect()
+    };
+    let (from_json, from_yaml) = (placed("j"), placed("y"));
+    assert!(!from_json.is_empty());
+    let rules = |p: &[(String, u64, u64)]| p.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+    assert_eq!(rules(&from_json), rules(&from_yaml));
+    // `spec:` is line 5 column 3 of the JSON file and line 4 column 1 of the YAML one.
+    assert!(
+        from_json.iter().all(|f| (f.1, f.2) == (5, 3)),
+        "{from_json:?}"
+    );
+    assert!(
+        from_yaml.iter().all(|f| (f.1, f.2) == (4, 1)),
+        "{from_yaml:?}"
+    );
+}
