@@ -1,9 +1,14 @@
 //! `--format text`: diagnostics like rustc and ruff — `error[rule]: message`, `--> file:line:col`,
 //! the source line with a marker, the fix as a help line — and a summary.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
+use rayon::prelude::*;
 
 use super::{Located, RenderOptions, Report};
+use crate::manifest::SourceText;
 use crate::rules::{Applicability, Severity};
 
 fn level(s: Severity) -> Level<'static> {
@@ -14,13 +19,44 @@ fn level(s: Severity) -> Level<'static> {
     }
 }
 
+/// Where each line of a source starts, found once per source: looking a finding's line up by
+/// counting lines from the top made rendering quadratic in the size of a file.
+/// Keyed by the address of the source (the report's findings hold each source alive).
+struct LineStarts {
+    by_source: HashMap<usize, Vec<usize>>,
+}
+
+fn source_key(source: &Arc<SourceText>) -> usize {
+    Arc::as_ptr(source) as usize
+}
+
+impl LineStarts {
+    fn of(report: &Report) -> Self {
+        let mut by_source = HashMap::new();
+        for f in &report.findings {
+            by_source.entry(source_key(&f.source)).or_insert_with(|| {
+                std::iter::once(0)
+                    .chain(memchr::memchr_iter(b'\n', f.source.text.as_bytes()).map(|i| i + 1))
+                    .collect()
+            });
+        }
+        LineStarts { by_source }
+    }
+
+    /// Line `n` (1-based) of a finding's source, without its line break.
+    fn line<'t>(&self, f: &'t Located, n: u32) -> Option<&'t str> {
+        let starts = self.by_source.get(&source_key(&f.source))?;
+        let i = n.checked_sub(1)? as usize;
+        let start = *starts.get(i)?;
+        let text = &f.source.text;
+        let end = starts.get(i + 1).map_or(text.len(), |next| next - 1);
+        text.get(start..end).map(|l| l.trim_end_matches('\r'))
+    }
+}
+
 /// The source line of a finding and the byte span to mark on it.
-fn snippet_span(f: &Located) -> Option<(String, std::ops::Range<usize>)> {
-    let line = f
-        .source
-        .text
-        .lines()
-        .nth(f.stream_line.checked_sub(1)? as usize)?;
+fn snippet_span(f: &Located, lines: &LineStarts) -> Option<(String, std::ops::Range<usize>)> {
+    let line = lines.line(f, f.stream_line)?;
     let start = line
         .char_indices()
         .nth(f.column.saturating_sub(1) as usize)
@@ -54,8 +90,23 @@ pub fn render(report: &Report, opts: &RenderOptions<'_>) -> String {
     } else {
         Renderer::plain()
     };
-    let mut out = String::new();
-    for f in &report.findings {
+    let lines = LineStarts::of(report);
+    // Each finding is rendered on its own, so all threads share the work.
+    let rendered: Vec<String> = report
+        .findings
+        .par_iter()
+        .map(|f| render_finding(f, &renderer, &lines))
+        .collect();
+    let mut out = String::with_capacity(rendered.iter().map(|r| r.len() + 2).sum());
+    for r in rendered {
+        out.push_str(&r);
+        out.push_str("\n\n");
+    }
+    render_tail(report, &renderer, out)
+}
+
+fn render_finding(f: &Located, renderer: &Renderer, lines: &LineStarts) -> String {
+    {
         let title = format!("{} ({})", f.finding.message, f.object.label());
         let path = format!("{}:{}:{}", f.file, f.line, f.column);
         let mut group = Group::with_title(
@@ -64,7 +115,7 @@ pub fn render(report: &Report, opts: &RenderOptions<'_>) -> String {
                 .id(f.finding.rule.as_str()),
         );
         let snippet;
-        if let Some((line, span)) = snippet_span(f) {
+        if let Some((line, span)) = snippet_span(f, lines) {
             snippet = line;
             let label = if f.exact { "" } else { "missing here" };
             group = group.element(
@@ -84,13 +135,15 @@ pub fn render(report: &Report, opts: &RenderOptions<'_>) -> String {
             };
             help = Some(format!("{}{suffix}", fix.title));
         }
-        let rendered = match &help {
+        match &help {
             Some(h) => renderer.render(&[group.element(Level::HELP.message(h.as_str()))]),
             None => renderer.render(&[group]),
-        };
-        out.push_str(&rendered);
-        out.push_str("\n\n");
+        }
     }
+}
+
+/// Input errors and the summary, after the findings.
+fn render_tail(report: &Report, renderer: &Renderer, mut out: String) -> String {
     for e in &report.errors {
         let msg = match (e.line, e.column) {
             (Some(l), Some(c)) => format!("{}:{l}:{c}: {}", e.file, e.message),
