@@ -175,6 +175,21 @@ const CASES: &[(&str, bool)] = &[
         true,
     ),
     ("a: { b: 1 , c: [ x , y ] }\n", true),
+    ("key  : value\n'q' : 1\n", true),
+    ("a: b\n\n\n", true),
+    ("- a\n-\n  - b\n", true),
+    ("a: >+\n  x\n\nb: 1\n", true),
+    ("a: |-\n\n  x\n", true),
+    ("\u{feff}a: 1\n", false),
+    ("a: x\u{85}y\n", true),
+    ("a: x\u{2028}y\n", true),
+    ("a: x\u{7}y\n", false),
+    ("a: \"x\u{7}y\"\n", false),
+    ("a: x\u{0}y\n", false),
+    ("a: |\n  x\u{1b}y\n", false),
+    ("a: x\u{9f}y\n", false),
+    ("a: x\u{fffe}y\n", false),
+    ("a: 'x\u{1F600}y'\n", true),
     ("a: |\n  # not a comment\n  x\n# a comment\nb: 1\n", true),
     ("a:\n  b: 1\n\n\n  c: 2\n", true),
     ("a: >\n  x\n   more indented\n  y\n", false),
@@ -205,7 +220,7 @@ fn edge_cases_are_read_exactly_or_left_to_the_full_parser() {
 /// reads it (or be rejected by both).
 #[test]
 fn agrees_on_mutated_documents() {
-    const ALPHABET: &[u8] = b" :-#'\"|>[]{},&*!?\n\tab1";
+    const ALPHABET: &[u8] = b" :-#'\"|>[]{},&*!?\n\tab1\r\x00\x07\x7f";
     let mut seed: u64 = 0x5555_aaaa_3333_cccc;
     let mut next = |n: usize| {
         seed ^= seed << 13;
@@ -299,6 +314,11 @@ fn agrees_on_generated_documents() {
                 "0x1F",
                 ".inf",
                 "--port=80",
+                "x\u{feff}y",
+                "\u{85}",
+                "b\u{7}",
+                "\u{2028}",
+                "\u{1F600}",
             ];
             let w = WORDS[self.next(WORDS.len())];
             match self.next(4) {

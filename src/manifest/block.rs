@@ -31,9 +31,9 @@ type Read<T> = Result<T, GiveUp>;
 /// Reads one document (the text between two `---` lines) if it stays inside the subset this
 /// reader knows; `None` means "use the full parser".
 pub fn read_document(text: &str, line_offset: u32) -> Option<ParsedDoc> {
-    // Carriage returns, and a last line without its newline (the full parser treats block
-    // scalars there differently), are left to the full parser.
-    if !text.ends_with('\n') || text.contains('\r') {
+    // A last line without its newline (the full parser treats block scalars there differently)
+    // and any character that is not plainly printable are left to the full parser.
+    if !text.ends_with('\n') || !plainly_printable(text) {
         return None;
     }
     let mut reader = Reader {
@@ -45,6 +45,33 @@ pub fn read_document(text: &str, line_offset: u32) -> Option<ParsedDoc> {
         depth: 0,
     };
     reader.document().ok()
+}
+
+/// Whether `text` holds only YAML's printable characters, line feeds and tabs — no carriage
+/// returns (line breaks the full parser normalises), no byte-order marks (allowed at the start of
+/// any document and skipped there), no control characters (errors).
+fn plainly_printable(text: &str) -> bool {
+    // Folded over fixed-size chunks without early exits, so the compiler can vectorise it: this
+    // scan reads every byte of every document.
+    let mut non_ascii = false;
+    for chunk in text.as_bytes().chunks(64) {
+        let (control, high) = chunk.iter().fold((false, 0u8), |(control, high), &b| {
+            let bad = (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f;
+            (control | bad, high | b)
+        });
+        if control {
+            return false;
+        }
+        non_ascii |= high >= 0x80;
+    }
+    !non_ascii
+        || text.chars().all(|c| {
+            c.is_ascii()
+                || c == '\u{85}'
+                || ('\u{a0}'..='\u{d7ff}').contains(&c)
+                || (('\u{e000}'..='\u{fffd}').contains(&c) && c != '\u{feff}')
+                || c >= '\u{10000}'
+        })
 }
 
 struct Reader<'a> {
