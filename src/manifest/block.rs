@@ -16,7 +16,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::yaml::{ParsedDoc, PosNode, plain_value};
+use super::yaml::{ParsedDoc, PosNode, build_map, plain_value};
 
 /// Deeper documents go to saphyr-parser, which has its own limits and messages.
 const MAX_DEPTH: usize = 100;
@@ -264,21 +264,9 @@ impl<'a> Reader<'a> {
             entries.push((key.into_owned(), value, pos));
         }
         let mut pos = map_pos.ok_or(GiveUp)?;
-        // Stable sort: the children of the position tree follow the map's (sorted) key order.
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        if entries.windows(2).any(|w| w[0].0 == w[1].0) {
-            // Duplicate keys are an error, reported by the full parser.
-            return Err(GiveUp);
-        }
-        pos.children.reserve_exact(entries.len());
-        let map: Map<String, Value> = entries
-            .into_iter()
-            .map(|(k, v, p)| {
-                pos.children.push(p);
-                (k, v)
-            })
-            .collect();
-        Ok((Value::Object(map), pos))
+        // Duplicate keys are an error, reported by the full parser.
+        let map = build_map(entries, &mut pos).map_err(|_| GiveUp)?;
+        Ok((map, pos))
     }
 
     /// A block sequence; `indentless` when it is a mapping value at its key's indentation.
@@ -572,18 +560,8 @@ impl<'a> Reader<'a> {
                         return Err(GiveUp);
                     }
                 }
-                entries.sort_by(|a, b| a.0.cmp(&b.0));
-                if entries.windows(2).any(|w| w[0].0 == w[1].0) {
-                    return Err(GiveUp);
-                }
-                let map: Map<String, Value> = entries
-                    .into_iter()
-                    .map(|(k, v, p)| {
-                        pos.children.push(p);
-                        (k, v)
-                    })
-                    .collect();
-                Ok((Value::Object(map), pos))
+                let map = build_map(entries, &mut pos).map_err(|_| GiveUp)?;
+                Ok((map, pos))
             }
             Some(b'"' | b'\'') => {
                 let (s, end) = quoted(text, *i)?;

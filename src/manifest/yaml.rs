@@ -248,7 +248,7 @@ impl Builder {
             }
             Event::MappingEnd => {
                 let Some(Frame::Map {
-                    mut entries,
+                    entries,
                     mut pos,
                     anchor,
                     size,
@@ -261,26 +261,13 @@ impl Builder {
                         "unbalanced mapping end",
                     ));
                 };
-                // Stable: of two equal keys, the later one in the document is the duplicate.
-                entries.sort_by(|a, b| a.0.cmp(&b.0));
-                if let Some(w) = entries.windows(2).find(|w| w[0].0 == w[1].0) {
-                    return Err(YamlError {
-                        line: w[1].2.key_line,
-                        col: w[1].2.key_col,
-                        message: format!("duplicate key `{}`", w[1].0),
-                    });
-                }
-                pos.children.reserve_exact(entries.len());
-                // Collected, not inserted one by one: from sorted entries a map is built in bulk.
-                let map: Map<String, Value> = entries
-                    .into_iter()
-                    .map(|(k, v, p)| {
-                        pos.children.push(p);
-                        (k, v)
-                    })
-                    .collect();
+                let map = build_map(entries, &mut pos).map_err(|(key, at)| YamlError {
+                    line: at.key_line,
+                    col: at.key_col,
+                    message: format!("duplicate key `{key}`"),
+                })?;
                 let nodes = 1 + size;
-                self.push_node(Value::Object(map), pos, anchor, nodes, span)?;
+                self.push_node(map, pos, anchor, nodes, span)?;
                 Ok(None)
             }
         }
@@ -388,6 +375,31 @@ impl Builder {
         }
         Ok(())
     }
+}
+
+/// A mapping's value from its entries in document order, with their positions appended to
+/// `pos.children` in the map's (sorted) key order. A duplicate key is an error: the key and the
+/// position of its later occurrence.
+pub(crate) fn build_map(
+    mut entries: Vec<(String, Value, PosNode)>,
+    pos: &mut PosNode,
+) -> Result<Value, (String, PosNode)> {
+    // Stable: of two equal keys, the later one in the document is the duplicate.
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    if let Some(i) = entries.windows(2).position(|w| w[0].0 == w[1].0) {
+        let (key, _, at) = entries.swap_remove(i + 1);
+        return Err((key, at));
+    }
+    pos.children.reserve_exact(entries.len());
+    // Collected, not inserted one by one: from sorted entries a map is built in bulk.
+    let map: Map<String, Value> = entries
+        .into_iter()
+        .map(|(k, v, p)| {
+            pos.children.push(p);
+            (k, v)
+        })
+        .collect();
+    Ok(Value::Object(map))
 }
 
 /// Resolves a scalar the way Kubernetes' YAML decoder does: plain scalars are typed (null, bool
