@@ -13,6 +13,23 @@ fn setup_for(rule: &winguard::rules::Rule) -> LintSetup {
     LintSetup::new(RuleSet::embedded().unwrap(), config).unwrap()
 }
 
+/// Lints `text` (named `name`), which must read without input errors, and returns the messages
+/// of `rule`'s findings.
+fn messages_of(setup: &LintSetup, name: &str, text: &str, rule: &str) -> Vec<String> {
+    let report = lint_text(setup, name, text);
+    assert!(
+        report.errors.is_empty(),
+        "{rule}: {name} has input errors: {:?}",
+        report.errors
+    );
+    report
+        .findings
+        .into_iter()
+        .filter(|f| f.finding.rule == rule)
+        .map(|f| f.finding.message)
+        .collect()
+}
+
 #[test]
 fn every_bad_example_fires_and_every_good_example_does_not() {
     let rules = RuleSet::embedded().unwrap();
@@ -20,28 +37,11 @@ fn every_bad_example_fires_and_every_good_example_does_not() {
     let mut failures = Vec::new();
     for rule in &rules.rules {
         let setup = setup_for(rule);
-        let bad = lint_text(&setup, "bad.yaml", &rule.docs.bad);
-        assert!(
-            bad.errors.is_empty(),
-            "{}: bad example has input errors: {:?}",
-            rule.name,
-            bad.errors
-        );
-        if !bad.findings.iter().any(|f| f.finding.rule == rule.name) {
+        if messages_of(&setup, "bad.yaml", &rule.docs.bad, &rule.name).is_empty() {
             failures.push(format!("{}: the bad example does not fire", rule.name));
         }
-        let good = lint_text(&setup, "good.yaml", &rule.docs.good);
-        assert!(
-            good.errors.is_empty(),
-            "{}: good example has input errors: {:?}",
-            rule.name,
-            good.errors
-        );
-        for f in good.findings.iter().filter(|f| f.finding.rule == rule.name) {
-            failures.push(format!(
-                "{}: the good example fires: {}",
-                rule.name, f.finding.message
-            ));
+        for message in messages_of(&setup, "good.yaml", &rule.docs.good, &rule.name) {
+            failures.push(format!("{}: the good example fires: {message}", rule.name));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -191,7 +191,7 @@ fn every_rule_fires_on_every_workload_kind() {
                 }
             }
             object["metadata"] = m;
-            let mut others: Vec<Value> = docs
+            let others: Vec<Value> = docs
                 .iter()
                 .enumerate()
                 .filter(|(i, _)| *i != workload)
@@ -200,21 +200,14 @@ fn every_rule_fires_on_every_workload_kind() {
             for wrap_in_list in [false, true] {
                 let text = if wrap_in_list {
                     let mut items = vec![object.clone()];
-                    items.append(&mut others.clone());
+                    items.extend(others.iter().cloned());
                     json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string()
                 } else {
                     let mut all = vec![object.to_string()];
-                    all.extend(others.iter_mut().map(|o| o.to_string()));
+                    all.extend(others.iter().map(|o| o.to_string()));
                     all.join("\n---\n")
                 };
-                let report = lint_text(&setup, "kind.yaml", &text);
-                assert!(
-                    report.errors.is_empty(),
-                    "{} {kind}: {:?}",
-                    rule.name,
-                    report.errors
-                );
-                if !report.findings.iter().any(|f| f.finding.rule == rule.name) {
+                if messages_of(&setup, &format!("{kind}.yaml"), &text, &rule.name).is_empty() {
                     failures.push(format!(
                         "{} does not fire on a {kind}{}",
                         rule.name,

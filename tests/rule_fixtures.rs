@@ -12,7 +12,7 @@ use winguard::cli::{LintSetup, lint_text};
 use winguard::config::Config;
 use winguard::engine::{Context, evaluate, patch};
 use winguard::manifest::{SourceText, parse_source};
-use winguard::report::{Format, RenderOptions, render};
+use winguard::report::{Format, RenderOptions, Report, render};
 use winguard::rules::RuleSet;
 
 fn rules_dir() -> PathBuf {
@@ -29,6 +29,16 @@ fn config_of(text: &str, name: &str) -> Config {
 
 fn setup(text: &str, name: &str) -> LintSetup {
     LintSetup::new(RuleSet::embedded().unwrap(), config_of(text, name)).unwrap()
+}
+
+/// The messages of one rule's findings in a report.
+fn messages_of<'r>(report: &'r Report, rule: &str) -> Vec<&'r String> {
+    report
+        .findings
+        .iter()
+        .filter(|f| f.finding.rule == rule)
+        .map(|f| &f.finding.message)
+        .collect()
 }
 
 fn fixtures() -> Vec<(String, PathBuf)> {
@@ -150,12 +160,7 @@ fn pass_fixtures_stay_quiet() {
         let display = display_name(&rule, &path);
         let report = lint_text(&setup(&text, &display), &display, &text);
         assert!(report.errors.is_empty(), "{display}: {:?}", report.errors);
-        let fired: Vec<_> = report
-            .findings
-            .iter()
-            .filter(|f| f.finding.rule == rule)
-            .map(|f| &f.finding.message)
-            .collect();
+        let fired = messages_of(&report, &rule);
         assert!(fired.is_empty(), "{display}: {rule} fires: {fired:#?}");
     }
 }
@@ -217,12 +222,7 @@ fn fixes_give_the_fixed_fixture_and_silence_the_rule() {
         );
         let fixed_stream: Vec<String> = objects.iter().map(|o| o.to_string()).collect();
         let relinted = lint_text(&setup, &display, &fixed_stream.join("\n---\n"));
-        let still: Vec<_> = relinted
-            .findings
-            .iter()
-            .filter(|f| f.finding.rule == rule)
-            .map(|f| &f.finding.message)
-            .collect();
+        let still = messages_of(&relinted, &rule);
         assert!(
             still.is_empty(),
             "{}: {rule} still fires after its fix: {still:#?}",

@@ -159,20 +159,14 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
         }
         problems.is_empty()
     };
-    let kept_ok: Vec<bool> = kept
+    let (kept_ok, kept_errors): (Vec<bool>, Vec<Vec<(usize, InputError)>>) = kept
         .par_iter()
         .map(|(i, o)| {
             let mut errors = Vec::new();
-            let ok = check_shape(*i, o, &mut errors);
-            (ok, errors)
+            (check_shape(*i, o, &mut errors), errors)
         })
-        .collect::<Vec<_>>()
-        .into_iter()
-        .map(|(ok, errors)| {
-            all_errors.extend(errors);
-            ok
-        })
-        .collect();
+        .unzip();
+    all_errors.extend(kept_errors.into_iter().flatten());
 
     // The context's lists of objects by kind are the kept objects' values, moved rather than
     // copied (copying every Service of a large input showed in profiles); they go back into
