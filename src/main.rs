@@ -1,5 +1,5 @@
 // mimalloc rather than the system allocator: a lint builds and drops millions of small maps and
-// strings on several threads, and glibc's malloc spent a third of the run on them (BENCHMARKS.md).
+// strings on several threads, and glibc's malloc and free took a quarter of the run (BENCHMARKS.md).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::config::Config;
 use crate::engine::{Context, evaluate};
 use crate::manifest::{
-    DocSpan, InputError, Object, Sources, Templates, parse_document, shape, split_documents,
+    DocSpan, InputError, Object, Sources, Templates, parse_document, shape, split_source,
 };
 use crate::model::{Catalog, EMBEDDED_CATALOG};
 use crate::report::{Located, Report};
@@ -110,10 +110,8 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
         (Some(kind), Some(kinds)) => kind.ends_with("List") || kinds.contains(kind),
     };
     // Each text's templates and documents, found in parallel (a line scan of every input).
-    let (templates, spans): (Vec<Templates>, Vec<Vec<DocSpan>>) = texts
-        .par_iter()
-        .map(|t| (Templates::of(&t.text), split_documents(&t.text)))
-        .unzip();
+    let (templates, spans): (Vec<Templates>, Vec<Vec<DocSpan>>) =
+        texts.par_iter().map(|t| split_source(&t.text)).unzip();
     let documents: usize = spans.iter().map(Vec::len).sum();
     let mut early = Vec::new();
     let mut late = Vec::with_capacity(documents);

@@ -317,6 +317,13 @@ fn is_document_marker(line: &str) -> bool {
 /// starts a document (YAML forbids it inside a block scalar), so each piece parses on its own:
 /// a syntax error then costs one document, not the rest of the file.
 pub fn split_documents(text: &str) -> Vec<DocSpan> {
+    split_source(text).1
+}
+
+/// A text's Helm templates and its documents, from one pass over its lines (both look at every
+/// line; scanning twice showed in profiles).
+pub fn split_source(text: &str) -> (Templates, Vec<DocSpan>) {
+    let mut templates = Templates::default();
     let mut spans = Vec::new();
     let mut start = 0;
     let mut start_line = 0u32;
@@ -324,6 +331,7 @@ pub fn split_documents(text: &str) -> Vec<DocSpan> {
     let mut kind_hint = None;
     let mut offset = 0;
     for (i, bare) in lines(text).enumerate() {
+        templates.note_line(i as u32 + 1, bare);
         // `lines` drops the newline; the offset arithmetic below needs the whole line's length.
         let line_len = (bare.len() + 1).min(text.len() - offset);
         let bare = bare.trim_end_matches('\r');
@@ -368,15 +376,15 @@ pub fn split_documents(text: &str) -> Vec<DocSpan> {
             kind_hint,
         });
     }
-    spans
+    (templates, spans)
 }
 
 /// Parses a whole source: every document, each on its own.
 pub fn parse_source(source: &Arc<SourceText>) -> (Vec<Object>, Vec<InputError>) {
-    let templates = Templates::of(&source.text);
+    let (templates, spans) = split_source(&source.text);
     let mut objects = Vec::new();
     let mut errors = Vec::new();
-    for span in split_documents(&source.text) {
+    for span in spans {
         let (o, e) = parse_document(source, &templates, &span);
         objects.extend(o);
         errors.extend(e);
@@ -495,20 +503,13 @@ pub struct Templates {
 }
 
 impl Templates {
-    pub fn of(text: &str) -> Templates {
-        let mut t = Templates::default();
-        if !text.contains("# Source: ") {
-            return t;
+    /// Records line `n` (1-based) if it is a `# Source:` comment or a document separator.
+    fn note_line(&mut self, n: u32, line: &str) {
+        if let Some(path) = line.strip_prefix("# Source: ") {
+            self.comments.push((n, path.trim().to_string()));
+        } else if line.starts_with("---") {
+            self.separators.push(n);
         }
-        for (i, line) in lines(text).enumerate() {
-            let n = i as u32 + 1;
-            if let Some(path) = line.strip_prefix("# Source: ") {
-                t.comments.push((n, path.trim().to_string()));
-            } else if line.starts_with("---") {
-                t.separators.push(n);
-            }
-        }
-        t
     }
 
     /// The template a document starting at `line` came from, and the comment's line.
