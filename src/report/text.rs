@@ -19,43 +19,38 @@ fn level(s: Severity) -> Level<'static> {
     }
 }
 
-/// Where each line of a source starts, found once per source: looking a finding's line up by
-/// counting lines from the top made rendering quadratic in the size of a file.
-/// Keyed by the address of the source (the report's findings hold each source alive).
-struct LineStarts {
-    by_source: HashMap<usize, Vec<usize>>,
+/// Each source's lines, split once per source (`manifest::lines`): looking a finding's line up by
+/// counting lines from the top made rendering quadratic in the size of a file. Keyed by the
+/// address of the source, which the report's findings hold alive.
+struct SourceLines<'r> {
+    by_source: HashMap<usize, Vec<&'r str>>,
 }
 
 fn source_key(source: &Arc<SourceText>) -> usize {
     Arc::as_ptr(source) as usize
 }
 
-impl LineStarts {
-    fn of(report: &Report) -> Self {
+impl<'r> SourceLines<'r> {
+    fn of(report: &'r Report) -> Self {
         let mut by_source = HashMap::new();
         for f in &report.findings {
-            by_source.entry(source_key(&f.source)).or_insert_with(|| {
-                std::iter::once(0)
-                    .chain(memchr::memchr_iter(b'\n', f.source.text.as_bytes()).map(|i| i + 1))
-                    .collect()
-            });
+            by_source
+                .entry(source_key(&f.source))
+                .or_insert_with(|| crate::manifest::lines(&f.source.text).collect());
         }
-        LineStarts { by_source }
+        SourceLines { by_source }
     }
 
     /// Line `n` (1-based) of a finding's source, without its line break.
-    fn line<'t>(&self, f: &'t Located, n: u32) -> Option<&'t str> {
-        let starts = self.by_source.get(&source_key(&f.source))?;
-        let i = n.checked_sub(1)? as usize;
-        let start = *starts.get(i)?;
-        let text = &f.source.text;
-        let end = starts.get(i + 1).map_or(text.len(), |next| next - 1);
-        text.get(start..end).map(|l| l.trim_end_matches('\r'))
+    fn line(&self, f: &Located, n: u32) -> Option<&'r str> {
+        let lines = self.by_source.get(&source_key(&f.source))?;
+        let line = lines.get(n.checked_sub(1)? as usize)?;
+        Some(line.trim_end_matches('\r'))
     }
 }
 
 /// The source line of a finding and the byte span to mark on it.
-fn snippet_span(f: &Located, lines: &LineStarts) -> Option<(String, std::ops::Range<usize>)> {
+fn snippet_span(f: &Located, lines: &SourceLines<'_>) -> Option<(String, std::ops::Range<usize>)> {
     let line = lines.line(f, f.stream_line)?;
     let start = line
         .char_indices()
@@ -90,7 +85,7 @@ pub fn render(report: &Report, opts: &RenderOptions<'_>) -> String {
     } else {
         Renderer::plain()
     };
-    let lines = LineStarts::of(report);
+    let lines = SourceLines::of(report);
     // Each finding is rendered on its own, so all threads share the work.
     let rendered: Vec<String> = report
         .findings
@@ -105,7 +100,7 @@ pub fn render(report: &Report, opts: &RenderOptions<'_>) -> String {
     render_tail(report, &renderer, out)
 }
 
-fn render_finding(f: &Located, renderer: &Renderer, lines: &LineStarts) -> String {
+fn render_finding(f: &Located, renderer: &Renderer, lines: &SourceLines<'_>) -> String {
     {
         let title = format!("{} ({})", f.finding.message, f.object.label());
         let path = format!("{}:{}:{}", f.file, f.line, f.column);
