@@ -236,11 +236,7 @@ impl Builder {
                     size,
                 }) = self.stack.pop()
                 else {
-                    return Err(YamlError::at(
-                        span,
-                        self.line_offset,
-                        "unbalanced sequence end",
-                    ));
+                    return Err(self.unbalanced(span, "sequence"));
                 };
                 let nodes = 1 + size;
                 self.push_node(Value::Array(items), pos, anchor, nodes, span)?;
@@ -255,11 +251,7 @@ impl Builder {
                     ..
                 }) = self.stack.pop()
                 else {
-                    return Err(YamlError::at(
-                        span,
-                        self.line_offset,
-                        "unbalanced mapping end",
-                    ));
+                    return Err(self.unbalanced(span, "mapping"));
                 };
                 let map = build_map(entries, &mut pos).map_err(|(key, at)| YamlError {
                     line: at.key_line,
@@ -271,6 +263,12 @@ impl Builder {
                 Ok(None)
             }
         }
+    }
+
+    /// The end of a collection that was never started (saphyr-parser doesn't emit one; this
+    /// guards the stack).
+    fn unbalanced(&self, span: &Span, what: &str) -> YamlError {
+        YamlError::at(span, self.line_offset, format!("unbalanced {what} end"))
     }
 
     /// Checks the limits for a new collection and returns its position node.
