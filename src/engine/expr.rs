@@ -554,6 +554,25 @@ enum Binding<'a> {
     Value(Cow<'a, Value>),
     /// Evaluated on first use (a rule's `let`), so costly lookups run only when needed.
     Lazy(&'a Expr, std::cell::OnceCell<Value>),
+    /// A record whose fields are computed when read (the model's facts).
+    Record(&'a (dyn Record + 'a)),
+}
+
+/// A map-like value whose fields are computed on demand: the model's pod and container facts.
+///
+/// `pod.os` asks the record for `os` and nothing else. Building every fact of every pod as a JSON
+/// map, most of them never read, cost more than all the rules together; a record computes a field
+/// the first time a rule reads it and keeps it for the next rule.
+pub trait Record {
+    /// The field `name`; `None` when the record has no such field (read as `null`).
+    fn field(&self, name: &str) -> Option<&Value>;
+    /// The whole record as a JSON map, for an expression that uses it as a value (`size(pod)`).
+    fn value(&self) -> &Value;
+    /// A field that is a list of records (`pod.containers`), for macros to walk without building
+    /// each record's map; `None` when `name` is not such a field.
+    fn records(&self, _name: &str) -> Option<Vec<&dyn Record>> {
+        None
+    }
 }
 
 impl<'a> Env<'a> {
@@ -573,6 +592,10 @@ impl<'a> Env<'a> {
     }
     pub fn bind_owned(&mut self, name: &'a str, value: Value) {
         self.vars.push((name, Binding::Value(Cow::Owned(value))));
+    }
+    /// Binds `name` to a record whose fields are read one by one.
+    pub fn bind_record(&mut self, name: &'a str, record: &'a (dyn Record + 'a)) {
+        self.vars.push((name, Binding::Record(record)));
     }
     /// Binds `name` to an expression evaluated the first time it is read.
     pub fn bind_lazy(&mut self, name: &'a str, expr: &'a Expr) {
@@ -594,7 +617,25 @@ impl<'a> Env<'a> {
             Binding::Lazy(expr, cell) => {
                 Cow::Borrowed(cell.get_or_init(|| expr.eval(self).into_owned()))
             }
+            Binding::Record(r) => Cow::Borrowed(r.value()),
         })
+    }
+
+    /// The record bound to `name`, unless a macro variable of that name hides it.
+    fn record<'l>(&self, name: &str, locals: &Locals<'l>) -> Option<&'l (dyn Record + 'l)>
+    where
+        'a: 'l,
+    {
+        if let Some((_, local)) = locals.iter().rev().find(|(n, _)| *n == name) {
+            return match local {
+                Local::Record(r) => Some(*r),
+                Local::Value(_) => None,
+            };
+        }
+        match self.vars.iter().rev().find(|(n, _)| *n == name) {
+            Some((_, Binding::Record(r))) => Some(*r),
+            _ => None,
+        }
     }
 }
 
@@ -625,7 +666,13 @@ impl Expr {
 }
 
 /// Local bindings of macro variables, innermost last.
-type Locals<'a> = Vec<(&'a str, Cow<'a, Value>)>;
+type Locals<'a> = Vec<(&'a str, Local<'a>)>;
+
+/// A macro variable's value: a JSON value, or a record (an item of `pod.containers`).
+enum Local<'a> {
+    Value(Cow<'a, Value>),
+    Record(&'a (dyn Record + 'a)),
+}
 
 fn eval_env<'a, 'e>(node: &'a Node, env: &'a Env<'e>, locals: &mut Locals<'a>) -> Cow<'a, Value>
 where
@@ -635,7 +682,10 @@ where
         Node::Lit(v) => Cow::Borrowed(v),
         Node::Var(name) => {
             if let Some((_, v)) = locals.iter().rev().find(|(n, _)| n == name) {
-                return v.clone();
+                return match v {
+                    Local::Value(v) => v.clone(),
+                    Local::Record(r) => Cow::Borrowed(r.value()),
+                };
             }
             match env.vars.iter().rev().find(|(n, _)| n == name) {
                 // Values bound by reference live as long as the evaluation: no copy.
@@ -682,6 +732,14 @@ where
             if let Some(v) = local_path(node, locals) {
                 return v;
             }
+            // `pod.os`: one field of a record, computed alone.
+            if let Node::Var(var) = &**base
+                && let Some(record) = env.record(var, locals)
+            {
+                return record
+                    .field(name)
+                    .map_or(Cow::Borrowed(&NULL), Cow::Borrowed);
+            }
             member(eval_env(base, env, locals), name)
         }
         Node::Index(base, idx) => {
@@ -720,6 +778,9 @@ where
         }
         Node::Bin(op, a, b) => binary(*op, a, b, env, locals),
         Node::Macro(kind, list, var, body) => {
+            if let Some(records) = record_list(list, env, locals) {
+                return record_macro(*kind, records, var, body, env, locals);
+            }
             let list = eval_env(list, env, locals);
             let items: Vec<Cow<'a, Value>> = match list {
                 Cow::Borrowed(Value::Array(a)) => a.iter().map(Cow::Borrowed).collect(),
@@ -730,9 +791,11 @@ where
             };
             let mut out = Vec::new();
             for item in items {
-                locals.push((var.as_str(), item));
+                locals.push((var.as_str(), Local::Value(item)));
                 let r = eval_env(body, env, locals);
-                let (_, item) = locals.pop().expect("pushed above");
+                let Some((_, Local::Value(item))) = locals.pop() else {
+                    unreachable!("pushed above")
+                };
                 match kind {
                     MacroKind::Any if truthy(&r) => return Cow::Owned(Value::Bool(true)),
                     MacroKind::All if !truthy(&r) => return Cow::Owned(Value::Bool(false)),
@@ -767,6 +830,53 @@ where
     }
 }
 
+/// The records of `list` when it reads a record-list field (`pod.containers`).
+fn record_list<'a>(
+    list: &Node,
+    env: &'a Env<'_>,
+    locals: &Locals<'a>,
+) -> Option<Vec<&'a (dyn Record + 'a)>> {
+    let Node::Member(base, field) = list else {
+        return None;
+    };
+    let Node::Var(var) = &**base else {
+        return None;
+    };
+    env.record(var, locals)?.records(field)
+}
+
+/// A macro over records: the variable is bound to each record, so its body reads single fields;
+/// an item is turned into a JSON map only when the macro returns it (`filter`, `find`).
+fn record_macro<'a>(
+    kind: MacroKind,
+    records: Vec<&'a (dyn Record + 'a)>,
+    var: &'a str,
+    body: &'a Node,
+    env: &'a Env<'_>,
+    locals: &mut Locals<'a>,
+) -> Cow<'a, Value> {
+    let mut out = Vec::new();
+    for record in records {
+        locals.push((var, Local::Record(record)));
+        let r = eval_env(body, env, locals);
+        locals.pop();
+        match kind {
+            MacroKind::Any if truthy(&r) => return Cow::Owned(Value::Bool(true)),
+            MacroKind::All if !truthy(&r) => return Cow::Owned(Value::Bool(false)),
+            MacroKind::Filter if truthy(&r) => out.push(record.value().clone()),
+            MacroKind::Find if truthy(&r) => return Cow::Borrowed(record.value()),
+            MacroKind::Map => out.push(r.into_owned()),
+            _ => {}
+        }
+    }
+    match kind {
+        MacroKind::Any => Cow::Owned(Value::Bool(false)),
+        MacroKind::All => Cow::Owned(Value::Bool(true)),
+        MacroKind::Find => Cow::Borrowed(&NULL),
+        MacroKind::Filter | MacroKind::Map => Cow::Owned(Value::Array(out)),
+    }
+}
+
 /// Resolves a chain of `.field` accesses rooted at a macro variable: by reference when the
 /// variable borrows its value, else cloning only the end value.
 fn local_path<'a>(node: &Node, locals: &Locals<'a>) -> Option<Cow<'a, Value>> {
@@ -778,6 +888,21 @@ fn local_path<'a>(node: &Node, locals: &Locals<'a>) -> Option<Cow<'a, Value>> {
     }
     let Node::Var(var) = cur else { return None };
     let (_, root) = locals.iter().rev().find(|(n, _)| n == var)?;
+    let root = match root {
+        Local::Value(v) => v,
+        // A record: its field read alone, the rest of the path walked by reference.
+        Local::Record(r) => {
+            let (first, rest) = names.split_last().expect("a member access names a field");
+            let mut v: &'a Value = r.field(first).unwrap_or(&NULL);
+            for name in rest.iter().rev() {
+                match v.get(*name) {
+                    Some(next) => v = next,
+                    None => return Some(Cow::Borrowed(&NULL)),
+                }
+            }
+            return Some(Cow::Borrowed(v));
+        }
+    };
     let walk = |mut v: &'a Value| -> &'a Value {
         for name in names.iter().rev() {
             match v.get(*name) {

@@ -195,11 +195,11 @@ pub fn evaluate(rules: &RuleSet, ctx: &Context<'_>, object: &Value) -> Vec<Findi
                 index: &ctx.index,
                 cluster_version: ctx.cluster_version,
             };
-            let facts = model::pod_facts(&mctx, spec, spec_path, meta_path);
+            let facts = model::PodFacts::new(&mctx, spec, spec_path, meta_path);
             let mut env = Env::new().with_objects(&objects_fn);
             env.bind("object", object);
             env.bind("config", &ctx.config_value);
-            env.bind("pod", &facts);
+            env.bind_record("pod", &facts);
             env.bind("podSpec", spec);
             env.bind("podMeta", meta);
             for (rule, level) in pod_rules.iter().filter(|(r, _)| r.scope == Scope::Pod) {
@@ -210,25 +210,17 @@ pub fn evaluate(rules: &RuleSet, ctx: &Context<'_>, object: &Value) -> Vec<Findi
                 };
                 run_rule(rule, *level, &mut env, here, &mut findings);
             }
-            let containers = facts["containers"]
-                .as_array()
-                .map(Vec::as_slice)
-                .unwrap_or(&[]);
-            for cf in containers {
-                let path = cf["path"].as_str().unwrap_or("");
-                let Some(raw) = object.ptr(path) else {
-                    continue;
-                };
-                env.bind("container", cf);
-                env.bind("containerSpec", raw);
+            for cf in &facts.containers {
+                env.bind_record("container", cf);
+                env.bind("containerSpec", cf.raw);
                 for (rule, level) in pod_rules
                     .iter()
                     .filter(|(r, _)| r.scope == Scope::Container)
                 {
                     let here = Here {
                         object,
-                        value: Some(raw),
-                        pointer: path,
+                        value: Some(cf.raw),
+                        pointer: &cf.path,
                     };
                     run_rule(rule, *level, &mut env, here, &mut findings);
                 }

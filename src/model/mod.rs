@@ -6,6 +6,7 @@
 //! user's config. Rules read the facts it produces (see `rules/README.md` for the fact reference).
 
 mod command;
+mod facts;
 mod image;
 
 use std::collections::HashMap;
@@ -18,6 +19,7 @@ use serde_json::{Map, Value, json};
 use crate::config::Config;
 use crate::manifest::escape_pointer_token;
 pub use command::analyse_command;
+pub use facts::{ContainerFacts, ContainerField, PodFacts, PodField};
 pub use image::{ImageRef, parse_image};
 
 /// The embedded Windows catalog.
@@ -39,20 +41,6 @@ pub fn pod_template_paths(kind: &str) -> Option<(&'static str, &'static str)> {
         ),
         _ => return None,
     })
-}
-
-/// Builds a JSON object by moving values in (`json!` re-serialises its arguments: a deep copy of
-/// every list it is given, which showed up in profiles).
-macro_rules! obj {
-    ($($k:literal => $v:expr),* $(,)?) => {{
-        // Collected rather than inserted one by one: a map is built in bulk from its entries, and
-        // with the keys written in sorted order (checked in debug builds) the build does no
-        // sorting work.
-        debug_assert!([$($k),*].windows(2).all(|w| w[0] < w[1]), "obj! keys must be sorted");
-        let m: serde_json::Map<String, Value> =
-            [$( ($k.to_string(), Value::from($v)), )*].into_iter().collect();
-        Value::Object(m)
-    }};
 }
 
 // === the catalog (rules/windows.yaml) ===
@@ -440,271 +428,6 @@ fn str_map(v: Option<&Value>) -> impl Iterator<Item = (&String, &str)> {
         .filter_map(|(k, v)| Some((k, v.as_str()?)))
 }
 
-/// Computes the facts of one pod spec. `spec_path` and `meta_path` are JSON pointers into the
-/// object; `namespace` is the object's.
-pub fn pod_facts(ctx: &ModelContext<'_>, spec: &Value, spec_path: &str, meta_path: &str) -> Value {
-    let mut sources: Vec<Source> = Vec::new();
-    let p = |rest: &str| format!("{spec_path}{rest}");
-
-    // 1. spec.os.name
-    if let Some(name) = spec.ptr("/os/name").and_then(Value::as_str)
-        && let Some(os) = os_of(name)
-    {
-        sources.push(Source {
-            os,
-            kind: "os.name",
-            reason: format!("`spec.os.name` is `{name}`"),
-            pointer: p("/os/name"),
-        });
-    }
-    // 2. nodeSelector
-    for (key, value) in str_map(spec.get("nodeSelector")) {
-        if OS_KEYS.contains(&key.as_str())
-            && let Some(os) = os_of(value)
-        {
-            sources.push(Source {
-                os,
-                kind: "nodeSelector",
-                reason: format!("its nodeSelector has `{key}: {value}`"),
-                pointer: p(&format!("/nodeSelector/{}", escape_pointer_token(key))),
-            });
-            break;
-        }
-    }
-    // 3. required node affinity
-    if let Some((values, pointer)) = affinity_values(spec, &OS_KEYS) {
-        let oses: Vec<_> = values.iter().filter_map(|v| os_of(v)).collect();
-        if let Some(first) = oses.first()
-            && oses.iter().all(|o| o == first)
-        {
-            sources.push(Source {
-                os: first,
-                kind: "affinity",
-                reason: format!("its required node affinity selects OS `{first}`"),
-                pointer: p(&pointer),
-            });
-        }
-    }
-    // 4. RuntimeClass
-    let runtime_class = runtime_class_facts(ctx, spec);
-    if let Some(rc) = &runtime_class
-        && let Some(os) = rc.get("os").and_then(Value::as_str).and_then(os_of)
-    {
-        sources.push(Source {
-            os,
-            kind: "runtimeClass",
-            reason: format!(
-                "RuntimeClass `{}` schedules onto {os} nodes",
-                rc["name"].as_str().unwrap_or("")
-            ),
-            pointer: p("/runtimeClassName"),
-        });
-    }
-
-    // Node builds the pod can land on.
-    let (selected_builds, build_source) =
-        selected_builds(ctx, spec, runtime_class.as_ref(), spec_path);
-    let node_builds: Vec<u64> = if selected_builds.is_empty() {
-        ctx.config.windows.node_builds.clone()
-    } else {
-        selected_builds.clone()
-    };
-
-    // Containers and their images.
-    let pod_host_process = spec
-        .ptr("/securityContext/windowsOptions/hostProcess")
-        .and_then(Value::as_bool);
-    let mut containers = Vec::new();
-    let mut any_host_process = pod_host_process == Some(true);
-    let mut all_host_process = true;
-    let mut app_containers = 0;
-    for kind in ["initContainers", "containers", "ephemeralContainers"] {
-        let Some(list) = spec.get(kind).and_then(Value::as_array) else {
-            continue;
-        };
-        for (i, c) in list.iter().enumerate() {
-            let facts = container_facts(
-                ctx,
-                c,
-                kind,
-                &p(&format!("/{kind}/{i}")),
-                pod_host_process,
-                &selected_builds,
-            );
-            let hp = facts["hostProcess"].as_bool() == Some(true);
-            any_host_process |= hp;
-            if kind != "ephemeralContainers" {
-                all_host_process &= hp;
-            }
-            if kind == "containers" {
-                app_containers += 1;
-            }
-            containers.push(facts);
-        }
-    }
-    // 5. HostProcess
-    if any_host_process {
-        sources.push(Source {
-            os: "windows",
-            kind: "hostProcess",
-            reason: "it has a HostProcess container (`windowsOptions.hostProcess: true`)"
-                .to_string(),
-            pointer: if pod_host_process == Some(true) {
-                p("/securityContext/windowsOptions/hostProcess")
-            } else {
-                containers
-                    .iter()
-                    .find(|c| c["hostProcess"] == true)
-                    .map(|c| {
-                        format!(
-                            "{}/securityContext/windowsOptions/hostProcess",
-                            c["path"].as_str().unwrap_or("")
-                        )
-                    })
-                    .unwrap_or_default()
-            },
-        });
-    }
-    // 6. images
-    for c in &containers {
-        if let Some(os) = c["imageOs"].as_str().and_then(os_of) {
-            sources.push(Source {
-                os,
-                kind: "image",
-                reason: format!(
-                    "image `{}` is a {} image (by {})",
-                    c["image"].as_str().unwrap_or(""),
-                    if os == "windows" { "Windows" } else { "Linux" },
-                    c["imageOsReason"].as_str().unwrap_or("")
-                ),
-                pointer: format!("{}/image", c["path"].as_str().unwrap_or("")),
-            });
-        }
-    }
-    // windowsOptions outside HostProcess (only contradicts `os.name: linux`, §3.1 validateLinux).
-    let windows_options_at = if spec.ptr("/securityContext/windowsOptions").is_some() {
-        Some(p("/securityContext/windowsOptions"))
-    } else {
-        spec.get("containers")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .position(|c| c.ptr("/securityContext/windowsOptions").is_some())
-            .map(|i| p(&format!("/containers/{i}/securityContext/windowsOptions")))
-    };
-
-    // The decision: the first source in RULES.md §1 order, else Linux.
-    // Images come last (step 6): a Windows image decides; a recognised Linux image only explains
-    // the Linux default.
-    let decisive = sources
-        .iter()
-        .find(|s| s.kind != "image")
-        .or_else(|| sources.iter().find(|s| s.os == "windows"));
-    let (os, reason, decided_by) = match decisive {
-        Some(s) => (s.os, s.reason.clone(), s.kind),
-        None => match sources.iter().find(|s| s.kind == "image") {
-            Some(linux_image) => ("linux", linux_image.reason.clone(), "default"),
-            None => (
-                "linux",
-                "nothing selects Windows (no Windows nodeSelector, affinity, RuntimeClass, HostProcess or Windows image)".to_string(),
-                "default",
-            ),
-        },
-    };
-    let os_reason = format!(
-        "targets {} because {reason}",
-        if os == "windows" { "Windows" } else { "Linux" }
-    );
-
-    // Contradictions. Images take part only when a non-image source decided (image against image
-    // is `mixed-os-pod`'s business).
-    let mut conflicts = Vec::new();
-    if let Some(d) = decisive {
-        for s in &sources {
-            if s.os != d.os && !(s.kind == "image" && d.kind == "image") {
-                conflicts.push(
-                    json!({"os": s.os, "kind": s.kind, "reason": s.reason, "pointer": s.pointer}),
-                );
-            }
-        }
-        if d.kind == "os.name"
-            && d.os == "linux"
-            && let Some(ptr) = &windows_options_at
-        {
-            conflicts.push(json!({
-                    "os": "windows", "kind": "windowsOptions",
-                    "reason": "`windowsOptions` is set, which the API server forbids for a Linux pod", "pointer": ptr
-                }));
-        }
-    }
-    let windows_selected = sources.iter().any(|s| {
-        matches!(s.kind, "nodeSelector" | "affinity" | "runtimeClass") && s.os == "windows"
-    });
-    let linux_selected = sources
-        .iter()
-        .any(|s| matches!(s.kind, "nodeSelector" | "affinity" | "runtimeClass") && s.os == "linux");
-    let windows_indicated = sources
-        .iter()
-        .find(|s| s.os == "windows" && matches!(s.kind, "os.name" | "hostProcess" | "image"))
-        .map(|s| s.reason.clone());
-
-    // Tolerations, including the RuntimeClass's (they are merged into the pod at admission).
-    let mut tolerations: Vec<Value> = spec
-        .get("tolerations")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if let Some(rc) = &runtime_class
-        && let Some(extra) = rc.get("tolerations").and_then(Value::as_array)
-    {
-        tolerations.extend(extra.iter().cloned());
-    }
-
-    // Linux-only fields matter only where the pod runs on Windows; on a Linux pod they are the
-    // norm (hardening sets several), and listing them for every Linux pod cost a fifth of the
-    // model's time.
-    let unsupported = if os == "windows" {
-        unsupported_fields(ctx, spec, spec_path, &containers)
-    } else {
-        Vec::new()
-    };
-    let windows_build = containers
-        .iter()
-        .filter(|c| c["imageOs"] == "windows")
-        .find_map(|c| c["build"].as_u64());
-
-    let sources: Vec<Value> = sources
-        .into_iter()
-        .map(
-            |s| obj! {"kind" => s.kind, "os" => s.os, "pointer" => s.pointer, "reason" => s.reason},
-        )
-        .collect();
-    obj! {
-        "allHostProcess" => any_host_process && all_host_process,
-        "appContainers" => app_containers,
-        "buildSource" => build_source,
-        "conflicts" => conflicts,
-        "containers" => containers,
-        "decidedBy" => decided_by,
-        "hostProcess" => any_host_process,
-        "imageBuild" => windows_build,
-        "imageBuildLabel" => windows_build.map(|b| format!("10.0.{b}")),
-        "linuxSelected" => linux_selected,
-        "metaPath" => meta_path,
-        "nodeBuilds" => node_builds,
-        "os" => os,
-        "osReason" => os_reason,
-        "path" => spec_path,
-        "runtimeClass" => runtime_class,
-        "selectedBuilds" => selected_builds,
-        "sources" => sources,
-        "tolerations" => tolerations,
-        "unsupportedFields" => unsupported,
-        "windowsIndicated" => windows_indicated,
-        "windowsSelected" => windows_selected,
-    }
-}
-
 /// The RuntimeClass a pod names, from the input set or the config, with the OS it schedules onto.
 fn runtime_class_facts(ctx: &ModelContext<'_>, spec: &Value) -> Option<Value> {
     let name = spec.get("runtimeClassName")?.as_str()?;
@@ -782,88 +505,6 @@ fn selected_builds(
     (Vec::new(), Value::Null)
 }
 
-fn container_facts(
-    ctx: &ModelContext<'_>,
-    c: &Value,
-    kind: &str,
-    path: &str,
-    pod_host_process: Option<bool>,
-    selected_builds: &[u64],
-) -> Value {
-    let catalog = ctx.catalog;
-    let image_text = c.get("image").and_then(Value::as_str).unwrap_or("");
-    let image = parse_image(image_text);
-    let windows_reason = catalog.windows.reason(&image);
-    let (image_os, os_reason) = match (&windows_reason, catalog.linux.reason(&image)) {
-        (Some(r), _) => (Some("windows"), Some(r.clone())),
-        (None, Some(r)) => (Some("linux"), Some(r)),
-        (None, None) => (None, None),
-    };
-    let build = if windows_reason.is_some() {
-        image.tag_tokens().find_map(|t| catalog.build_of_token(t))
-    } else {
-        None
-    };
-    let iis = catalog.iis.reason(&image).is_some();
-    let host_process = c
-        .ptr("/securityContext/windowsOptions/hostProcess")
-        .and_then(Value::as_bool)
-        .or(pod_host_process)
-        .unwrap_or(false);
-    // Can the image run where the pod lands? With a build selection, on every selected build
-    // (the worst case); without one, on some configured node build (the best case). HostProcess
-    // containers don't inherit the compatibility requirements.
-    let (compat, hosts) = match build {
-        Some(b) if !host_process => {
-            let (hosts, worst) = if selected_builds.is_empty() {
-                (ctx.config.windows.node_builds.as_slice(), false)
-            } else {
-                (selected_builds, true)
-            };
-            let results = hosts.iter().map(|h| build_compat(*h, b.build));
-            let summary = if worst {
-                results.max_by_key(|c| compat_rank(*c))
-            } else {
-                results.min_by_key(|c| compat_rank(*c))
-            };
-            (summary.map(BuildCompat::as_str), hosts.to_vec())
-        }
-        _ => (None, Vec::new()),
-    };
-    let command = c.get("command").filter(|v| !v.is_null());
-    let args = c.get("args").filter(|v| !v.is_null());
-    let script = analyse_command(&catalog.commands, command, args);
-    obj! {
-        "build" => build.map(|b| b.build),
-        "buildCompat" => compat,
-        "buildCompatHosts" => hosts
-            .iter()
-            .map(|h| obj! {"build" => *h, "label" => format!("10.0.{h}"), "name" => catalog.build_name(*h)})
-            .collect::<Vec<_>>(),
-        "buildLabel" => build.map(|b| format!("10.0.{}", b.build)),
-        "buildName" => build.map(|b| b.name.clone()),
-        "digest" => image.digest,
-        "hasArgs" => args.is_some(),
-        "hasCommand" => command.is_some(),
-        "hostProcess" => host_process,
-        "iis" => iis,
-        "image" => image_text,
-        "imageOs" => image_os,
-        "imageOsReason" => os_reason,
-        "kind" => kind,
-        "name" => c.get("name").cloned().unwrap_or(Value::Null),
-        "path" => path,
-        "repository" => image.repository,
-        "role" => match kind {
-            "initContainers" => "init container",
-            "ephemeralContainers" => "ephemeral container",
-            _ => "container",
-        },
-        "script" => script,
-        "tag" => image.tag,
-    }
-}
-
 fn field_set(value: &Value, field: &str, only_when_true: bool) -> bool {
     let mut v = value;
     for part in field.split('.') {
@@ -887,7 +528,7 @@ fn unsupported_fields(
     ctx: &ModelContext<'_>,
     spec: &Value,
     spec_path: &str,
-    containers: &[Value],
+    containers: &[ContainerFacts<'_>],
 ) -> Vec<Value> {
     let mut out = Vec::new();
     for f in &ctx.catalog.pod_fields {
@@ -899,26 +540,16 @@ fn unsupported_fields(
             }));
         }
     }
-    let Some(obj) = spec.as_object() else {
+    if !spec.is_object() {
         return out;
-    };
+    }
     for c in containers {
-        let kind = c["kind"].as_str().unwrap_or("");
-        let path = c["path"].as_str().unwrap_or("");
-        let index: usize = path
-            .rsplit('/')
-            .next()
-            .and_then(|i| i.parse().ok())
-            .unwrap_or(0);
-        let Some(raw) = obj.get(kind).and_then(|l| l.get(index)) else {
-            continue;
-        };
         for f in &ctx.catalog.container_fields {
-            if version_ok(ctx, &f.since) && field_set(raw, &f.field, f.only_when_true) {
+            if version_ok(ctx, &f.since) && field_set(c.raw, &f.field, f.only_when_true) {
                 out.push(json!({
-                    "field": format!("{kind}[{}].{}", c["name"].as_str().unwrap_or(""), f.field),
-                    "pointer": format!("{path}/{}", f.field.replace('.', "/")),
-                    "container": c["name"],
+                    "field": format!("{}[{}].{}", c.kind, c.name(), f.field),
+                    "pointer": format!("{}/{}", c.path, f.field.replace('.', "/")),
+                    "container": c.raw.get("name").cloned().unwrap_or(Value::Null),
                 }));
             }
         }

@@ -1,0 +1,613 @@
+//! The facts of one pod and its containers, as records the rule expressions read field by field.
+//!
+//! What decides the pod's OS (its sources, the containers' images and builds) is worked out when
+//! the facts are made; every field rules read is turned into a JSON value only when a rule first
+//! reads it (see [`Record`]). Most fields of most pods are never read: a Linux pod's rules stop at
+//! `pod.os`, and only IIS rules look at `container.script`.
+
+use std::cell::OnceCell;
+
+use serde_json::{Value, json};
+
+use super::{
+    BuildCompat, BuildEntry, ImageRef, ModelContext, OS_KEYS, Source, affinity_values,
+    analyse_command, build_compat, compat_rank, escape_pointer_token, os_of, parse_image,
+    runtime_class_facts, selected_builds, str_map, unsupported_fields,
+};
+use crate::engine::expr::Record;
+use crate::manifest::Pointer;
+
+/// Declares a record's fields: an enum with one variant per field, its JSON name, and the lookup
+/// from name to field. One list, so the names rules read and the names of the whole map agree.
+macro_rules! fields {
+    ($name:ident { $($variant:ident = $json:literal,)* }) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $name { $($variant,)* }
+        impl $name {
+            /// Every field with its name, in the order of the whole map (sorted by name).
+            pub const ALL: &'static [($name, &'static str)] = &[$(($name::$variant, $json),)*];
+            fn of(name: &str) -> Option<$name> {
+                match name { $($json => Some($name::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+fields!(PodField {
+    AllHostProcess = "allHostProcess",
+    AppContainers = "appContainers",
+    BuildSource = "buildSource",
+    Conflicts = "conflicts",
+    Containers = "containers",
+    DecidedBy = "decidedBy",
+    HostProcess = "hostProcess",
+    ImageBuild = "imageBuild",
+    ImageBuildLabel = "imageBuildLabel",
+    LinuxSelected = "linuxSelected",
+    MetaPath = "metaPath",
+    NodeBuilds = "nodeBuilds",
+    Os = "os",
+    OsReason = "osReason",
+    Path = "path",
+    RuntimeClass = "runtimeClass",
+    SelectedBuilds = "selectedBuilds",
+    Sources = "sources",
+    Tolerations = "tolerations",
+    UnsupportedFields = "unsupportedFields",
+    WindowsIndicated = "windowsIndicated",
+    WindowsSelected = "windowsSelected",
+});
+
+fields!(ContainerField {
+    Build = "build",
+    BuildCompat = "buildCompat",
+    BuildCompatHosts = "buildCompatHosts",
+    BuildLabel = "buildLabel",
+    BuildName = "buildName",
+    Digest = "digest",
+    HasArgs = "hasArgs",
+    HasCommand = "hasCommand",
+    HostProcess = "hostProcess",
+    Iis = "iis",
+    Image = "image",
+    ImageOs = "imageOs",
+    ImageOsReason = "imageOsReason",
+    Kind = "kind",
+    Name = "name",
+    Path = "path",
+    Repository = "repository",
+    Role = "role",
+    Script = "script",
+    Tag = "tag",
+});
+
+const POD_FIELDS: usize = PodField::ALL.len();
+const CONTAINER_FIELDS: usize = ContainerField::ALL.len();
+
+/// The facts of one container.
+pub struct ContainerFacts<'a> {
+    ctx: &'a ModelContext<'a>,
+    /// The container as written.
+    pub raw: &'a Value,
+    /// `containers`, `initContainers` or `ephemeralContainers`.
+    pub kind: &'static str,
+    /// JSON pointer to the container in the object.
+    pub path: String,
+    image_text: &'a str,
+    image: ImageRef,
+    image_os: Option<&'static str>,
+    image_os_reason: Option<String>,
+    build: Option<&'a BuildEntry>,
+    host_process: bool,
+    compat: Option<&'static str>,
+    compat_hosts: Vec<u64>,
+    cells: [OnceCell<Value>; CONTAINER_FIELDS],
+    whole: OnceCell<Value>,
+}
+
+impl<'a> ContainerFacts<'a> {
+    fn new(
+        ctx: &'a ModelContext<'a>,
+        raw: &'a Value,
+        kind: &'static str,
+        path: String,
+        pod_host_process: Option<bool>,
+        selected_builds: &[u64],
+    ) -> Self {
+        let catalog = ctx.catalog;
+        let image_text = raw.get("image").and_then(Value::as_str).unwrap_or("");
+        let image = parse_image(image_text);
+        let windows_reason = catalog.windows.reason(&image);
+        let is_windows = windows_reason.is_some();
+        let (image_os, image_os_reason) = match windows_reason {
+            Some(r) => (Some("windows"), Some(r)),
+            None => match catalog.linux.reason(&image) {
+                Some(r) => (Some("linux"), Some(r)),
+                None => (None, None),
+            },
+        };
+        let build = if is_windows {
+            image.tag_tokens().find_map(|t| catalog.build_of_token(t))
+        } else {
+            None
+        };
+        let host_process = raw
+            .ptr("/securityContext/windowsOptions/hostProcess")
+            .and_then(Value::as_bool)
+            .or(pod_host_process)
+            .unwrap_or(false);
+        // Can the image run where the pod lands? With a build selection, on every selected build
+        // (the worst case); without one, on some configured node build (the best case).
+        // HostProcess containers don't inherit the compatibility requirements.
+        let (compat, compat_hosts) = match build {
+            Some(b) if !host_process => {
+                let (hosts, worst) = if selected_builds.is_empty() {
+                    (ctx.config.windows.node_builds.as_slice(), false)
+                } else {
+                    (selected_builds, true)
+                };
+                let results = hosts.iter().map(|h| build_compat(*h, b.build));
+                let summary = if worst {
+                    results.max_by_key(|c| compat_rank(*c))
+                } else {
+                    results.min_by_key(|c| compat_rank(*c))
+                };
+                (summary.map(BuildCompat::as_str), hosts.to_vec())
+            }
+            _ => (None, Vec::new()),
+        };
+        ContainerFacts {
+            ctx,
+            raw,
+            kind,
+            path,
+            image_text,
+            image,
+            image_os,
+            image_os_reason,
+            build,
+            host_process,
+            compat,
+            compat_hosts,
+            cells: Default::default(),
+            whole: OnceCell::new(),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        self.raw.get("name").and_then(Value::as_str).unwrap_or("")
+    }
+
+    fn command(&self) -> Option<&'a Value> {
+        self.raw.get("command").filter(|v| !v.is_null())
+    }
+
+    fn args(&self) -> Option<&'a Value> {
+        self.raw.get("args").filter(|v| !v.is_null())
+    }
+
+    fn compute(&self, field: ContainerField) -> Value {
+        use ContainerField as F;
+        let catalog = self.ctx.catalog;
+        match field {
+            F::Build => json!(self.build.map(|b| b.build)),
+            F::BuildCompat => json!(self.compat),
+            F::BuildCompatHosts => Value::Array(
+                self.compat_hosts
+                    .iter()
+                    .map(|h| json!({"build": h, "label": format!("10.0.{h}"), "name": catalog.build_name(*h)}))
+                    .collect(),
+            ),
+            F::BuildLabel => json!(self.build.map(|b| format!("10.0.{}", b.build))),
+            F::BuildName => json!(self.build.map(|b| b.name.as_str())),
+            F::Digest => json!(self.image.digest),
+            F::HasArgs => Value::Bool(self.args().is_some()),
+            F::HasCommand => Value::Bool(self.command().is_some()),
+            F::HostProcess => Value::Bool(self.host_process),
+            F::Iis => Value::Bool(catalog.iis.reason(&self.image).is_some()),
+            F::Image => Value::String(self.image_text.to_string()),
+            F::ImageOs => json!(self.image_os),
+            F::ImageOsReason => json!(self.image_os_reason),
+            F::Kind => Value::String(self.kind.to_string()),
+            F::Name => self.raw.get("name").cloned().unwrap_or(Value::Null),
+            F::Path => Value::String(self.path.clone()),
+            F::Repository => Value::String(self.image.repository.clone()),
+            F::Role => Value::String(
+                match self.kind {
+                    "initContainers" => "init container",
+                    "ephemeralContainers" => "ephemeral container",
+                    _ => "container",
+                }
+                .to_string(),
+            ),
+            F::Script => analyse_command(&catalog.commands, self.command(), self.args()),
+            F::Tag => json!(self.image.tag),
+        }
+    }
+
+    fn get(&self, field: ContainerField) -> &Value {
+        self.cells[field as usize].get_or_init(|| self.compute(field))
+    }
+}
+
+impl Record for ContainerFacts<'_> {
+    fn field(&self, name: &str) -> Option<&Value> {
+        ContainerField::of(name).map(|f| self.get(f))
+    }
+
+    fn value(&self) -> &Value {
+        self.whole.get_or_init(|| {
+            Value::Object(
+                ContainerField::ALL
+                    .iter()
+                    .map(|(f, name)| (name.to_string(), self.get(*f).clone()))
+                    .collect(),
+            )
+        })
+    }
+}
+
+/// The target-OS facts of one pod spec.
+pub struct PodFacts<'a> {
+    ctx: &'a ModelContext<'a>,
+    spec: &'a Value,
+    spec_path: &'a str,
+    meta_path: &'a str,
+    /// The pod's containers, init and ephemeral containers, in that order.
+    pub containers: Vec<ContainerFacts<'a>>,
+    sources: Vec<Source>,
+    /// The source that decided the OS (by index into `sources`).
+    decisive: Option<usize>,
+    /// `windows` or `linux`.
+    pub os: &'static str,
+    reason: String,
+    decided_by: &'static str,
+    runtime_class: Option<Value>,
+    selected_builds: Vec<u64>,
+    build_source: Value,
+    any_host_process: bool,
+    all_host_process: bool,
+    app_containers: usize,
+    cells: [OnceCell<Value>; POD_FIELDS],
+    whole: OnceCell<Value>,
+}
+
+impl<'a> PodFacts<'a> {
+    /// Works out which OS the pod spec targets and why. `spec_path` and `meta_path` are JSON
+    /// pointers into the object.
+    pub fn new(
+        ctx: &'a ModelContext<'a>,
+        spec: &'a Value,
+        spec_path: &'a str,
+        meta_path: &'a str,
+    ) -> Self {
+        let mut sources: Vec<Source> = Vec::new();
+        let p = |rest: &str| format!("{spec_path}{rest}");
+
+        // 1. spec.os.name
+        if let Some(name) = spec.ptr("/os/name").and_then(Value::as_str)
+            && let Some(os) = os_of(name)
+        {
+            sources.push(Source {
+                os,
+                kind: "os.name",
+                reason: format!("`spec.os.name` is `{name}`"),
+                pointer: p("/os/name"),
+            });
+        }
+        // 2. nodeSelector
+        for (key, value) in str_map(spec.get("nodeSelector")) {
+            if OS_KEYS.contains(&key.as_str())
+                && let Some(os) = os_of(value)
+            {
+                sources.push(Source {
+                    os,
+                    kind: "nodeSelector",
+                    reason: format!("its nodeSelector has `{key}: {value}`"),
+                    pointer: p(&format!("/nodeSelector/{}", escape_pointer_token(key))),
+                });
+                break;
+            }
+        }
+        // 3. required node affinity
+        if let Some((values, pointer)) = affinity_values(spec, &OS_KEYS) {
+            let oses: Vec<_> = values.iter().filter_map(|v| os_of(v)).collect();
+            if let Some(first) = oses.first()
+                && oses.iter().all(|o| o == first)
+            {
+                sources.push(Source {
+                    os: first,
+                    kind: "affinity",
+                    reason: format!("its required node affinity selects OS `{first}`"),
+                    pointer: p(&pointer),
+                });
+            }
+        }
+        // 4. RuntimeClass
+        let runtime_class = runtime_class_facts(ctx, spec);
+        if let Some(rc) = &runtime_class
+            && let Some(os) = rc.get("os").and_then(Value::as_str).and_then(os_of)
+        {
+            sources.push(Source {
+                os,
+                kind: "runtimeClass",
+                reason: format!(
+                    "RuntimeClass `{}` schedules onto {os} nodes",
+                    rc["name"].as_str().unwrap_or("")
+                ),
+                pointer: p("/runtimeClassName"),
+            });
+        }
+
+        // Node builds the pod can land on.
+        let (selected_builds, build_source) =
+            selected_builds(ctx, spec, runtime_class.as_ref(), spec_path);
+
+        // Containers and their images.
+        let pod_host_process = spec
+            .ptr("/securityContext/windowsOptions/hostProcess")
+            .and_then(Value::as_bool);
+        let mut containers = Vec::new();
+        let mut any_host_process = pod_host_process == Some(true);
+        let mut all_host_process = true;
+        let mut app_containers = 0;
+        for kind in ["initContainers", "containers", "ephemeralContainers"] {
+            let Some(list) = spec.get(kind).and_then(Value::as_array) else {
+                continue;
+            };
+            for (i, c) in list.iter().enumerate() {
+                let facts = ContainerFacts::new(
+                    ctx,
+                    c,
+                    kind,
+                    format!("{spec_path}/{kind}/{i}"),
+                    pod_host_process,
+                    &selected_builds,
+                );
+                any_host_process |= facts.host_process;
+                if kind != "ephemeralContainers" {
+                    all_host_process &= facts.host_process;
+                }
+                if kind == "containers" {
+                    app_containers += 1;
+                }
+                containers.push(facts);
+            }
+        }
+        // 5. HostProcess
+        if any_host_process {
+            sources.push(Source {
+                os: "windows",
+                kind: "hostProcess",
+                reason: "it has a HostProcess container (`windowsOptions.hostProcess: true`)"
+                    .to_string(),
+                pointer: if pod_host_process == Some(true) {
+                    p("/securityContext/windowsOptions/hostProcess")
+                } else {
+                    containers
+                        .iter()
+                        .find(|c| c.host_process)
+                        .map(|c| format!("{}/securityContext/windowsOptions/hostProcess", c.path))
+                        .unwrap_or_default()
+                },
+            });
+        }
+        // 6. images
+        for c in &containers {
+            if let Some(os) = c.image_os {
+                sources.push(Source {
+                    os,
+                    kind: "image",
+                    reason: format!(
+                        "image `{}` is a {} image (by {})",
+                        c.image_text,
+                        if os == "windows" { "Windows" } else { "Linux" },
+                        c.image_os_reason.as_deref().unwrap_or("")
+                    ),
+                    pointer: format!("{}/image", c.path),
+                });
+            }
+        }
+
+        // The decision: the first source in RULES.md §1 order, else Linux.
+        // Images come last (step 6): a Windows image decides; a recognised Linux image only
+        // explains the Linux default.
+        let decisive = sources
+            .iter()
+            .position(|s| s.kind != "image")
+            .or_else(|| sources.iter().position(|s| s.os == "windows"));
+        let (os, reason, decided_by) = match decisive {
+            Some(i) => (sources[i].os, sources[i].reason.clone(), sources[i].kind),
+            None => match sources.iter().find(|s| s.kind == "image") {
+                Some(linux_image) => ("linux", linux_image.reason.clone(), "default"),
+                None => (
+                    "linux",
+                    "nothing selects Windows (no Windows nodeSelector, affinity, RuntimeClass, HostProcess or Windows image)".to_string(),
+                    "default",
+                ),
+            },
+        };
+        PodFacts {
+            ctx,
+            spec,
+            spec_path,
+            meta_path,
+            containers,
+            sources,
+            decisive,
+            os,
+            reason,
+            decided_by,
+            runtime_class,
+            selected_builds,
+            build_source,
+            any_host_process,
+            all_host_process,
+            app_containers,
+            cells: Default::default(),
+            whole: OnceCell::new(),
+        }
+    }
+
+    /// `windowsOptions` outside HostProcess: where it is set, if anywhere.
+    fn windows_options_at(&self) -> Option<String> {
+        let spec_path = self.spec_path;
+        if self.spec.ptr("/securityContext/windowsOptions").is_some() {
+            return Some(format!("{spec_path}/securityContext/windowsOptions"));
+        }
+        self.spec
+            .get("containers")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .position(|c| c.ptr("/securityContext/windowsOptions").is_some())
+            .map(|i| format!("{spec_path}/containers/{i}/securityContext/windowsOptions"))
+    }
+
+    /// Contradictions of the deciding source. Images take part only when a non-image source
+    /// decided (image against image is `mixed-os-pod`'s business).
+    fn conflicts(&self) -> Vec<Value> {
+        let mut conflicts = Vec::new();
+        let Some(d) = self.decisive.map(|i| &self.sources[i]) else {
+            return conflicts;
+        };
+        for s in &self.sources {
+            if s.os != d.os && !(s.kind == "image" && d.kind == "image") {
+                conflicts.push(
+                    json!({"os": s.os, "kind": s.kind, "reason": s.reason, "pointer": s.pointer}),
+                );
+            }
+        }
+        // `windowsOptions` only contradicts `os.name: linux` (§3.1 validateLinux).
+        if d.kind == "os.name"
+            && d.os == "linux"
+            && let Some(ptr) = self.windows_options_at()
+        {
+            conflicts.push(json!({
+                "os": "windows", "kind": "windowsOptions",
+                "reason": "`windowsOptions` is set, which the API server forbids for a Linux pod",
+                "pointer": ptr
+            }));
+        }
+        conflicts
+    }
+
+    fn selected_by(&self, os: &str) -> bool {
+        self.sources
+            .iter()
+            .any(|s| matches!(s.kind, "nodeSelector" | "affinity" | "runtimeClass") && s.os == os)
+    }
+
+    fn windows_build(&self) -> Option<u64> {
+        self.containers
+            .iter()
+            .filter(|c| c.image_os == Some("windows"))
+            .find_map(|c| c.build.map(|b| b.build))
+    }
+
+    fn compute(&self, field: PodField) -> Value {
+        use PodField as F;
+        match field {
+            F::AllHostProcess => Value::Bool(self.any_host_process && self.all_host_process),
+            F::AppContainers => json!(self.app_containers),
+            F::BuildSource => self.build_source.clone(),
+            F::Conflicts => Value::Array(self.conflicts()),
+            F::Containers => Value::Array(
+                self.containers
+                    .iter()
+                    .map(|c| c.value().clone())
+                    .collect(),
+            ),
+            F::DecidedBy => Value::String(self.decided_by.to_string()),
+            F::HostProcess => Value::Bool(self.any_host_process),
+            F::ImageBuild => json!(self.windows_build()),
+            F::ImageBuildLabel => json!(self.windows_build().map(|b| format!("10.0.{b}"))),
+            F::LinuxSelected => Value::Bool(self.selected_by("linux")),
+            F::MetaPath => Value::String(self.meta_path.to_string()),
+            F::NodeBuilds => json!(if self.selected_builds.is_empty() {
+                &self.ctx.config.windows.node_builds
+            } else {
+                &self.selected_builds
+            }),
+            F::Os => Value::String(self.os.to_string()),
+            F::OsReason => Value::String(format!(
+                "targets {} because {}",
+                if self.os == "windows" {
+                    "Windows"
+                } else {
+                    "Linux"
+                },
+                self.reason
+            )),
+            F::Path => Value::String(self.spec_path.to_string()),
+            F::RuntimeClass => self.runtime_class.clone().unwrap_or(Value::Null),
+            F::SelectedBuilds => json!(self.selected_builds),
+            F::Sources => Value::Array(
+                self.sources
+                    .iter()
+                    .map(|s| json!({"kind": s.kind, "os": s.os, "pointer": s.pointer, "reason": s.reason}))
+                    .collect(),
+            ),
+            // Tolerations, including the RuntimeClass's (they are merged into the pod at
+            // admission).
+            F::Tolerations => {
+                let mut tolerations: Vec<Value> = self
+                    .spec
+                    .get("tolerations")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                if let Some(extra) = self
+                    .runtime_class
+                    .as_ref()
+                    .and_then(|rc| rc.get("tolerations"))
+                    .and_then(Value::as_array)
+                {
+                    tolerations.extend(extra.iter().cloned());
+                }
+                Value::Array(tolerations)
+            }
+            // Linux-only fields matter only where the pod runs on Windows; on a Linux pod they
+            // are the norm (hardening sets several).
+            F::UnsupportedFields => Value::Array(if self.os == "windows" {
+                unsupported_fields(self.ctx, self.spec, self.spec_path, &self.containers)
+            } else {
+                Vec::new()
+            }),
+            F::WindowsIndicated => json!(
+                self.sources
+                    .iter()
+                    .find(|s| s.os == "windows"
+                        && matches!(s.kind, "os.name" | "hostProcess" | "image"))
+                    .map(|s| s.reason.as_str())
+            ),
+            F::WindowsSelected => Value::Bool(self.selected_by("windows")),
+        }
+    }
+
+    fn get(&self, field: PodField) -> &Value {
+        self.cells[field as usize].get_or_init(|| self.compute(field))
+    }
+}
+
+impl Record for PodFacts<'_> {
+    fn field(&self, name: &str) -> Option<&Value> {
+        PodField::of(name).map(|f| self.get(f))
+    }
+
+    fn records(&self, name: &str) -> Option<Vec<&dyn Record>> {
+        (PodField::of(name) == Some(PodField::Containers))
+            .then(|| self.containers.iter().map(|c| c as &dyn Record).collect())
+    }
+
+    fn value(&self) -> &Value {
+        self.whole.get_or_init(|| {
+            Value::Object(
+                PodField::ALL
+                    .iter()
+                    .map(|(f, name)| (name.to_string(), self.get(*f).clone()))
+                    .collect(),
+            )
+        })
+    }
+}
