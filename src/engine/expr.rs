@@ -44,11 +44,7 @@ enum Node {
     List(Vec<Node>),
     MapLit(Vec<(String, Node)>),
     /// `query(value, prefix, '$.jsonpath')`: the JSONPath is compiled at load.
-    Query(
-        Box<Node>,
-        Box<Node>,
-        Box<jsonpath_rust::parser::model::JpQuery>,
-    ),
+    Query(Box<Node>, Box<Node>, Box<crate::engine::path::Path>),
     Member(Box<Node>, String),
     Index(Box<Node>, Box<Node>),
     Not(Box<Node>),
@@ -498,7 +494,7 @@ impl ExprParser<'_> {
             let Node::Lit(Value::String(path)) = &args[2] else {
                 return Err(self.err("the JSONPath of `query` must be a string literal"));
             };
-            let q = jsonpath_rust::parser::parse_json_path(path)
+            let q = crate::engine::path::Path::parse(path)
                 .map_err(|e| self.err(&format!("invalid JSONPath `{path}`: {e}")))?;
             let prefix = args.swap_remove(1);
             let root = args.swap_remove(0);
@@ -650,23 +646,29 @@ static NULL: Value = Value::Null;
 impl Expr {
     /// Evaluates to a value.
     pub fn eval<'a, 'e: 'a>(&'a self, env: &'a Env<'e>) -> Cow<'a, Value> {
-        let mut scratch = Vec::new();
+        let mut scratch = Locals::new();
         eval_env(&self.node, env, &mut scratch)
     }
     /// Evaluates to a truth value.
     pub fn test(&self, env: &Env<'_>) -> bool {
-        let mut scratch = Vec::new();
+        let mut scratch = Locals::new();
         truthy(&eval_env(&self.node, env, &mut scratch))
     }
     #[cfg(test)]
     fn eval_any(&self, env: &Env<'_>) -> Value {
-        let mut scratch = Vec::new();
+        let mut scratch = Locals::new();
         eval_env(&self.node, env, &mut scratch).into_owned()
     }
 }
 
 /// Local bindings of macro variables, innermost last.
-type Locals<'a> = Vec<(&'a str, Local<'a>)>;
+///
+/// Kept inline (macros nest a few deep at most): a heap vector here was allocated by every
+/// evaluation that ran a macro.
+type Locals<'a> = smallvec::SmallVec<[(&'a str, Local<'a>); 4]>;
+
+/// Function arguments, inline (no function takes more than three).
+type Args<'a> = smallvec::SmallVec<[Cow<'a, Value>; 3]>;
 
 /// A macro variable's value: a JSON value, or a record (an item of `pod.containers`).
 enum Local<'a> {
@@ -709,18 +711,14 @@ where
         Node::Query(root, prefix, query) => {
             let root = eval_env(root, env, locals);
             let prefix = display(&eval_env(prefix, env, locals));
-            let matches =
-                jsonpath_rust::query::js_path_process(query, root.as_ref()).unwrap_or_default();
             Cow::Owned(Value::Array(
-                matches
+                query
+                    .matches(root.as_ref(), &prefix)
                     .into_iter()
-                    .map(|m| {
-                        let value = m.clone().val().clone();
-                        let pointer =
-                            format!("{prefix}{}", crate::engine::jsonpath_to_pointer(&m.path()));
+                    .map(|(pointer, value)| {
                         let mut e = Map::new();
-                        e.insert("value".into(), value);
                         e.insert("pointer".into(), Value::String(pointer));
+                        e.insert("value".into(), value.clone());
                         Value::Object(e)
                     })
                     .collect(),
@@ -824,7 +822,7 @@ where
                     None => Cow::Owned(Value::Array(Vec::new())),
                 };
             }
-            let vals: Vec<Cow<'a, Value>> = args.iter().map(|a| eval_env(a, env, locals)).collect();
+            let vals: Args<'a> = args.iter().map(|a| eval_env(a, env, locals)).collect();
             call(*func, vals)
         }
     }
@@ -1054,7 +1052,7 @@ fn contains(container: &Value, item: &Value) -> bool {
     }
 }
 
-fn call<'a>(func: Func, mut args: Vec<Cow<'a, Value>>) -> Cow<'a, Value> {
+fn call<'a>(func: Func, mut args: Args<'a>) -> Cow<'a, Value> {
     let owned = |v: Value| Cow::Owned(v);
     let s = |i: usize, args: &[Cow<'a, Value>]| args[i].as_str().map(str::to_string);
     match func {

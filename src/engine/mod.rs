@@ -7,6 +7,7 @@
 
 pub mod expr;
 pub mod patch;
+pub mod path;
 
 use std::collections::HashMap;
 
@@ -300,20 +301,12 @@ fn run_rule_body<'a>(
         }
         Some(Each::JsonPath(query)) => {
             let scope_value = scope_value.unwrap_or(object);
-            let Ok(matches) = jsonpath_rust::query::js_path_process(query, scope_value) else {
-                return;
-            };
-            let items: Vec<(Value, String)> = matches
+            let items: Vec<(String, Value)> = query
+                .matches(scope_value, scope_pointer)
                 .into_iter()
-                .map(|m| {
-                    let value = m.clone().val().clone();
-                    (
-                        value,
-                        format!("{scope_pointer}{}", jsonpath_to_pointer(&m.path())),
-                    )
-                })
+                .map(|(pointer, value)| (pointer, value.clone()))
                 .collect();
-            for (item, pointer) in items {
+            for (pointer, item) in items {
                 let mut bound = item;
                 if let Value::Object(m) = &mut bound {
                     m.entry("pointer").or_insert(json!(pointer));
@@ -362,7 +355,10 @@ fn make_finding(
     // Every pod-level finding says why winguard thinks the pod targets the OS it does.
     if rule.scope != Scope::Object {
         let reason = TARGET_REASON.eval(env);
-        if let Some(reason) = reason.as_str().filter(|r| !message.contains(r)) {
+        if let Some(reason) = reason
+            .as_str()
+            .filter(|r| !(rule.message_may_give_reason && message.contains(r)))
+        {
             message.push_str("; the pod ");
             message.push_str(reason);
         }

@@ -113,6 +113,66 @@ struct UnsupportedField {
     only_when_true: bool,
 }
 
+/// The catalog's Linux-only fields, with each field's first path segment looked up once per
+/// value: most pods and containers have no `securityContext`, and then a single lookup rules out
+/// most of the table.
+#[derive(Debug)]
+struct FieldTable {
+    /// The distinct first segments (`securityContext`, `hostPID`, …).
+    heads: Vec<String>,
+    /// Per field (in catalog order): its head's index and the rest of its path.
+    fields: Vec<(UnsupportedField, usize, Vec<String>)>,
+}
+
+impl FieldTable {
+    fn new(fields: Vec<UnsupportedField>) -> Self {
+        let mut heads: Vec<String> = Vec::new();
+        let fields = fields
+            .into_iter()
+            .map(|f| {
+                let mut parts = f.field.split('.').map(str::to_string);
+                let head = parts.next().unwrap_or_default();
+                let index = heads.iter().position(|h| *h == head).unwrap_or_else(|| {
+                    heads.push(head);
+                    heads.len() - 1
+                });
+                let rest = parts.collect();
+                (f, index, rest)
+            })
+            .collect();
+        FieldTable { heads, fields }
+    }
+
+    /// The fields set on `value`, in catalog order, that the cluster version knows.
+    fn set_on<'t>(
+        &'t self,
+        ctx: &'t ModelContext<'_>,
+        value: &'t Value,
+    ) -> impl Iterator<Item = &'t UnsupportedField> {
+        let heads: Vec<Option<&Value>> = self.heads.iter().map(|h| value.get(h)).collect();
+        self.fields
+            .iter()
+            .filter(move |(f, head, rest)| {
+                let Some(mut v) = heads[*head] else {
+                    return false;
+                };
+                for part in rest {
+                    match v.get(part) {
+                        Some(next) => v = next,
+                        None => return false,
+                    }
+                }
+                let set = if f.only_when_true {
+                    v == &Value::Bool(true)
+                } else {
+                    !v.is_null()
+                };
+                set && version_ok(ctx, &f.since)
+            })
+            .map(|(f, _, _)| f)
+    }
+}
+
 /// `since: '1.30'` → (1, 30), parsed once at load.
 fn since_version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<(u64, u64)>, D::Error> {
     let text = String::deserialize(d)?;
@@ -186,8 +246,8 @@ pub struct Catalog {
     iis: ImageClass,
     builds: Vec<BuildEntry>,
     pub commands: CommandTables,
-    pod_fields: Vec<UnsupportedField>,
-    container_fields: Vec<UnsupportedField>,
+    pod_fields: FieldTable,
+    container_fields: FieldTable,
 }
 
 impl Catalog {
@@ -202,8 +262,8 @@ impl Catalog {
             iis: ImageClass::compile(&file.iis_images, &windows_cfg.iis_image_patterns.0)?,
             builds: file.builds,
             commands: file.commands,
-            pod_fields: file.unsupported_fields.pod,
-            container_fields: file.unsupported_fields.container,
+            pod_fields: FieldTable::new(file.unsupported_fields.pod),
+            container_fields: FieldTable::new(file.unsupported_fields.container),
         })
     }
 
@@ -297,7 +357,11 @@ pub fn tolerates(tolerations: &Value, taint: &Value) -> bool {
     let Some(list) = tolerations.as_array() else {
         return false;
     };
-    let field = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    // Read in place (no copies): every pod's tolerations are matched against every configured
+    // taint.
+    fn field<'v>(v: &'v Value, k: &str) -> &'v str {
+        v.get(k).and_then(Value::as_str).unwrap_or("")
+    }
     let (tk, tv, te) = (
         field(taint, "key"),
         field(taint, "value"),
@@ -312,7 +376,7 @@ pub fn tolerates(tolerations: &Value, taint: &Value) -> bool {
         if !key.is_empty() && key != tk {
             return false;
         }
-        match field(t, "operator").as_str() {
+        match field(t, "operator") {
             "" | "Equal" => field(t, "value") == tv,
             "Exists" => true,
             _ => false,
@@ -505,21 +569,6 @@ fn selected_builds(
     (Vec::new(), Value::Null)
 }
 
-fn field_set(value: &Value, field: &str, only_when_true: bool) -> bool {
-    let mut v = value;
-    for part in field.split('.') {
-        match v.get(part) {
-            Some(next) => v = next,
-            None => return false,
-        }
-    }
-    if only_when_true {
-        v == &Value::Bool(true)
-    } else {
-        !v.is_null()
-    }
-}
-
 fn version_ok(ctx: &ModelContext<'_>, since: &Option<(u64, u64)>) -> bool {
     since.is_none_or(|need| ctx.cluster_version >= need)
 }
@@ -531,27 +580,23 @@ fn unsupported_fields(
     containers: &[ContainerFacts<'_>],
 ) -> Vec<Value> {
     let mut out = Vec::new();
-    for f in &ctx.catalog.pod_fields {
-        if version_ok(ctx, &f.since) && field_set(spec, &f.field, f.only_when_true) {
-            out.push(json!({
-                "field": format!("spec.{}", f.field),
-                "pointer": format!("{spec_path}/{}", f.field.replace('.', "/")),
-                "container": null,
-            }));
-        }
+    for f in ctx.catalog.pod_fields.set_on(ctx, spec) {
+        out.push(json!({
+            "field": format!("spec.{}", f.field),
+            "pointer": format!("{spec_path}/{}", f.field.replace('.', "/")),
+            "container": null,
+        }));
     }
     if !spec.is_object() {
         return out;
     }
     for c in containers {
-        for f in &ctx.catalog.container_fields {
-            if version_ok(ctx, &f.since) && field_set(c.raw, &f.field, f.only_when_true) {
-                out.push(json!({
-                    "field": format!("{}[{}].{}", c.kind, c.name(), f.field),
-                    "pointer": format!("{}/{}", c.path, f.field.replace('.', "/")),
-                    "container": c.raw.get("name").cloned().unwrap_or(Value::Null),
-                }));
-            }
+        for f in ctx.catalog.container_fields.set_on(ctx, c.raw) {
+            out.push(json!({
+                "field": format!("{}[{}].{}", c.kind, c.name(), f.field),
+                "pointer": format!("{}/{}", c.path, f.field.replace('.', "/")),
+                "container": c.raw.get("name").cloned().unwrap_or(Value::Null),
+            }));
         }
     }
     out

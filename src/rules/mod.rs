@@ -175,6 +175,13 @@ impl Template {
         Ok(Template { parts })
     }
 
+    /// Whether any `{{ … }}` of the template contains `text` (e.g. reads a field of that name).
+    pub fn mentions(&self, text: &str) -> bool {
+        self.parts
+            .iter()
+            .any(|p| matches!(p, TemplatePart::Expr(e) if e.text().contains(text)))
+    }
+
     /// A template that is exactly one `{{ expr }}` keeps the expression's type.
     fn single_expr(&self) -> Option<&Expr> {
         match self.parts.as_slice() {
@@ -260,7 +267,7 @@ impl ValueTemplate {
 pub enum Each {
     /// A JSONPath over the scope's raw value (the pod spec or container); each match's pointer is
     /// the finding's pointer.
-    JsonPath(Box<jsonpath_rust::parser::model::JpQuery>),
+    JsonPath(crate::engine::path::Path),
     /// An expression returning a list; items may carry a `pointer`.
     Expr(Expr),
 }
@@ -309,6 +316,9 @@ pub struct Rule {
     pub pointer: Option<Template>,
     pub severity_when: Vec<(Expr, Severity)>,
     pub message: Template,
+    /// Whether the message may already say the target-OS reason (the message or a `let` reads
+    /// `osReason`); when it can't, the engine appends the reason without searching the message.
+    pub message_may_give_reason: bool,
     pub fix: Option<Fix>,
     pub docs: Docs,
     /// The file it was loaded from.
@@ -351,9 +361,9 @@ impl Rule {
         let each = match &file.each {
             None => None,
             Some(e) if e.starts_with('$') => {
-                let q = jsonpath_rust::parser::parse_json_path(e)
+                let q = crate::engine::path::Path::parse(e)
                     .map_err(|err| at("each", format!("invalid JSONPath `{e}`: {err}")))?;
-                Some(Each::JsonPath(Box::new(q)))
+                Some(Each::JsonPath(q))
             }
             Some(e) => Some(Each::Expr(expr_at("each", e)?)),
         };
@@ -418,7 +428,12 @@ impl Rule {
                 .variables()
                 .iter()
                 .any(|v| item_lets.contains(&v.as_str()));
+        let message = tmpl_at("message", &file.message)?;
+        let message_may_give_reason =
+            message.mentions("osReason") || lets.iter().any(|(_, e)| e.text().contains("osReason"));
         let rule = Rule {
+            message,
+            message_may_give_reason,
             when_reads_item,
             lets,
             when,
@@ -432,7 +447,6 @@ impl Rule {
                 .iter()
                 .map(|s| Ok((expr_at("when", &s.when)?, s.severity)))
                 .collect::<Result<_, LoadError>>()?,
-            message: tmpl_at("message", &file.message)?,
             name: file.name,
             default_severity: file.severity,
             summary: file.summary,
