@@ -185,7 +185,13 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
         .into_iter()
         .map(|(k, v)| (k, Value::Array(v)))
         .collect();
-    let ctx = Context::from_kinds(&setup.config, &setup.catalog, &by_kind, setup.today);
+    let ctx = Context::from_kinds(
+        &setup.rules,
+        &setup.config,
+        &setup.catalog,
+        &by_kind,
+        setup.today,
+    );
 
     // Wave 2: evaluate everything; parse, check and evaluate the rest on the way.
     let from_kept =

@@ -787,7 +787,10 @@ where
                 Cow::Owned(Value::Object(m)) => m.into_iter().map(|(_, v)| Cow::Owned(v)).collect(),
                 _ => Vec::new(),
             };
-            let mut out = Vec::new();
+            let mut out = Vec::with_capacity(match kind {
+                MacroKind::Map | MacroKind::Filter => items.len(),
+                _ => 0,
+            });
             for item in items {
                 locals.push((var.as_str(), Local::Value(item)));
                 let r = eval_env(body, env, locals);
@@ -853,7 +856,10 @@ fn record_macro<'a>(
     env: &'a Env<'_>,
     locals: &mut Locals<'a>,
 ) -> Cow<'a, Value> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(match kind {
+        MacroKind::Map | MacroKind::Filter => records.len(),
+        _ => 0,
+    });
     for record in records {
         locals.push((var, Local::Record(record)));
         let r = eval_env(body, env, locals);
@@ -1189,21 +1195,23 @@ fn call<'a>(func: Func, mut args: Args<'a>) -> Cow<'a, Value> {
 
 /// Parses `1.25`, `v1.25.3`, `1.25+` into (major, minor).
 pub fn parse_version(v: &Value) -> Option<(u64, u64)> {
+    let number;
     let s = match v {
-        Value::String(s) => s.clone(),
-        Value::Number(n) => n.to_string(),
+        Value::String(s) => s.as_str(),
+        Value::Number(n) => {
+            number = n.to_string();
+            number.as_str()
+        }
         _ => return None,
     };
     let s = s.trim().trim_start_matches('v');
     let mut parts = s.split('.');
     let major = parts.next()?.parse().ok()?;
-    let minor_text: String = parts
-        .next()
-        .unwrap_or("0")
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    Some((major, minor_text.parse().unwrap_or(0)))
+    let minor_text = parts.next().unwrap_or("0");
+    let digits = minor_text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(minor_text.len());
+    Some((major, minor_text[..digits].parse().unwrap_or(0)))
 }
 
 /// A Service-style equality selector: every pair must be in the labels; empty selects nothing.

@@ -63,13 +63,18 @@ pub struct Context<'a> {
     /// Today's date, for exemption expiry (passed in so evaluation stays deterministic).
     pub today: jiff::civil::Date,
     cluster_version: (u64, u64),
+    /// The rules the config turns on, with their configured severity, worked out once per run
+    /// (per object, the lookups of every rule's level showed in profiles).
+    active: Vec<(&'a Rule, Option<Severity>)>,
+    /// The rule set `active` was taken from.
+    rules: &'a RuleSet,
 }
 
 impl<'a> Context<'a> {
     /// Builds the context for one input set. `objects` are all objects of the run (for
     /// RuntimeClass lookups and cross-object rules); for the webhook, just the one under review.
     pub fn new(
-        rules: &RuleSet,
+        rules: &'a RuleSet,
         config: &'a Config,
         catalog: &'a Catalog,
         objects: &[&'a Value],
@@ -96,13 +101,14 @@ impl<'a> Context<'a> {
             .into_iter()
             .map(|(k, v)| (k, std::borrow::Cow::Owned(Value::Array(v))))
             .collect();
-        Self::assemble(config, catalog, index, objects_by_kind, today)
+        Self::assemble(rules, config, catalog, index, objects_by_kind, today)
     }
 
     /// Builds the context from objects already grouped by kind, each kind a JSON list, borrowed
     /// rather than copied. `by_kind` must hold every kind the rules read through `objects(…)`,
     /// and the RuntimeClasses.
     pub fn from_kinds(
+        rules: &'a RuleSet,
         config: &'a Config,
         catalog: &'a Catalog,
         by_kind: &'a HashMap<String, Value>,
@@ -123,17 +129,26 @@ impl<'a> Context<'a> {
             .iter()
             .map(|(k, v)| (k.clone(), std::borrow::Cow::Borrowed(v)))
             .collect();
-        Self::assemble(config, catalog, index, objects_by_kind, today)
+        Self::assemble(rules, config, catalog, index, objects_by_kind, today)
     }
 
     fn assemble(
+        rules: &'a RuleSet,
         config: &'a Config,
         catalog: &'a Catalog,
         index: InputIndex<'a>,
         objects_by_kind: HashMap<String, std::borrow::Cow<'a, Value>>,
         today: jiff::civil::Date,
     ) -> Self {
+        let active = rules
+            .rules
+            .iter()
+            .filter(|r| r.profiles.is_empty() || r.profiles.contains(&config.profile))
+            .filter_map(|r| r.configured_level(&config.rules).map(|lvl| (r, lvl)))
+            .collect();
         Context {
+            active,
+            rules,
             config,
             config_value: config.to_expr_value(),
             cluster_version: expr::parse_version(&Value::String(config.kubernetes_version.clone()))
@@ -146,14 +161,14 @@ impl<'a> Context<'a> {
     }
 }
 
-/// Evaluates every active rule on one object.
+/// Evaluates every active rule on one object. `rules` must be the rule set the context was built
+/// with.
 pub fn evaluate(rules: &RuleSet, ctx: &Context<'_>, object: &Value) -> Vec<Finding> {
-    let active: Vec<(&Rule, Option<Severity>)> = rules
-        .rules
-        .iter()
-        .filter(|r| r.profiles.is_empty() || r.profiles.contains(&ctx.config.profile))
-        .filter_map(|r| r.configured_level(&ctx.config.rules).map(|lvl| (r, lvl)))
-        .collect();
+    debug_assert!(
+        std::ptr::eq(rules, ctx.rules),
+        "a context serves its own rule set"
+    );
+    let active = &ctx.active;
     let objects_fn = |kind: &str| ctx.objects_by_kind.get(kind).map(|v| v.as_ref());
     let mut findings = Vec::new();
     let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
@@ -444,15 +459,21 @@ fn suppress(
             ignored.push((target, reason_ok));
         }
     }
-    let namespace = object
-        .ptr("/metadata/namespace")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    if notes.is_empty()
+        && ignored.is_empty()
+        && (findings.is_empty() || ctx.config.exemptions.is_empty())
+    {
+        return findings;
+    }
+    let metadata = object.get("metadata");
+    let meta_str = |key: &str| {
+        metadata
+            .and_then(|m| m.get(key))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    };
+    let (namespace, name) = (meta_str("namespace"), meta_str("name"));
     let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
-    let name = object
-        .ptr("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("");
     let mut out: Vec<Finding> = findings
         .into_iter()
         .filter_map(|mut f| {

@@ -165,32 +165,34 @@ pub fn check(object: &Value) -> Vec<ShapeError> {
             message: format!("spec.replicas: {m}"),
         });
     }
-    // Every step down to the pod spec must be a map.
-    let mut path = String::new();
+    // Every step down to the pod spec must be a map (walked once, from the top).
+    let mut spec = Some(object);
+    let mut depth = 0;
     for token in spec_path.split('/').skip(1) {
-        path.push('/');
-        path.push_str(token);
-        match object.ptr(&path) {
-            Some(v) if !v.is_object() && !v.is_null() => {
+        depth += token.len() + 1;
+        spec = match spec.and_then(|v| v.get(token)) {
+            Some(v) if v.is_object() => Some(v),
+            Some(v) if !v.is_null() => {
+                let path = &spec_path[..depth];
                 errors.push(ShapeError {
                     message: format!(
                         "{}: expected a map, found {}",
-                        pointer_to_dotted(&path),
+                        pointer_to_dotted(path),
                         describe(v)
                     ),
-                    pointer: path.clone(),
+                    pointer: path.to_string(),
                 });
                 return errors;
             }
-            _ => {}
-        }
+            _ => None,
+        };
     }
     if meta_path != "/metadata"
         && let Some(meta) = object.ptr(meta_path)
     {
         check_fields(meta, meta_path, METADATA, &mut errors);
     }
-    let Some(spec) = object.ptr(spec_path) else {
+    let Some(spec) = spec else {
         return errors;
     };
     let before = errors.len();
