@@ -884,14 +884,19 @@ fn record_macro<'a>(
 /// Resolves a chain of `.field` accesses rooted at a macro variable: by reference when the
 /// variable borrows its value, else cloning only the end value.
 fn local_path<'a>(node: &Node, locals: &Locals<'a>) -> Option<Cow<'a, Value>> {
-    let mut names = Vec::new();
+    // Find the root first: most member accesses are not on a macro variable.
+    let mut cur = node;
+    while let Node::Member(base, _) = cur {
+        cur = base;
+    }
+    let Node::Var(var) = cur else { return None };
+    let (_, root) = locals.iter().rev().find(|(n, _)| n == var)?;
+    let mut names: smallvec::SmallVec<[&str; 4]> = smallvec::SmallVec::new();
     let mut cur = node;
     while let Node::Member(base, name) = cur {
         names.push(name.as_str());
         cur = base;
     }
-    let Node::Var(var) = cur else { return None };
-    let (_, root) = locals.iter().rev().find(|(n, _)| n == var)?;
     let root = match root {
         Local::Value(v) => v,
         // A record: its field read alone, the rest of the path walked by reference.

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use crate::config::Config;
 use crate::manifest::escape_pointer_token;
 use crate::model::{self, Catalog, InputIndex, ModelContext};
-use crate::rules::{Applicability, Each, Rule, RuleSet, Scope, Severity};
+use crate::rules::{Applicability, Each, MessageGivesReason, Rule, RuleSet, Scope, Severity};
 use expr::Env;
 
 /// The name findings about suppressions themselves are reported under.
@@ -370,10 +370,12 @@ fn make_finding(
     // Every pod-level finding says why winguard thinks the pod targets the OS it does.
     if rule.scope != Scope::Object {
         let reason = TARGET_REASON.eval(env);
-        if let Some(reason) = reason
-            .as_str()
-            .filter(|r| !(rule.message_may_give_reason && message.contains(r)))
-        {
+        let given = |r: &str| match rule.message_gives_reason {
+            MessageGivesReason::Always => true,
+            MessageGivesReason::Maybe => message.contains(r),
+            MessageGivesReason::Never => false,
+        };
+        if let Some(reason) = reason.as_str().filter(|r| !given(r)) {
             message.push_str("; the pod ");
             message.push_str(reason);
         }

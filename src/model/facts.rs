@@ -347,12 +347,15 @@ impl<'a> PodFacts<'a> {
         let pod_host_process = spec
             .ptr("/securityContext/windowsOptions/hostProcess")
             .and_then(Value::as_bool);
-        let mut containers = Vec::new();
+        let lists = ["initContainers", "containers", "ephemeralContainers"]
+            .map(|kind| (kind, spec.get(kind).and_then(Value::as_array)));
+        let mut containers =
+            Vec::with_capacity(lists.iter().map(|(_, l)| l.map_or(0, Vec::len)).sum());
         let mut any_host_process = pod_host_process == Some(true);
         let mut all_host_process = true;
         let mut app_containers = 0;
-        for kind in ["initContainers", "containers", "ephemeralContainers"] {
-            let Some(list) = spec.get(kind).and_then(Value::as_array) else {
+        for (kind, list) in lists {
+            let Some(list) = list else {
                 continue;
             };
             for (i, c) in list.iter().enumerate() {

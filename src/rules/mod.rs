@@ -182,6 +182,13 @@ impl Template {
             .any(|p| matches!(p, TemplatePart::Expr(e) if e.text().contains(text)))
     }
 
+    /// Whether the template always renders the expression `expr` as one of its parts.
+    pub fn always_renders(&self, expr: &str) -> bool {
+        self.parts
+            .iter()
+            .any(|p| matches!(p, TemplatePart::Expr(e) if e.text() == expr))
+    }
+
     /// A template that is exactly one `{{ expr }}` keeps the expression's type.
     fn single_expr(&self) -> Option<&Expr> {
         match self.parts.as_slice() {
@@ -298,6 +305,18 @@ impl Fix {
 }
 
 /// A compiled rule.
+/// Whether a rule's message states the target-OS reason, known from its text at load (so the
+/// engine searches a finding's message for the reason only when it can't tell).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageGivesReason {
+    /// A `{{pod.osReason}}` part.
+    Always,
+    /// Only in some branch of an expression (or through a `let`).
+    Maybe,
+    /// Nothing in the message reads it.
+    Never,
+}
+
 #[derive(Debug, Clone)]
 pub struct Rule {
     pub name: String,
@@ -316,9 +335,8 @@ pub struct Rule {
     pub pointer: Option<Template>,
     pub severity_when: Vec<(Expr, Severity)>,
     pub message: Template,
-    /// Whether the message may already say the target-OS reason (the message or a `let` reads
-    /// `osReason`); when it can't, the engine appends the reason without searching the message.
-    pub message_may_give_reason: bool,
+    /// Whether the message says the target-OS reason itself, which the engine otherwise appends.
+    pub message_gives_reason: MessageGivesReason,
     pub fix: Option<Fix>,
     pub docs: Docs,
     /// The file it was loaded from.
@@ -429,11 +447,18 @@ impl Rule {
                 .iter()
                 .any(|v| item_lets.contains(&v.as_str()));
         let message = tmpl_at("message", &file.message)?;
-        let message_may_give_reason =
-            message.mentions("osReason") || lets.iter().any(|(_, e)| e.text().contains("osReason"));
+        let message_gives_reason = if message.always_renders("pod.osReason") {
+            MessageGivesReason::Always
+        } else if message.mentions("osReason")
+            || lets.iter().any(|(_, e)| e.text().contains("osReason"))
+        {
+            MessageGivesReason::Maybe
+        } else {
+            MessageGivesReason::Never
+        };
         let rule = Rule {
             message,
-            message_may_give_reason,
+            message_gives_reason,
             when_reads_item,
             lets,
             when,
