@@ -20,17 +20,17 @@ use winguard::config::Config;
 use winguard::manifest::{SourceText, Sources, parse_source};
 use winguard::rules::RuleSet;
 
-fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
-    let mut best = f64::MAX;
-    let mut last = None;
-    for _ in 0..runs {
-        let t = Instant::now();
-        let out = f();
-        best = best.min(t.elapsed().as_secs_f64());
-        last = Some(out);
-    }
-    (best, last.expect("runs > 0"))
+/// Runs `f` once, timed.
+fn timed<T>(f: impl FnOnce() -> T) -> (f64, T) {
+    let t = Instant::now();
+    let out = f();
+    (t.elapsed().as_secs_f64(), out)
 }
+
+/// Rounds of the two measurements, interleaved: this machine's speed drifts by tens of percent
+/// over seconds, and timing all parse runs before all lint runs let a drift pass for a
+/// difference between them.
+const ROUNDS: usize = 7;
 
 fn main() {
     let mb: usize = std::env::var("WINGUARD_BENCH_MB")
@@ -51,7 +51,7 @@ fn main() {
     let mb_total = bytes as f64 / 1e6;
 
     // Both measurements parse files in parallel, as `winguard lint` does.
-    let (parse_s, objects) = best_of(3, || {
+    let parse_only = || {
         files
             .par_iter()
             .enumerate()
@@ -63,11 +63,11 @@ fn main() {
                 parse_source(&src).0.len()
             })
             .sum::<usize>()
-    });
+    };
 
     let setup = LintSetup::new(RuleSet::embedded().unwrap(), Config::default()).unwrap();
     // The same path as `winguard lint` after reading the files: `lint_sources`.
-    let (lint_s, report) = best_of(3, || {
+    let full_lint = || {
         let mut sources = Sources::default();
         for (i, text) in files.iter().enumerate() {
             sources.texts.push(Arc::new(SourceText {
@@ -76,10 +76,25 @@ fn main() {
             }));
             sources.files += 1;
         }
-        // The report is returned, so freeing it falls outside the timing, as in `winguard lint`,
-        // which exits without freeing it.
         lint_sources(&setup, sources)
-    });
+    };
+    let (mut parse_times, mut lint_times, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut objects, mut report) = (0, None);
+    for _ in 0..ROUNDS {
+        let (p, n) = timed(parse_only);
+        // The report is returned, so freeing it falls outside the timing, as in `winguard
+        // lint`, which exits without freeing it.
+        let (l, r) = timed(full_lint);
+        parse_times.push(p);
+        lint_times.push(l);
+        ratios.push(l / p);
+        objects = n;
+        report = Some(r);
+    }
+    let report = report.expect("ROUNDS > 0");
+    let best = |v: &[f64]| v.iter().copied().fold(f64::MAX, f64::min);
+    let (parse_s, lint_s) = (best(&parse_times), best(&lint_times));
+    ratios.sort_by(f64::total_cmp);
     assert!(report.errors.is_empty(), "{:?}", report.errors.first());
     let findings = report.findings.len();
 
@@ -99,5 +114,11 @@ fn main() {
         mb_total / lint_s,
         objects as f64 / lint_s
     );
-    println!("full lint / parse only: {:.2}x", lint_s / parse_s);
+    println!(
+        "full lint / parse only: {:.2}x (best times); per round {:.2}x to {:.2}x, median {:.2}x ({ROUNDS} interleaved rounds)",
+        lint_s / parse_s,
+        ratios[0],
+        ratios[ROUNDS - 1],
+        ratios[ROUNDS / 2]
+    );
 }

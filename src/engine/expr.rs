@@ -625,7 +625,7 @@ impl<'a> Env<'a> {
         if let Some((_, local)) = locals.iter().rev().find(|(n, _)| *n == name) {
             return match local {
                 Local::Record(r) => Some(*r),
-                Local::Value(_) => None,
+                Local::Value(_) | Local::Match(..) => None,
             };
         }
         match self.vars.iter().rev().find(|(n, _)| *n == name) {
@@ -670,10 +670,22 @@ type Locals<'a> = smallvec::SmallVec<[(&'a str, Local<'a>); 4]>;
 /// Function arguments, inline (no function takes more than three).
 type Args<'a> = smallvec::SmallVec<[Cow<'a, Value>; 3]>;
 
-/// A macro variable's value: a JSON value, or a record (an item of `pod.containers`).
+/// A macro variable's value: a JSON value, a record (an item of `pod.containers`), or a match
+/// of `query(…)` whose value is borrowed (`{pointer, value}`, built only if used whole).
 enum Local<'a> {
     Value(Cow<'a, Value>),
     Record(&'a (dyn Record + 'a)),
+    Match(String, &'a Value),
+}
+
+impl Local<'_> {
+    /// The `{pointer, value}` map of a query match.
+    fn match_value(pointer: &str, value: &Value) -> Value {
+        let mut m = Map::new();
+        m.insert("pointer".into(), Value::String(pointer.to_string()));
+        m.insert("value".into(), value.clone());
+        Value::Object(m)
+    }
 }
 
 fn eval_env<'a, 'e>(node: &'a Node, env: &'a Env<'e>, locals: &mut Locals<'a>) -> Cow<'a, Value>
@@ -687,6 +699,7 @@ where
                 return match v {
                     Local::Value(v) => v.clone(),
                     Local::Record(r) => Cow::Borrowed(r.value()),
+                    Local::Match(pointer, value) => Cow::Owned(Local::match_value(pointer, value)),
                 };
             }
             match env.vars.iter().rev().find(|(n, _)| n == name) {
@@ -778,6 +791,13 @@ where
         Node::Macro(kind, list, var, body) => {
             if let Some(records) = record_list(list, env, locals) {
                 return record_macro(*kind, records, var, body, env, locals);
+            }
+            if let Node::Query(root, prefix, path) = &**list
+                && let Cow::Borrowed(root) = eval_env(root, env, locals)
+            {
+                let prefix = display(&eval_env(prefix, env, locals));
+                let matches = path.matches(root, &prefix);
+                return match_macro(*kind, matches, var, body, env, locals);
             }
             let list = eval_env(list, env, locals);
             let items: Vec<Cow<'a, Value>> = match list {
@@ -881,6 +901,45 @@ fn record_macro<'a>(
     }
 }
 
+/// A macro over the matches of `query(…)` on a borrowed value: the variable reads each match's
+/// value in place, and a match is copied only when the macro returns it (`filter`, `find`).
+fn match_macro<'a>(
+    kind: MacroKind,
+    matches: Vec<(String, &'a Value)>,
+    var: &'a str,
+    body: &'a Node,
+    env: &'a Env<'_>,
+    locals: &mut Locals<'a>,
+) -> Cow<'a, Value> {
+    let mut out = Vec::with_capacity(match kind {
+        MacroKind::Map | MacroKind::Filter => matches.len(),
+        _ => 0,
+    });
+    for (pointer, value) in matches {
+        locals.push((var, Local::Match(pointer, value)));
+        let r = eval_env(body, env, locals);
+        let Some((_, Local::Match(pointer, value))) = locals.pop() else {
+            unreachable!("pushed above")
+        };
+        match kind {
+            MacroKind::Any if truthy(&r) => return Cow::Owned(Value::Bool(true)),
+            MacroKind::All if !truthy(&r) => return Cow::Owned(Value::Bool(false)),
+            MacroKind::Filter if truthy(&r) => out.push(Local::match_value(&pointer, value)),
+            MacroKind::Find if truthy(&r) => {
+                return Cow::Owned(Local::match_value(&pointer, value));
+            }
+            MacroKind::Map => out.push(r.into_owned()),
+            _ => {}
+        }
+    }
+    match kind {
+        MacroKind::Any => Cow::Owned(Value::Bool(false)),
+        MacroKind::All => Cow::Owned(Value::Bool(true)),
+        MacroKind::Find => Cow::Borrowed(&NULL),
+        MacroKind::Filter | MacroKind::Map => Cow::Owned(Value::Array(out)),
+    }
+}
+
 /// Resolves a chain of `.field` accesses rooted at a macro variable: by reference when the
 /// variable borrows its value, else cloning only the end value.
 fn local_path<'a>(node: &Node, locals: &Locals<'a>) -> Option<Cow<'a, Value>> {
@@ -903,6 +962,24 @@ fn local_path<'a>(node: &Node, locals: &Locals<'a>) -> Option<Cow<'a, Value>> {
         Local::Record(r) => {
             let (first, rest) = names.split_last().expect("a member access names a field");
             let mut v: &'a Value = r.field(first).unwrap_or(&NULL);
+            for name in rest.iter().rev() {
+                match v.get(*name) {
+                    Some(next) => v = next,
+                    None => return Some(Cow::Borrowed(&NULL)),
+                }
+            }
+            return Some(Cow::Borrowed(v));
+        }
+        // A query match: `q.value…` walks the borrowed value, `q.pointer` is the pointer.
+        Local::Match(pointer, value) => {
+            let (first, rest) = names.split_last().expect("a member access names a field");
+            let mut v: &'a Value = match *first {
+                "value" => value,
+                "pointer" if rest.is_empty() => {
+                    return Some(Cow::Owned(Value::String(pointer.clone())));
+                }
+                _ => return Some(Cow::Borrowed(&NULL)),
+            };
             for name in rest.iter().rev() {
                 match v.get(*name) {
                     Some(next) => v = next,
@@ -1277,6 +1354,37 @@ mod tests {
             json!(true)
         );
         assert_eq!(run("find(l, i, i.n == 2).n", &[("l", v)]), json!(2));
+    }
+
+    /// A macro straight over `query(…)` reads the matches in place; it must give what the same
+    /// macro gives over the query's list (`concat(…, [])` makes the list an ordinary value).
+    #[test]
+    fn macros_over_queries_read_matches_in_place() {
+        let doc = json!({"a": [{"n": 1, "m": {"k": "x"}}, {"n": 2}, {"n": 3, "m": {"k": "y"}}]});
+        let bodies = [
+            ("filter", "q.value.n > 1"),
+            ("map", "q.pointer + ':' + string(q.value.m.k)"),
+            ("map", "q"),
+            ("map", "q.pointer.x"),
+            ("map", "q.other"),
+            ("find", "q.value.n == 3"),
+            ("find", "q.value.n == 9"),
+            ("any", "has(q.value.m)"),
+            ("all", "has(q.value.m)"),
+        ];
+        for (kind, body) in bodies {
+            let direct = format!("{kind}(query(x, '/spec', '$.a[*]'), q, {body})");
+            let listed = format!("{kind}(concat(query(x, '/spec', '$.a[*]'), []), q, {body})");
+            let vars = [("x", doc.clone())];
+            assert_eq!(run(&direct, &vars), run(&listed, &vars), "{direct}");
+        }
+        assert_eq!(
+            run(
+                "map(filter(query(x, '', '$.a[*]'), q, q.value.n != 2), q, q.pointer)",
+                &[("x", doc)]
+            ),
+            json!(["/a/0", "/a/2"])
+        );
     }
 
     #[test]

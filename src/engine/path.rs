@@ -92,7 +92,14 @@ impl Path {
 }
 
 fn select<'v>(child: &Child, pointer: &str, value: &'v Value, out: &mut Vec<(String, &'v Value)>) {
-    let at = |token: &str| format!("{pointer}/{token}");
+    // Built by hand: `format!` cost more than the walk itself.
+    let at = |token: &str| {
+        let mut p = String::with_capacity(pointer.len() + 1 + token.len());
+        p.push_str(pointer);
+        p.push('/');
+        p.push_str(token);
+        p
+    };
     match (child, value) {
         (Child::Name(name), Value::Object(map)) => {
             if let Some(v) = map.get(name) {
@@ -101,7 +108,7 @@ fn select<'v>(child: &Child, pointer: &str, value: &'v Value, out: &mut Vec<(Str
         }
         (Child::Index(i), Value::Array(items)) => {
             if let Some(v) = items.get(*i) {
-                out.push((at(&i.to_string()), v));
+                out.push((at(itoa::Buffer::new().format(*i)), v));
             }
         }
         (Child::Wildcard, Value::Array(items)) => {
@@ -109,7 +116,7 @@ fn select<'v>(child: &Child, pointer: &str, value: &'v Value, out: &mut Vec<(Str
                 items
                     .iter()
                     .enumerate()
-                    .map(|(i, v)| (at(&i.to_string()), v)),
+                    .map(|(i, v)| (at(itoa::Buffer::new().format(i)), v)),
             );
         }
         (Child::Wildcard, Value::Object(map)) => {

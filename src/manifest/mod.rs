@@ -638,16 +638,35 @@ impl Pointer for Value {
         if pointer.is_empty() {
             return Some(self);
         }
+        // One pass over the bytes finds each token's end and whether it needs unescaping: the
+        // tokens are short, and a library search per token cost more than the lookups.
+        let rest = pointer.strip_prefix('/')?;
+        let bytes = rest.as_bytes();
         let mut v = self;
-        for token in pointer.strip_prefix('/')?.split('/') {
-            let token = unescape_pointer_token(token);
+        let mut start = 0;
+        loop {
+            let mut end = start;
+            let mut escaped = false;
+            while end < bytes.len() && bytes[end] != b'/' {
+                escaped |= bytes[end] == b'~';
+                end += 1;
+            }
+            let raw = &rest[start..end];
+            let token = if escaped {
+                unescape_pointer_token(raw)
+            } else {
+                std::borrow::Cow::Borrowed(raw)
+            };
             v = match v {
                 Value::Object(m) => m.get(token.as_ref())?,
                 Value::Array(a) => a.get(token.parse::<usize>().ok()?)?,
                 _ => return None,
             };
+            if end == bytes.len() {
+                return Some(v);
+            }
+            start = end + 1;
         }
-        Some(v)
     }
 }
 

@@ -182,27 +182,45 @@ fn since_version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<(u64, 
 }
 
 /// A compiled image class: repositories and tag tokens.
+///
+/// Each list of patterns is compiled into one regex (their alternation): one search per image
+/// instead of one per pattern, for every container of every pod.
 #[derive(Debug, Default)]
 struct ImageClass {
-    repositories: Vec<Regex>,
+    repositories: Option<Regex>,
     tag_tokens: Vec<String>,
-    tag_token_patterns: Vec<Regex>,
+    tag_token_patterns: Option<Regex>,
     /// From the config: regexes over the whole image reference.
-    image_patterns: Vec<Regex>,
+    image_patterns: Option<Regex>,
+}
+
+/// One regex matching where any of `patterns` matches; each is checked alone first, so an error
+/// names the pattern at fault.
+fn any_of<'p>(patterns: impl IntoIterator<Item = &'p str>) -> Result<Option<Regex>, String> {
+    let patterns: Vec<&str> = patterns.into_iter().collect();
+    for p in &patterns {
+        Regex::new(p).map_err(|e| format!("invalid regex `{p}`: {e}"))?;
+    }
+    if patterns.is_empty() {
+        return Ok(None);
+    }
+    let alternation = patterns
+        .iter()
+        .map(|p| format!("(?:{p})"))
+        .collect::<Vec<_>>()
+        .join("|");
+    Regex::new(&alternation)
+        .map(Some)
+        .map_err(|e| format!("invalid regex `{alternation}`: {e}"))
 }
 
 impl ImageClass {
     fn compile(file: &ImageClassFile, image_patterns: &[Regex]) -> Result<Self, String> {
-        let re = |p: &String| Regex::new(p).map_err(|e| format!("invalid regex `{p}`: {e}"));
         Ok(ImageClass {
-            repositories: file.repositories.iter().map(re).collect::<Result<_, _>>()?,
+            repositories: any_of(file.repositories.iter().map(String::as_str))?,
             tag_tokens: file.tag_tokens.iter().map(|t| t.to_lowercase()).collect(),
-            tag_token_patterns: file
-                .tag_token_patterns
-                .iter()
-                .map(re)
-                .collect::<Result<_, _>>()?,
-            image_patterns: image_patterns.to_vec(),
+            tag_token_patterns: any_of(file.tag_token_patterns.iter().map(String::as_str))?,
+            image_patterns: any_of(image_patterns.iter().map(Regex::as_str))?,
         })
     }
 
@@ -210,10 +228,10 @@ impl ImageClass {
     fn reason(&self, image: &ImageRef) -> Option<String> {
         if self
             .repositories
-            .iter()
-            .any(|r| r.is_match(&image.repository))
+            .as_ref()
+            .is_some_and(|r| r.is_match(&image.repository))
         {
-            return Some(format!("its repository `{}`", image.repository));
+            return Some(["its repository `", &image.repository, "`"].concat());
         }
         for token in image.tag_tokens() {
             let lower = if token.bytes().any(|b| b.is_ascii_uppercase()) {
@@ -222,15 +240,18 @@ impl ImageClass {
                 std::borrow::Cow::Borrowed(token)
             };
             if self.tag_tokens.iter().any(|t| t == lower.as_ref())
-                || self.tag_token_patterns.iter().any(|r| r.is_match(&lower))
+                || self
+                    .tag_token_patterns
+                    .as_ref()
+                    .is_some_and(|r| r.is_match(&lower))
             {
-                return Some(format!("its tag token `{token}`"));
+                return Some(["its tag token `", token, "`"].concat());
             }
         }
         if self
             .image_patterns
-            .iter()
-            .any(|r| r.is_match(&image.original))
+            .as_ref()
+            .is_some_and(|r| r.is_match(&image.original))
         {
             return Some("a configured image pattern".to_string());
         }
