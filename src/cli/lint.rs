@@ -214,18 +214,29 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
                 }
                 out
             });
-    let from_late = late.par_iter().map(|(i, span)| {
+    // Documents go in small batches, each parsed whole and then evaluated whole: alternating
+    // between the parser and the rules per document kept evicting each other's code from the
+    // instruction cache.
+    let from_late = late.par_chunks(LATE_BATCH).map(|batch| {
         let mut out = Outcome::default();
-        let (objects, errs) = parse_document(&texts[*i], &templates[*i], span);
-        out.errors.extend(errs.into_iter().map(|e| (*i, e)));
-        for o in &objects {
-            if check_shape(*i, o, &mut out.errors) {
-                out.objects += 1;
-                out.findings.extend(
-                    evaluate(&setup.rules, &ctx, &o.value)
-                        .into_iter()
-                        .map(|f| Located::new(f, o)),
-                );
+        let parsed: Vec<(usize, Vec<Object>)> = batch
+            .iter()
+            .map(|(i, span)| {
+                let (objects, errs) = parse_document(&texts[*i], &templates[*i], span);
+                out.errors.extend(errs.into_iter().map(|e| (*i, e)));
+                (*i, objects)
+            })
+            .collect();
+        for (i, objects) in &parsed {
+            for o in objects {
+                if check_shape(*i, o, &mut out.errors) {
+                    out.objects += 1;
+                    out.findings.extend(
+                        evaluate(&setup.rules, &ctx, &o.value)
+                            .into_iter()
+                            .map(|f| Located::new(f, o)),
+                    );
+                }
             }
         }
         out
@@ -268,6 +279,10 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
     kept.into_par_iter().for_each(drop);
     report
 }
+
+/// Documents parsed before their batch is evaluated (see `lint_sources`); small enough that a
+/// batch's objects stay a few hundred kilobytes.
+const LATE_BATCH: usize = 16;
 
 #[derive(Default)]
 struct Outcome {
