@@ -2,7 +2,9 @@
 //! manifests, in one run. Figures go to BENCHMARKS.md. (A bench binary, not a timed test.)
 //!
 //! Options (env): `WINGUARD_BENCH_MB` (default 64), `WINGUARD_BENCH_DIR` — also write the corpus
-//! there as files, for the checkov comparison and for timing the CLI.
+//! there as files, for the checkov comparison and for timing the CLI. `WINGUARD_BENCH_ONLY` =
+//! `parse`, `lint` or `setup`: run just that once, untimed, for counting instructions with
+//! callgrind (`setup` is the corpus and rule loading both others include; see BENCHMARKS.md).
 
 mod corpus;
 
@@ -50,6 +52,8 @@ fn main() {
     // The goals are in MB/s (10^6 bytes); the corpus is sized in MiB.
     let mb_total = bytes as f64 / 1e6;
 
+    let only = std::env::var("WINGUARD_BENCH_ONLY").ok();
+
     // Both measurements parse files in parallel, as `winguard lint` does.
     let parse_only = || {
         files
@@ -78,6 +82,13 @@ fn main() {
         }
         lint_sources(&setup, sources)
     };
+    match only.as_deref() {
+        Some("parse") => return println!("{} objects", parse_only()),
+        Some("lint") => return println!("{} findings", full_lint().findings.len()),
+        Some("setup") => return println!("{} rules", setup.rules.rules.len()),
+        Some(other) => panic!("WINGUARD_BENCH_ONLY: `{other}` is not parse, lint or setup"),
+        None => {}
+    }
     let (mut parse_times, mut lint_times, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     let (mut objects, mut report) = (0, None);
     for _ in 0..ROUNDS {
