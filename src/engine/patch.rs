@@ -33,6 +33,21 @@ impl Overlay<'_> {
     }
 }
 
+/// One RFC 6902 operation as a JSON map, built directly (`json!` serialises each field anew, and
+/// this runs for every finding with a fix).
+fn operation(op: &str, path: &str, from: Option<&str>, value: Option<Value>) -> Value {
+    let mut m = serde_json::Map::new();
+    m.insert("op".into(), Value::String(op.to_string()));
+    m.insert("path".into(), Value::String(path.to_string()));
+    if let Some(from) = from {
+        m.insert("from".into(), Value::String(from.to_string()));
+    }
+    if let Some(value) = value {
+        m.insert("value".into(), value);
+    }
+    Value::Object(m)
+}
+
 /// The patch of one fix against `object`, with parents created and no-ops dropped.
 pub fn build(fix: &Fix, env: &Env<'_>, object: &Value) -> Vec<Value> {
     let mut overlay = Overlay {
@@ -48,21 +63,25 @@ pub fn build(fix: &Fix, env: &Env<'_>, object: &Value) -> Vec<Value> {
         let path = op.path.render(env);
         let value = || op.value.as_ref().map(|v| v.render(env));
         match op.op {
+            // `value` is always written for add and replace (`null` when the rule gives none).
             PatchOpKind::Add => {
                 add_parents(&mut overlay, &path, &mut ops);
-                ops.push(json!({"op": "add", "path": path, "value": value()}));
+                let value = value().unwrap_or(Value::Null);
+                ops.push(operation("add", &path, None, Some(value)));
                 overlay.added.push(path);
             }
             PatchOpKind::Replace if overlay.exists(&path) => {
-                ops.push(json!({"op": "replace", "path": path, "value": value()}));
+                let value = value().unwrap_or(Value::Null);
+                ops.push(operation("replace", &path, None, Some(value)));
             }
             PatchOpKind::Replace => {
                 add_parents(&mut overlay, &path, &mut ops);
-                ops.push(json!({"op": "add", "path": path, "value": value()}));
+                let value = value().unwrap_or(Value::Null);
+                ops.push(operation("add", &path, None, Some(value)));
                 overlay.added.push(path);
             }
             PatchOpKind::Remove if overlay.exists(&path) => {
-                ops.push(json!({"op": "remove", "path": path}));
+                ops.push(operation("remove", &path, None, None));
                 overlay.removed.push(path);
             }
             PatchOpKind::Remove => {}
@@ -72,7 +91,7 @@ pub fn build(fix: &Fix, env: &Env<'_>, object: &Value) -> Vec<Value> {
                     continue;
                 }
                 add_parents(&mut overlay, &path, &mut ops);
-                ops.push(json!({"op": "move", "from": from, "path": path}));
+                ops.push(operation("move", &path, Some(&from), None));
                 overlay.removed.push(from);
                 overlay.added.push(path);
             }
@@ -83,7 +102,7 @@ pub fn build(fix: &Fix, env: &Env<'_>, object: &Value) -> Vec<Value> {
 
 /// Adds every missing (or null) parent of `path`, recording the operations.
 fn add_parents(overlay: &mut Overlay<'_>, path: &str, ops: &mut Vec<Value>) {
-    let tokens: Vec<&str> = path.split('/').skip(1).collect();
+    let tokens: smallvec::SmallVec<[&str; 8]> = path.split('/').skip(1).collect();
     let mut prefix = String::with_capacity(path.len());
     // While the patch has added or removed nothing, a parent exists exactly when the object has
     // it, so the object is walked once, down the path, instead of from its root per parent.
@@ -107,11 +126,11 @@ fn add_parents(overlay: &mut Overlay<'_>, path: &str, ops: &mut Vec<Value>) {
         }
         let next = unescape_pointer_token(tokens[i + 1]);
         let empty = if next == "-" || next.parse::<usize>().is_ok() {
-            json!([])
+            Value::Array(Vec::new())
         } else {
-            json!({})
+            Value::Object(serde_json::Map::new())
         };
-        ops.push(json!({"op": "add", "path": prefix, "value": empty}));
+        ops.push(operation("add", &prefix, None, Some(empty)));
         overlay.added.push(prefix.clone());
     }
 }

@@ -198,7 +198,17 @@ impl Template {
     }
 
     pub fn render(&self, env: &expr::Env<'_>) -> String {
-        let mut out = String::new();
+        // Sized for the literal text and some values: growing the string a few times per
+        // message showed in profiles.
+        let literal: usize = self
+            .parts
+            .iter()
+            .map(|p| match p {
+                TemplatePart::Text(t) => t.len(),
+                TemplatePart::Expr(_) => 32,
+            })
+            .sum();
+        let mut out = String::with_capacity(literal);
         for p in &self.parts {
             match p {
                 TemplatePart::Text(t) => out.push_str(t),
