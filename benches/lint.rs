@@ -90,24 +90,30 @@ fn main() {
         None => {}
     }
     let (mut parse_times, mut lint_times, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut objects, mut report) = (0, None);
-    for _ in 0..ROUNDS {
+    let (mut objects, mut findings) = (0, 0);
+    for round in 0..ROUNDS {
         let (p, n) = timed(parse_only);
         // The report is returned, so freeing it falls outside the timing, as in `winguard
-        // lint`, which exits without freeing it.
-        let (l, r) = timed(full_lint);
+        // lint`, which exits without freeing it; it is freed before the next round, so no round
+        // runs with an earlier round's report still in memory.
+        let (l, report) = timed(full_lint);
+        assert!(report.errors.is_empty(), "{:?}", report.errors.first());
+        findings = report.findings.len();
+        drop(report);
+        if std::env::var_os("WINGUARD_BENCH_ROUNDS").is_some() {
+            eprintln!(
+                "round {round}: parse {p:.3} s, lint {l:.3} s, {:.2}x",
+                l / p
+            );
+        }
         parse_times.push(p);
         lint_times.push(l);
         ratios.push(l / p);
         objects = n;
-        report = Some(r);
     }
-    let report = report.expect("ROUNDS > 0");
     let best = |v: &[f64]| v.iter().copied().fold(f64::MAX, f64::min);
     let (parse_s, lint_s) = (best(&parse_times), best(&lint_times));
     ratios.sort_by(f64::total_cmp);
-    assert!(report.errors.is_empty(), "{:?}", report.errors.first());
-    let findings = report.findings.len();
 
     println!(
         "corpus: {mib:.1} MiB in {} files, {objects} objects",
