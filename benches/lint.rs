@@ -5,6 +5,7 @@
 //! there as files, for the checkov comparison and for timing the CLI. `WINGUARD_BENCH_ONLY` =
 //! `parse`, `lint` or `setup`: run just that once, untimed, for counting instructions with
 //! callgrind (`setup` is the corpus and rule loading both others include; see BENCHMARKS.md).
+//! `WINGUARD_BENCH_ROUNDS` (any value): print every round's times.
 
 mod corpus;
 
