@@ -1,6 +1,7 @@
 //! `winguard lint`: load inputs, evaluate every object, place findings in their files.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -10,7 +11,7 @@ use crate::manifest::{
     DocSpan, InputError, Object, Sources, Templates, parse_document, shape, split_source,
 };
 use crate::model::{Catalog, EMBEDDED_CATALOG};
-use crate::report::{Located, Report};
+use crate::report::{Located, ObjectRef, Report};
 use crate::rules::RuleSet;
 
 use super::LintArgs;
@@ -231,11 +232,15 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
             for o in objects {
                 if check_shape(*i, o, &mut out.errors) {
                     out.objects += 1;
-                    out.findings.extend(
-                        evaluate(&setup.rules, &ctx, &o.value)
-                            .into_iter()
-                            .map(|f| Located::new(f, o)),
-                    );
+                    let findings = evaluate(&setup.rules, &ctx, &o.value);
+                    if !findings.is_empty() {
+                        let object_ref = Arc::new(ObjectRef::of(o));
+                        out.findings.extend(
+                            findings
+                                .into_iter()
+                                .map(|f| Located::with_ref(f, o, Arc::clone(&object_ref))),
+                        );
+                    }
                 }
             }
         }
@@ -265,9 +270,12 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
         report.findings.extend(out.findings);
         for (k, findings) in out.kept_findings {
             let o = &kept[k].1;
-            report
-                .findings
-                .extend(findings.into_iter().map(|f| Located::new(f, o)));
+            let object_ref = Arc::new(ObjectRef::of(o));
+            report.findings.extend(
+                findings
+                    .into_iter()
+                    .map(|f| Located::with_ref(f, o, Arc::clone(&object_ref))),
+            );
         }
         all_errors.extend(out.errors);
     }

@@ -64,7 +64,7 @@ pub fn render(report: &Report) -> String {
                     file: &f.file,
                     line: f.line,
                     column: f.column,
-                    object: &f.object,
+                    object: f.object.as_ref(),
                     pointer: &f.finding.pointer,
                     fix: fix.map(|x| x.patch.as_slice()),
                     fix_title: fix.map(|x| x.title.as_str()),

@@ -62,7 +62,8 @@ pub struct Located {
     pub exact: bool,
     /// Whether the position is a key's (mark up to its `:`).
     pub at_key: bool,
-    pub object: ObjectRef,
+    /// Shared by all the findings of one object.
+    pub object: Arc<ObjectRef>,
     pub source: Arc<SourceText>,
     /// Line in `source` (the input stream) of `line`.
     pub stream_line: u32,
@@ -70,6 +71,11 @@ pub struct Located {
 
 impl Located {
     pub fn new(finding: Finding, object: &Object) -> Self {
+        Self::with_ref(finding, object, Arc::new(ObjectRef::of(object)))
+    }
+
+    /// A finding of `object`, whose identity the caller has made once for all its findings.
+    pub fn with_ref(finding: Finding, object: &Object, object_ref: Arc<ObjectRef>) -> Self {
         let pos = object.position(&finding.pointer);
         Located {
             file: Arc::clone(&object.file),
@@ -77,7 +83,7 @@ impl Located {
             column: pos.column,
             exact: pos.exact,
             at_key: pos.at_key,
-            object: ObjectRef::of(object),
+            object: object_ref,
             source: Arc::clone(&object.source),
             stream_line: object.stream_line(pos.line),
             finding,
