@@ -106,9 +106,9 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
         k.push("RuntimeClass".to_string());
         k
     });
-    let needs_context = |hint: &Option<String>| match (hint, &context_kinds) {
+    let needs_context = |hint: Option<&str>| match (hint, &context_kinds) {
         (_, None) | (None, _) => true,
-        (Some(kind), Some(kinds)) => kind.ends_with("List") || kinds.contains(kind),
+        (Some(kind), Some(kinds)) => kind.ends_with("List") || kinds.iter().any(|k| k == kind),
     };
     // Each text's templates and documents, found in parallel (a line scan of every input).
     let (templates, spans): (Vec<Templates>, Vec<Vec<DocSpan>>) =
@@ -118,7 +118,7 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
     let mut late = Vec::with_capacity(documents);
     for (i, text_spans) in spans.into_iter().enumerate() {
         for span in text_spans {
-            if needs_context(&span.kind_hint) {
+            if needs_context(span.kind_hint(&texts[i].text)) {
                 early.push((i, span));
             } else {
                 late.push((i, span));

@@ -277,8 +277,18 @@ pub struct DocSpan {
     pub end: usize,
     /// Lines before the document's first line.
     pub line_offset: u32,
-    /// The value of a top-level `kind:` line, read without parsing (to schedule work).
-    pub kind_hint: Option<String>,
+    /// Where the value of a top-level `kind:` line is in the text (byte range), read without
+    /// parsing, to schedule work (see [`DocSpan::kind_hint`]). A range, not a string: a run has a
+    /// span per document, and allocating each one's kind showed in profiles.
+    pub kind_at: Option<(usize, usize)>,
+}
+
+impl DocSpan {
+    /// The document's `kind:` value as written, if it has a top-level one; `text` is the text
+    /// the span was found in.
+    pub fn kind_hint<'t>(&self, text: &'t str) -> Option<&'t str> {
+        self.kind_at.and_then(|(start, end)| text.get(start..end))
+    }
 }
 
 /// The lines of a text without their `\n` (like `str::lines`, but found with `memchr`: splitting
@@ -328,7 +338,7 @@ pub fn split_source(text: &str) -> (Templates, Vec<DocSpan>) {
     let mut start = 0;
     let mut start_line = 0u32;
     let mut has_content = false;
-    let mut kind_hint = None;
+    let mut kind_at = None;
     let mut offset = 0;
     for (i, bare) in lines(text).enumerate() {
         templates.note_line(i as u32 + 1, bare);
@@ -342,7 +352,7 @@ pub fn split_source(text: &str) -> (Templates, Vec<DocSpan>) {
                 start,
                 end: offset,
                 line_offset: start_line,
-                kind_hint: kind_hint.take(),
+                kind_at: kind_at.take(),
             });
             start = offset;
             start_line = i as u32;
@@ -363,7 +373,9 @@ pub fn split_source(text: &str) -> (Templates, Vec<DocSpan>) {
                     .unwrap_or("")
                     .trim()
                     .trim_matches(['"', '\'']);
-                kind_hint.get_or_insert_with(|| k.to_string());
+                // `k` is a slice of `text`: its place is its offset from the text's start.
+                let start = k.as_ptr() as usize - text.as_ptr() as usize;
+                kind_at.get_or_insert((start, start + k.len()));
             }
         }
         offset += line_len;
@@ -373,7 +385,7 @@ pub fn split_source(text: &str) -> (Templates, Vec<DocSpan>) {
             start,
             end: text.len(),
             line_offset: start_line,
-            kind_hint,
+            kind_at,
         });
     }
     (templates, spans)
@@ -697,6 +709,16 @@ mod tests {
             name: name.into(),
             text: text.into(),
         }))
+    }
+
+    #[test]
+    fn kind_hints_come_from_top_level_kind_lines() {
+        let text = "kind: Service\nmetadata: {name: a}\n---\nkind: \"Deployment\" # app\nspec:\n  kind: Nested\n---\nspec: {}\n---\n  kind: Indented\n";
+        let hints: Vec<_> = split_documents(text)
+            .iter()
+            .map(|s| s.kind_hint(text))
+            .collect();
+        assert_eq!(hints, vec![Some("Service"), Some("Deployment"), None, None]);
     }
 
     #[test]
