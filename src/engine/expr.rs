@@ -807,31 +807,18 @@ where
                 Cow::Owned(Value::Object(m)) => m.into_iter().map(|(_, v)| Cow::Owned(v)).collect(),
                 _ => Vec::new(),
             };
-            let mut out = Vec::with_capacity(match kind {
-                MacroKind::Map | MacroKind::Filter => items.len(),
-                _ => 0,
-            });
+            let mut out = macro_output(*kind, items.len());
             for item in items {
                 locals.push((var.as_str(), Local::Value(item)));
                 let r = eval_env(body, env, locals);
                 let Some((_, Local::Value(item))) = locals.pop() else {
                     unreachable!("pushed above")
                 };
-                match kind {
-                    MacroKind::Any if truthy(&r) => return Cow::Owned(Value::Bool(true)),
-                    MacroKind::All if !truthy(&r) => return Cow::Owned(Value::Bool(false)),
-                    MacroKind::Filter if truthy(&r) => out.push(item.into_owned()),
-                    MacroKind::Find if truthy(&r) => return item,
-                    MacroKind::Map => out.push(r.into_owned()),
-                    _ => {}
+                if let Some(done) = macro_step(*kind, r, &mut out, || item) {
+                    return done;
                 }
             }
-            match kind {
-                MacroKind::Any => Cow::Owned(Value::Bool(false)),
-                MacroKind::All => Cow::Owned(Value::Bool(true)),
-                MacroKind::Find => Cow::Borrowed(&NULL),
-                MacroKind::Filter | MacroKind::Map => Cow::Owned(Value::Array(out)),
-            }
+            macro_end(*kind, out)
         }
         Node::MatchLit(subject, re) => {
             let s = eval_env(subject, env, locals);
@@ -876,23 +863,53 @@ fn record_macro<'a>(
     env: &'a Env<'_>,
     locals: &mut Locals<'a>,
 ) -> Cow<'a, Value> {
-    let mut out = Vec::with_capacity(match kind {
-        MacroKind::Map | MacroKind::Filter => records.len(),
-        _ => 0,
-    });
+    let mut out = macro_output(kind, records.len());
     for record in records {
         locals.push((var, Local::Record(record)));
         let r = eval_env(body, env, locals);
         locals.pop();
-        match kind {
-            MacroKind::Any if truthy(&r) => return Cow::Owned(Value::Bool(true)),
-            MacroKind::All if !truthy(&r) => return Cow::Owned(Value::Bool(false)),
-            MacroKind::Filter if truthy(&r) => out.push(record.value().clone()),
-            MacroKind::Find if truthy(&r) => return Cow::Borrowed(record.value()),
-            MacroKind::Map => out.push(r.into_owned()),
-            _ => {}
+        if let Some(done) = macro_step(kind, r, &mut out, || Cow::Borrowed(record.value())) {
+            return done;
         }
     }
+    macro_end(kind, out)
+}
+
+/// The list a `filter` or `map` builds, sized for `items` items.
+fn macro_output(kind: MacroKind, items: usize) -> Vec<Value> {
+    Vec::with_capacity(match kind {
+        MacroKind::Map | MacroKind::Filter => items,
+        _ => 0,
+    })
+}
+
+/// What a macro does with one item, given its body's result `r`: `Some` ends the macro with that
+/// value (`any`, `all`, `find` decided), `None` goes on to the next item. `item` gives the item
+/// itself, for `filter` and `find`.
+fn macro_step<'a>(
+    kind: MacroKind,
+    r: Cow<'_, Value>,
+    out: &mut Vec<Value>,
+    item: impl FnOnce() -> Cow<'a, Value>,
+) -> Option<Cow<'a, Value>> {
+    match kind {
+        MacroKind::Any if truthy(&r) => Some(Cow::Owned(Value::Bool(true))),
+        MacroKind::All if !truthy(&r) => Some(Cow::Owned(Value::Bool(false))),
+        MacroKind::Filter if truthy(&r) => {
+            out.push(item().into_owned());
+            None
+        }
+        MacroKind::Find if truthy(&r) => Some(item()),
+        MacroKind::Map => {
+            out.push(r.into_owned());
+            None
+        }
+        _ => None,
+    }
+}
+
+/// A macro's value once every item went by without deciding it.
+fn macro_end<'a>(kind: MacroKind, out: Vec<Value>) -> Cow<'a, Value> {
     match kind {
         MacroKind::Any => Cow::Owned(Value::Bool(false)),
         MacroKind::All => Cow::Owned(Value::Bool(true)),
@@ -911,33 +928,19 @@ fn match_macro<'a>(
     env: &'a Env<'_>,
     locals: &mut Locals<'a>,
 ) -> Cow<'a, Value> {
-    let mut out = Vec::with_capacity(match kind {
-        MacroKind::Map | MacroKind::Filter => matches.len(),
-        _ => 0,
-    });
+    let mut out = macro_output(kind, matches.len());
     for (pointer, value) in matches {
         locals.push((var, Local::Match(pointer, value)));
         let r = eval_env(body, env, locals);
         let Some((_, Local::Match(pointer, value))) = locals.pop() else {
             unreachable!("pushed above")
         };
-        match kind {
-            MacroKind::Any if truthy(&r) => return Cow::Owned(Value::Bool(true)),
-            MacroKind::All if !truthy(&r) => return Cow::Owned(Value::Bool(false)),
-            MacroKind::Filter if truthy(&r) => out.push(Local::match_value(&pointer, value)),
-            MacroKind::Find if truthy(&r) => {
-                return Cow::Owned(Local::match_value(&pointer, value));
-            }
-            MacroKind::Map => out.push(r.into_owned()),
-            _ => {}
+        let whole = || Cow::Owned(Local::match_value(&pointer, value));
+        if let Some(done) = macro_step(kind, r, &mut out, whole) {
+            return done;
         }
     }
-    match kind {
-        MacroKind::Any => Cow::Owned(Value::Bool(false)),
-        MacroKind::All => Cow::Owned(Value::Bool(true)),
-        MacroKind::Find => Cow::Borrowed(&NULL),
-        MacroKind::Filter | MacroKind::Map => Cow::Owned(Value::Array(out)),
-    }
+    macro_end(kind, out)
 }
 
 /// Resolves a chain of `.field` accesses rooted at a macro variable: by reference when the

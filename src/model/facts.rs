@@ -91,6 +91,16 @@ fields!(ContainerField {
     Tag = "tag",
 });
 
+/// A record's every field as one JSON map (for a rule that uses the whole record as a value).
+fn whole_map<'r, F: Copy>(fields: &[(F, &str)], get: impl Fn(F) -> &'r Value) -> Value {
+    Value::Object(
+        fields
+            .iter()
+            .map(|(f, name)| (name.to_string(), get(*f).clone()))
+            .collect(),
+    )
+}
+
 const POD_FIELDS: usize = PodField::ALL.len();
 const CONTAINER_FIELDS: usize = ContainerField::ALL.len();
 
@@ -246,14 +256,8 @@ impl Record for ContainerFacts<'_> {
     }
 
     fn value(&self) -> &Value {
-        self.whole.get_or_init(|| {
-            Value::Object(
-                ContainerField::ALL
-                    .iter()
-                    .map(|(f, name)| (name.to_string(), self.get(*f).clone()))
-                    .collect(),
-            )
-        })
+        self.whole
+            .get_or_init(|| whole_map(ContainerField::ALL, |f| self.get(f)))
     }
 }
 
@@ -619,13 +623,7 @@ impl Record for PodFacts<'_> {
     }
 
     fn value(&self) -> &Value {
-        self.whole.get_or_init(|| {
-            Value::Object(
-                PodField::ALL
-                    .iter()
-                    .map(|(f, name)| (name.to_string(), self.get(*f).clone()))
-                    .collect(),
-            )
-        })
+        self.whole
+            .get_or_init(|| whole_map(PodField::ALL, |f| self.get(f)))
     }
 }
