@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::config::Config;
-use crate::engine::{Context, evaluate};
+use crate::engine::{Context, evaluate, evaluate_batch};
 use crate::manifest::{
     DocSpan, InputError, Object, Sources, Templates, parse_document, shape, split_source,
 };
@@ -228,20 +228,25 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
                 (*i, objects)
             })
             .collect();
+        let mut checked: Vec<&Object> = Vec::new();
         for (i, objects) in &parsed {
             for o in objects {
                 if check_shape(*i, o, &mut out.errors) {
-                    out.objects += 1;
-                    let findings = evaluate(&setup.rules, &ctx, &o.value);
-                    if !findings.is_empty() {
-                        let object_ref = Arc::new(ObjectRef::of(o));
-                        out.findings.extend(
-                            findings
-                                .into_iter()
-                                .map(|f| Located::with_ref(f, o, Arc::clone(&object_ref))),
-                        );
-                    }
+                    checked.push(o);
                 }
+            }
+        }
+        out.objects += checked.len();
+        let values: Vec<&Value> = checked.iter().map(|o| &o.value).collect();
+        let results = evaluate_batch(&setup.rules, &ctx, &values);
+        for (o, findings) in checked.into_iter().zip(results) {
+            if !findings.is_empty() {
+                let object_ref = Arc::new(ObjectRef::of(o));
+                out.findings.extend(
+                    findings
+                        .into_iter()
+                        .map(|f| Located::with_ref(f, o, Arc::clone(&object_ref))),
+                );
             }
         }
         out

@@ -164,88 +164,149 @@ impl<'a> Context<'a> {
 /// Evaluates every active rule on one object. `rules` must be the rule set the context was built
 /// with.
 pub fn evaluate(rules: &RuleSet, ctx: &Context<'_>, object: &Value) -> Vec<Finding> {
+    evaluate_batch(rules, ctx, &[object])
+        .pop()
+        .expect("one list per object")
+}
+
+/// A workload's pod template: where its spec and metadata are, and the values there.
+struct PodTemplate<'v> {
+    spec_path: &'static str,
+    meta_path: &'static str,
+    spec: &'v Value,
+    meta: &'v Value,
+}
+
+/// Evaluates every active rule on each of `objects`: the findings of each object, in the order
+/// of `objects`. `rules` must be the rule set the context was built with.
+///
+/// Rule by rule over the whole batch, not object by object: one rule's conditions and helpers
+/// then run many times in a row, which keeps their code and data in the caches (`winguard lint`
+/// evaluates documents in batches for this reason). A rule's findings on one object come in the
+/// order they would alone; findings of different rules are not in rule-file order.
+pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) -> Vec<Vec<Finding>> {
     debug_assert!(
         std::ptr::eq(rules, ctx.rules),
         "a context serves its own rule set"
     );
-    let active = &ctx.active;
     let objects_fn = |kind: &str| ctx.objects_by_kind.get(kind).map(|v| v.as_ref());
-    let mut findings = Vec::new();
-    let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
-
-    {
-        let mut env = Env::new().with_objects(&objects_fn);
-        env.bind("object", object);
-        env.bind("config", &ctx.config_value);
-        for (rule, level) in active.iter().filter(|(r, _)| r.scope == Scope::Object) {
-            if rule.kinds.iter().any(|k| k == kind) {
-                let here = Here {
-                    object,
-                    value: None,
-                    pointer: "",
-                };
-                run_rule(rule, *level, &mut env, here, &mut findings);
-            }
-        }
-    }
-
-    // Where suppression annotations may sit: the object's metadata, and a workload's pod template
-    // metadata (for a Pod they are the same place, read once).
-    let mut metas: Vec<(&str, &Value)> =
-        vec![("/metadata", object.get("metadata").unwrap_or(&Value::Null))];
-    let template = model::pod_template_paths(kind)
-        .and_then(|(sp, mp)| Some((sp, mp, object.ptr(sp).filter(|s| s.is_object())?)));
-    if let Some((spec_path, meta_path, spec)) = template {
-        let meta = object.ptr(meta_path).unwrap_or(&Value::Null);
-        if meta_path != "/metadata" {
-            metas.push((meta_path, meta));
-        }
-        let pod_rules: Vec<_> = active
-            .iter()
-            .filter(|(r, _)| r.scope != Scope::Object)
-            .collect();
-        if !pod_rules.is_empty() {
-            let mctx = ModelContext {
-                catalog: ctx.catalog,
-                config: ctx.config,
-                index: &ctx.index,
-                cluster_version: ctx.cluster_version,
-            };
-            let facts = model::PodFacts::new(&mctx, spec, spec_path, meta_path);
+    let kinds: Vec<&str> = objects
+        .iter()
+        .map(|o| o.get("kind").and_then(Value::as_str).unwrap_or(""))
+        .collect();
+    let templates: Vec<Option<PodTemplate>> = objects
+        .iter()
+        .zip(&kinds)
+        .map(|(object, kind)| {
+            let (spec_path, meta_path) = model::pod_template_paths(kind)?;
+            let spec = object.ptr(spec_path).filter(|s| s.is_object())?;
+            let meta = object.ptr(meta_path).unwrap_or(&Value::Null);
+            Some(PodTemplate {
+                spec_path,
+                meta_path,
+                spec,
+                meta,
+            })
+        })
+        .collect();
+    let mctx = ModelContext {
+        catalog: ctx.catalog,
+        config: ctx.config,
+        index: &ctx.index,
+        cluster_version: ctx.cluster_version,
+    };
+    let any_pod_rule = ctx.active.iter().any(|(r, _)| r.scope != Scope::Object);
+    let facts: Vec<Option<model::PodFacts>> = templates
+        .iter()
+        .map(|t| {
+            let t = t.as_ref().filter(|_| any_pod_rule)?;
+            Some(model::PodFacts::new(
+                &mctx,
+                t.spec,
+                t.spec_path,
+                t.meta_path,
+            ))
+        })
+        .collect();
+    // One environment per object with its pod bindings; container bindings come and go.
+    let mut envs: Vec<Env> = objects
+        .iter()
+        .zip(templates.iter().zip(&facts))
+        .map(|(object, (template, facts))| {
             let mut env = Env::new().with_objects(&objects_fn);
             env.bind("object", object);
             env.bind("config", &ctx.config_value);
-            env.bind_record("pod", &facts);
-            env.bind("podSpec", spec);
-            env.bind("podMeta", meta);
-            for (rule, level) in pod_rules.iter().filter(|(r, _)| r.scope == Scope::Pod) {
-                let here = Here {
-                    object,
-                    value: Some(spec),
-                    pointer: spec_path,
-                };
-                run_rule(rule, *level, &mut env, here, &mut findings);
+            if let (Some(t), Some(f)) = (template, facts) {
+                env.bind_record("pod", f);
+                env.bind("podSpec", t.spec);
+                env.bind("podMeta", t.meta);
             }
-            for cf in &facts.containers {
-                env.bind_record("container", cf);
-                env.bind("containerSpec", cf.raw);
-                for (rule, level) in pod_rules
-                    .iter()
-                    .filter(|(r, _)| r.scope == Scope::Container)
-                {
+            env
+        })
+        .collect();
+    let mut findings: Vec<Vec<Finding>> = objects.iter().map(|_| Vec::new()).collect();
+    for (rule, level) in &ctx.active {
+        for (i, object) in objects.iter().enumerate() {
+            let (env, out) = (&mut envs[i], &mut findings[i]);
+            match (rule.scope, &templates[i], &facts[i]) {
+                (Scope::Object, _, _) => {
+                    if rule.kinds.iter().any(|k| k == kinds[i]) {
+                        // Object rules see only `object` and `config`.
+                        let mut env = Env::new().with_objects(&objects_fn);
+                        env.bind("object", object);
+                        env.bind("config", &ctx.config_value);
+                        let here = Here {
+                            object,
+                            value: None,
+                            pointer: "",
+                        };
+                        run_rule(rule, *level, &mut env, here, out);
+                    }
+                }
+                (Scope::Pod, Some(t), Some(_)) => {
                     let here = Here {
                         object,
-                        value: Some(cf.raw),
-                        pointer: &cf.path,
+                        value: Some(t.spec),
+                        pointer: t.spec_path,
                     };
-                    run_rule(rule, *level, &mut env, here, &mut findings);
+                    run_rule(rule, *level, env, here, out);
                 }
-                env.unbind();
-                env.unbind();
+                (Scope::Container, Some(_), Some(f)) => {
+                    for cf in &f.containers {
+                        env.bind_record("container", cf);
+                        env.bind("containerSpec", cf.raw);
+                        let here = Here {
+                            object,
+                            value: Some(cf.raw),
+                            pointer: &cf.path,
+                        };
+                        run_rule(rule, *level, env, here, out);
+                        env.unbind();
+                        env.unbind();
+                    }
+                }
+                _ => {}
             }
         }
     }
-    suppress(ctx, object, &metas, findings)
+    drop(envs);
+    objects
+        .iter()
+        .zip(&templates)
+        .zip(findings)
+        .map(|((object, template), findings)| {
+            // Where suppression annotations may sit: the object's metadata, and a workload's pod
+            // template metadata (for a Pod they are the same place, read once).
+            let mut metas: Vec<(&str, &Value)> =
+                vec![("/metadata", object.get("metadata").unwrap_or(&Value::Null))];
+            if let Some(t) = template
+                && t.meta_path != "/metadata"
+            {
+                metas.push((t.meta_path, t.meta));
+            }
+            suppress(ctx, object, &metas, findings)
+        })
+        .collect()
 }
 
 /// Where a rule runs: the object, the raw value of its scope (pod spec or container) and that
