@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use winguard::cli::{LintSetup, lint_text};
 use winguard::config::Config;
-use winguard::engine::{Context, evaluate, patch};
+use winguard::engine::{Context, evaluate, evaluate_batch, patch};
 use winguard::manifest::{SourceText, parse_source};
 use winguard::report::{Format, RenderOptions, Report, render};
 use winguard::rules::RuleSet;
@@ -231,4 +231,45 @@ fn fixes_give_the_fixed_fixture_and_silence_the_rule() {
         // The rule no longer firing also means fixing again adds nothing: no finding, no patch
         // (the mutating webhook's idempotence relies on this).
     }
+}
+
+/// Rules run over a batch of objects (as `winguard lint` runs them) find on each object exactly
+/// what they find on it alone: nothing of one object's evaluation leaks into the next one's.
+#[test]
+fn a_batch_finds_on_each_object_what_it_finds_alone() {
+    let setup = setup("", "batch");
+    let mut objects: Vec<Value> = Vec::new();
+    for (rule, path) in fixtures() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        // Fixtures with their own config need their own setup; the rest share the default.
+        if text.contains("# config:") {
+            continue;
+        }
+        objects.extend(objects_of(&text, &display_name(&rule, &path)));
+    }
+    assert!(objects.len() > 50, "only {} objects", objects.len());
+    let refs: Vec<&Value> = objects.iter().collect();
+    let ctx = Context::new(
+        &setup.rules,
+        &setup.config,
+        &setup.catalog,
+        &refs,
+        setup.today,
+    );
+    let key = |f: &winguard::engine::Finding| serde_json::to_string(f).unwrap();
+    let batch = evaluate_batch(&setup.rules, &ctx, &refs);
+    assert_eq!(batch.len(), refs.len());
+    let mut fired = 0;
+    for (object, in_batch) in refs.iter().zip(batch) {
+        let mut alone: Vec<String> = evaluate(&setup.rules, &ctx, object)
+            .iter()
+            .map(key)
+            .collect();
+        let mut together: Vec<String> = in_batch.iter().map(key).collect();
+        alone.sort();
+        together.sort();
+        fired += alone.len();
+        assert_eq!(together, alone, "{object}");
+    }
+    assert!(fired > 50, "only {fired} findings");
 }

@@ -249,19 +249,17 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
         for (i, object) in objects.iter().enumerate() {
             let (env, out) = (&mut envs[i], &mut findings[i]);
             match (rule.scope, &templates[i], &facts[i]) {
-                (Scope::Object, _, _) => {
-                    if rule.kinds.iter().any(|k| k == kinds[i]) {
-                        // Object rules see only `object` and `config`.
-                        let mut env = Env::new().with_objects(&objects_fn);
-                        env.bind("object", object);
-                        env.bind("config", &ctx.config_value);
-                        let here = Here {
-                            object,
-                            value: None,
-                            pointer: "",
-                        };
-                        run_rule(rule, *level, &mut env, here, out);
-                    }
+                (Scope::Object, _, _) if rule.kinds.iter().any(|k| k == kinds[i]) => {
+                    // Object rules see only `object` and `config`.
+                    let mut env = Env::new().with_objects(&objects_fn);
+                    env.bind("object", object);
+                    env.bind("config", &ctx.config_value);
+                    let here = Here {
+                        object,
+                        value: None,
+                        pointer: "",
+                    };
+                    run_rule(rule, *level, &mut env, here, out);
                 }
                 (Scope::Pod, Some(t), Some(_)) => {
                     let here = Here {
