@@ -267,3 +267,30 @@ fn rules_readme_lists_every_expression_function() {
         );
     }
 }
+
+/// `rules/README.md` documents every fact rules can read as `pod.*` and `container.*`.
+#[test]
+fn rules_readme_lists_every_pod_and_container_fact() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/rules/README.md")).unwrap();
+    let section = |start: &str| {
+        let from = readme
+            .find(start)
+            .unwrap_or_else(|| panic!("rules/README.md has a paragraph starting {start}"));
+        let rest = &readme[from..];
+        rest[..rest.find("\n\n").unwrap_or(rest.len())].to_string()
+    };
+    let (pod, container) = (section("`pod`: "), section("`container`: "));
+    for (_, name) in winguard::model::PodField::ALL {
+        assert!(
+            pod.contains(&format!("`{name}`")),
+            "rules/README.md does not document `pod.{name}`"
+        );
+    }
+    for (_, name) in winguard::model::ContainerField::ALL {
+        assert!(
+            container.contains(&format!("`{name}`")),
+            "rules/README.md does not document `container.{name}`"
+        );
+    }
+}
