@@ -15,16 +15,6 @@ use super::{
     runtime_class_facts, selected_builds, str_map, unsupported_fields,
 };
 use crate::engine::expr::Record;
-
-/// Concatenates strings into one of the exact size (`format!` showed in profiles: these run for
-/// every pod and container).
-fn cat(parts: &[&str]) -> String {
-    let mut out = String::with_capacity(parts.iter().map(|p| p.len()).sum());
-    for p in parts {
-        out.push_str(p);
-    }
-    out
-}
 use crate::manifest::Pointer;
 
 /// Declares a record's fields: an enum with one variant per field, its JSON name, and the lookup
@@ -296,7 +286,7 @@ impl<'a> PodFacts<'a> {
         meta_path: &'a str,
     ) -> Self {
         let mut sources: Vec<Source> = Vec::new();
-        let p = |rest: &str| cat(&[spec_path, rest]);
+        let p = |rest: &str| [spec_path, rest].concat();
 
         // 1. spec.os.name
         if let Some(name) = spec.ptr("/os/name").and_then(Value::as_str)
@@ -305,7 +295,7 @@ impl<'a> PodFacts<'a> {
             sources.push(Source {
                 os,
                 kind: "os.name",
-                reason: cat(&["`spec.os.name` is `", name, "`"]),
+                reason: ["`spec.os.name` is `", name, "`"].concat(),
                 pointer: p("/os/name"),
             });
         }
@@ -317,8 +307,8 @@ impl<'a> PodFacts<'a> {
                 sources.push(Source {
                     os,
                     kind: "nodeSelector",
-                    reason: cat(&["its nodeSelector has `", key, ": ", value, "`"]),
-                    pointer: cat(&[spec_path, "/nodeSelector/", &escape_pointer_token(key)]),
+                    reason: ["its nodeSelector has `", key, ": ", value, "`"].concat(),
+                    pointer: [spec_path, "/nodeSelector/", &escape_pointer_token(key)].concat(),
                 });
                 break;
             }
@@ -377,7 +367,7 @@ impl<'a> PodFacts<'a> {
                     ctx,
                     c,
                     kind,
-                    cat(&[spec_path, "/", kind, "/", itoa::Buffer::new().format(i)]),
+                    [spec_path, "/", kind, "/", itoa::Buffer::new().format(i)].concat(),
                     pod_host_process,
                     &selected_builds,
                 );
@@ -415,7 +405,7 @@ impl<'a> PodFacts<'a> {
                 sources.push(Source {
                     os,
                     kind: "image",
-                    reason: cat(&[
+                    reason: [
                         "image `",
                         c.image_text,
                         if os == "windows" {
@@ -425,8 +415,9 @@ impl<'a> PodFacts<'a> {
                         },
                         c.image_os_reason.as_deref().unwrap_or(""),
                         ")",
-                    ]),
-                    pointer: cat(&[&c.path, "/image"]),
+                    ]
+                    .concat(),
+                    pointer: [&c.path, "/image"].concat(),
                 });
             }
         }
