@@ -688,6 +688,16 @@ impl Local<'_> {
     }
 }
 
+/// `query(root, prefix, path)` as a value: the list of its matches' `{pointer, value}` maps.
+fn query_list(path: &crate::engine::path::Path, root: &Value, prefix: &str) -> Value {
+    Value::Array(
+        path.matches(root, prefix)
+            .into_iter()
+            .map(|(pointer, value)| Local::match_value(&pointer, value))
+            .collect(),
+    )
+}
+
 fn eval_env<'a, 'e>(node: &'a Node, env: &'a Env<'e>, locals: &mut Locals<'a>) -> Cow<'a, Value>
 where
     'e: 'a,
@@ -724,18 +734,7 @@ where
         Node::Query(root, prefix, query) => {
             let root = eval_env(root, env, locals);
             let prefix = display(&eval_env(prefix, env, locals));
-            Cow::Owned(Value::Array(
-                query
-                    .matches(root.as_ref(), &prefix)
-                    .into_iter()
-                    .map(|(pointer, value)| {
-                        let mut e = Map::new();
-                        e.insert("pointer".into(), Value::String(pointer));
-                        e.insert("value".into(), value.clone());
-                        Value::Object(e)
-                    })
-                    .collect(),
-            ))
+            Cow::Owned(query_list(query, &root, &prefix))
         }
         Node::Member(base, name) => {
             // `x.a.b` on a macro variable: walk by reference and copy only the result (a macro
@@ -792,14 +791,21 @@ where
             if let Some(records) = record_list(list, env, locals) {
                 return record_macro(*kind, records, var, body, env, locals);
             }
-            if let Node::Query(root, prefix, path) = &**list
-                && let Cow::Borrowed(root) = eval_env(root, env, locals)
-            {
-                let prefix = display(&eval_env(prefix, env, locals));
-                let matches = path.matches(root, &prefix);
-                return match_macro(*kind, matches, var, body, env, locals);
-            }
-            let list = eval_env(list, env, locals);
+            let list = match &**list {
+                // Over a borrowed value, the matches are read in place.
+                Node::Query(root, prefix, path) => {
+                    let root = eval_env(root, env, locals);
+                    let prefix = display(&eval_env(prefix, env, locals));
+                    match root {
+                        Cow::Borrowed(root) => {
+                            let matches = path.matches(root, &prefix);
+                            return match_macro(*kind, matches, var, body, env, locals);
+                        }
+                        Cow::Owned(root) => Cow::Owned(query_list(path, &root, &prefix)),
+                    }
+                }
+                list => eval_env(list, env, locals),
+            };
             let items: Vec<Cow<'a, Value>> = match list {
                 Cow::Borrowed(Value::Array(a)) => a.iter().map(Cow::Borrowed).collect(),
                 Cow::Owned(Value::Array(a)) => a.into_iter().map(Cow::Owned).collect(),
@@ -953,67 +959,38 @@ fn local_path<'a>(node: &Node, locals: &Locals<'a>) -> Option<Cow<'a, Value>> {
     }
     let Node::Var(var) = cur else { return None };
     let (_, root) = locals.iter().rev().find(|(n, _)| n == var)?;
+    // The field names in access order (`q.value.name` → value, name).
     let mut names: smallvec::SmallVec<[&str; 4]> = smallvec::SmallVec::new();
     let mut cur = node;
     while let Node::Member(base, name) = cur {
         names.push(name.as_str());
         cur = base;
     }
-    let root = match root {
-        Local::Value(v) => v,
-        // A record: its field read alone, the rest of the path walked by reference.
-        Local::Record(r) => {
-            let (first, rest) = names.split_last().expect("a member access names a field");
-            let mut v: &'a Value = r.field(first).unwrap_or(&NULL);
-            for name in rest.iter().rev() {
-                match v.get(*name) {
-                    Some(next) => v = next,
-                    None => return Some(Cow::Borrowed(&NULL)),
-                }
-            }
-            return Some(Cow::Borrowed(v));
-        }
-        // A query match: `q.value…` walks the borrowed value, `q.pointer` is the pointer.
-        Local::Match(pointer, value) => {
-            let (first, rest) = names.split_last().expect("a member access names a field");
-            let mut v: &'a Value = match *first {
-                "value" => value,
-                "pointer" if rest.is_empty() => {
-                    return Some(Cow::Owned(Value::String(pointer.clone())));
-                }
-                _ => return Some(Cow::Borrowed(&NULL)),
-            };
-            for name in rest.iter().rev() {
-                match v.get(*name) {
-                    Some(next) => v = next,
-                    None => return Some(Cow::Borrowed(&NULL)),
-                }
-            }
-            return Some(Cow::Borrowed(v));
-        }
-    };
-    let walk = |mut v: &'a Value| -> &'a Value {
-        for name in names.iter().rev() {
-            match v.get(*name) {
-                Some(next) => v = next,
-                None => return &NULL,
-            }
-        }
-        v
-    };
+    names.reverse();
+    let (first, rest) = names.split_first().expect("a member access names a field");
     Some(match root {
-        Cow::Borrowed(r) => Cow::Borrowed(walk(r)),
-        Cow::Owned(r) => {
-            let mut v: &Value = r;
-            for name in names.iter().rev() {
-                match v.get(*name) {
-                    Some(next) => v = next,
-                    None => return Some(Cow::Borrowed(&NULL)),
-                }
-            }
-            Cow::Owned(v.clone())
+        Local::Value(Cow::Borrowed(v)) => Cow::Borrowed(walk(v, &names)),
+        Local::Value(Cow::Owned(v)) => Cow::Owned(walk(v, &names).clone()),
+        // A record: its field read alone, the rest of the path walked by reference.
+        Local::Record(r) => Cow::Borrowed(walk(r.field(first).unwrap_or(&NULL), rest)),
+        // A query match: `q.value…` walks the borrowed value, `q.pointer` is the pointer.
+        Local::Match(_, value) if *first == "value" => Cow::Borrowed(walk(value, rest)),
+        Local::Match(pointer, _) if *first == "pointer" && rest.is_empty() => {
+            Cow::Owned(Value::String(pointer.clone()))
         }
+        Local::Match(..) => Cow::Borrowed(&NULL),
     })
+}
+
+/// The value at `names` (field by field) below `v`; `null` where a field is missing.
+fn walk<'v>(mut v: &'v Value, names: &[&str]) -> &'v Value {
+    for name in names {
+        match v.get(*name) {
+            Some(next) => v = next,
+            None => return &NULL,
+        }
+    }
+    v
 }
 
 fn member<'a>(base: Cow<'a, Value>, name: &str) -> Cow<'a, Value> {
@@ -1378,8 +1355,12 @@ mod tests {
         for (kind, body) in bodies {
             let direct = format!("{kind}(query(x, '/spec', '$.a[*]'), q, {body})");
             let listed = format!("{kind}(concat(query(x, '/spec', '$.a[*]'), []), q, {body})");
+            // A query over a computed (owned) value takes the list path.
+            let owned_root = format!("{kind}(query([x][0], '/spec', '$.a[*]'), q, {body})");
             let vars = [("x", doc.clone())];
-            assert_eq!(run(&direct, &vars), run(&listed, &vars), "{direct}");
+            let expected = run(&listed, &vars);
+            assert_eq!(run(&direct, &vars), expected, "{direct}");
+            assert_eq!(run(&owned_root, &vars), expected, "{owned_root}");
         }
         assert_eq!(
             run(
