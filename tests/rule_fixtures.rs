@@ -31,6 +31,17 @@ fn setup(text: &str, name: &str) -> LintSetup {
     LintSetup::new(RuleSet::embedded().unwrap(), config_of(text, name)).unwrap()
 }
 
+/// The engine's context for a set of objects under a setup.
+fn context<'a>(setup: &'a LintSetup, objects: &[&'a Value]) -> Context<'a> {
+    Context::new(
+        &setup.rules,
+        &setup.config,
+        &setup.catalog,
+        objects,
+        setup.today,
+    )
+}
+
 /// The messages of one rule's findings in a report.
 fn messages_of<'r>(report: &'r Report, rule: &str) -> Vec<&'r String> {
     report
@@ -189,13 +200,7 @@ fn fixes_give_the_fixed_fixture_and_silence_the_rule() {
         let mut objects = objects_of(&fail_text, &display);
         let snapshot = objects.clone();
         let refs: Vec<&Value> = snapshot.iter().collect();
-        let ctx = Context::new(
-            &setup.rules,
-            &setup.config,
-            &setup.catalog,
-            &refs,
-            setup.today,
-        );
+        let ctx = context(&setup, &refs);
         let mut fixed_any = false;
         for (object, original) in objects.iter_mut().zip(&snapshot) {
             let findings: Vec<_> = evaluate(&setup.rules, &ctx, original)
@@ -249,13 +254,7 @@ fn a_batch_finds_on_each_object_what_it_finds_alone() {
     }
     assert!(objects.len() > 50, "only {} objects", objects.len());
     let refs: Vec<&Value> = objects.iter().collect();
-    let ctx = Context::new(
-        &setup.rules,
-        &setup.config,
-        &setup.catalog,
-        &refs,
-        setup.today,
-    );
+    let ctx = context(&setup, &refs);
     let key = |f: &winguard::engine::Finding| serde_json::to_string(f).unwrap();
     let batch = evaluate_batch(&setup.rules, &ctx, &refs);
     assert_eq!(batch.len(), refs.len());
