@@ -1,7 +1,6 @@
 //! `winguard lint`: load inputs, evaluate every object, place findings in their files.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -11,7 +10,7 @@ use crate::manifest::{
     DocSpan, InputError, Object, Sources, Templates, parse_document, shape, split_source,
 };
 use crate::model::{Catalog, EMBEDDED_CATALOG};
-use crate::report::{Located, ObjectRef, Report};
+use crate::report::{Located, Report};
 use crate::rules::RuleSet;
 
 use super::LintArgs;
@@ -240,14 +239,7 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
         let values: Vec<&Value> = checked.iter().map(|o| &o.value).collect();
         let results = evaluate_batch(&setup.rules, &ctx, &values);
         for (o, findings) in checked.into_iter().zip(results) {
-            if !findings.is_empty() {
-                let object_ref = Arc::new(ObjectRef::of(o));
-                out.findings.extend(
-                    findings
-                        .into_iter()
-                        .map(|f| Located::with_ref(f, o, Arc::clone(&object_ref))),
-                );
-            }
+            out.findings.extend(Located::all(findings, o));
         }
         out
     });
@@ -275,12 +267,7 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
         report.findings.extend(out.findings);
         for (k, findings) in out.kept_findings {
             let o = &kept[k].1;
-            let object_ref = Arc::new(ObjectRef::of(o));
-            report.findings.extend(
-                findings
-                    .into_iter()
-                    .map(|f| Located::with_ref(f, o, Arc::clone(&object_ref))),
-            );
+            report.findings.extend(Located::all(findings, o));
         }
         all_errors.extend(out.errors);
     }

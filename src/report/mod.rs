@@ -70,12 +70,16 @@ pub struct Located {
 }
 
 impl Located {
-    pub fn new(finding: Finding, object: &Object) -> Self {
-        Self::with_ref(finding, object, Arc::new(ObjectRef::of(object)))
+    /// The findings of one object, placed in its file; they share one copy of its identity.
+    pub fn all(findings: Vec<Finding>, object: &Object) -> impl Iterator<Item = Located> + '_ {
+        let object_ref = (!findings.is_empty()).then(|| Arc::new(ObjectRef::of(object)));
+        findings.into_iter().map(move |finding| {
+            let object_ref = Arc::clone(object_ref.as_ref().expect("made for a finding"));
+            Located::new(finding, object, object_ref)
+        })
     }
 
-    /// A finding of `object`, whose identity the caller has made once for all its findings.
-    pub fn with_ref(finding: Finding, object: &Object, object_ref: Arc<ObjectRef>) -> Self {
+    fn new(finding: Finding, object: &Object, object_ref: Arc<ObjectRef>) -> Self {
         let pos = object.position(&finding.pointer);
         Located {
             file: Arc::clone(&object.file),
