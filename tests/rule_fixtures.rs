@@ -207,7 +207,7 @@ fn fixes_give_the_fixed_fixture_and_silence_the_rule() {
                 .into_iter()
                 .filter(|f| f.rule == rule)
                 .collect();
-            let patches: Vec<&[Value]> = findings
+            let patches: Vec<&[json_patch::PatchOperation]> = findings
                 .iter()
                 .filter_map(|f| f.fix.as_ref())
                 .map(|f| f.patch.as_slice())

@@ -47,7 +47,7 @@ pub struct Finding {
 pub struct FixProposal {
     pub title: String,
     pub applicability: Applicability,
-    pub patch: Vec<Value>,
+    pub patch: Vec<json_patch::PatchOperation>,
 }
 
 /// What rules are evaluated against: the cluster profile and the rest of the input set.

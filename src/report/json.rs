@@ -2,7 +2,6 @@
 //! intermediate `Value` tree: large runs have tens of thousands of findings).
 
 use serde::Serialize;
-use serde_json::Value;
 
 use super::{ObjectRef, Report};
 use crate::rules::{Applicability, Severity};
@@ -26,7 +25,7 @@ struct FindingOut<'r> {
     object: &'r ObjectRef,
     pointer: &'r str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    fix: Option<&'r [Value]>,
+    fix: Option<&'r [json_patch::PatchOperation]>,
     #[serde(rename = "fixTitle", skip_serializing_if = "Option::is_none")]
     fix_title: Option<&'r str>,
     #[serde(skip_serializing_if = "Option::is_none")]
