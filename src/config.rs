@@ -31,6 +31,8 @@ pub struct Config {
     /// Severity overrides per rule.
     pub rules: BTreeMap<String, Level>,
     pub exemptions: Vec<Exemption>,
+    /// How `winguard serve` answers admission reviews (the CLI ignores it).
+    pub webhook: WebhookConfig,
     /// Where this config came from (for messages); `None` for the defaults.
     #[serde(skip)]
     pub path: Option<PathBuf>,
@@ -46,6 +48,7 @@ impl Default for Config {
             eks: EksConfig::default(),
             rules: BTreeMap::new(),
             exemptions: Vec::new(),
+            webhook: WebhookConfig::default(),
             path: None,
         }
     }
@@ -175,6 +178,54 @@ impl Default for EksConfig {
 pub enum EksFix {
     NodeSelector,
     Resource,
+}
+
+/// The admission webhook's policy: what it denies, and where it does not look.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct WebhookConfig {
+    /// `enforce` denies findings at or above `denyOn`; `audit` never denies and only warns.
+    pub enforcement: Enforcement,
+    /// The lowest severity that is denied (lower ones become warnings).
+    pub deny_on: DenyOn,
+    /// Namespaces whose objects are admitted untouched (winguard's own, so it can always be
+    /// repaired, and kube-system's, which cluster add-ons own).
+    pub exempt_namespaces: Vec<String>,
+}
+
+impl Default for WebhookConfig {
+    fn default() -> Self {
+        WebhookConfig {
+            enforcement: Enforcement::Enforce,
+            deny_on: DenyOn::Error,
+            exempt_namespaces: vec!["kube-system".to_string(), "winguard".to_string()],
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Enforcement {
+    Enforce,
+    Audit,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DenyOn {
+    Error,
+    Warning,
+    Info,
+}
+
+impl DenyOn {
+    pub fn severity(self) -> crate::rules::Severity {
+        match self {
+            DenyOn::Error => crate::rules::Severity::Error,
+            DenyOn::Warning => crate::rules::Severity::Warning,
+            DenyOn::Info => crate::rules::Severity::Info,
+        }
+    }
 }
 
 /// An out-of-band exemption (for charts that can't be annotated).

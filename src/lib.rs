@@ -4,6 +4,7 @@
 //! objects read by the [`manifest`] loader, using the Windows target-OS [`model`] and the cluster
 //! profile from [`config`]; [`report`] renders findings, [`cli`] wires it together.
 
+pub mod admission;
 pub mod cli;
 pub mod config;
 pub mod engine;
@@ -12,3 +13,4 @@ pub mod manifest;
 pub mod model;
 pub mod report;
 pub mod rules;
+pub mod serve;

@@ -13,8 +13,6 @@ use crate::model::{Catalog, EMBEDDED_CATALOG};
 use crate::report::{Located, Report};
 use crate::rules::RuleSet;
 
-use super::LintArgs;
-
 /// Rules, config and catalog for a run.
 pub struct LintSetup {
     pub rules: RuleSet,
@@ -60,29 +58,6 @@ impl LintSetup {
             catalog,
             today: jiff::Zoned::now().date(),
         })
-    }
-
-    pub fn from_args(args: &LintArgs, rules: RuleSet) -> Result<Self, String> {
-        let path = match &args.config {
-            Some(p) => Some(p.clone()),
-            None => std::env::current_dir()
-                .ok()
-                .and_then(|d| Config::discover(&d)),
-        };
-        let mut config = match path {
-            Some(p) => Config::load(&p).map_err(|e| e.to_string())?,
-            None => Config::default(),
-        };
-        if let Some(v) = &args.kube_version {
-            if crate::engine::expr::parse_version(&serde_json::json!(v)).is_none() {
-                return Err(format!("--kube-version `{v}` is not a version like 1.31"));
-            }
-            config.kubernetes_version = v.trim_start_matches('v').to_string();
-        }
-        if let Some(p) = args.profile {
-            config.profile = p;
-        }
-        Self::new(rules, config)
     }
 }
 

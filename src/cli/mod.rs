@@ -34,6 +34,8 @@ pub enum Command {
     Lint(LintArgs),
     /// List the rules.
     Rules(RulesArgs),
+    /// Serve the rules as a validating and mutating admission webhook over HTTPS.
+    Serve(crate::serve::ServeArgs),
     /// Explain a rule: what it checks, why, an example and the fix.
     Explain {
         /// The rule's name, e.g. `windows-os-selector-missing`.
@@ -41,6 +43,46 @@ pub enum Command {
         #[command(flatten)]
         rules: RuleSource,
     },
+}
+
+/// Where the rules and the cluster profile come from (`lint`, `serve`).
+#[derive(Debug, clap::Args, Clone, Default)]
+pub struct SetupArgs {
+    /// Config file (default: `winguard.yaml` in the working directory or a parent).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Kubernetes version of the target cluster (overrides `kubernetesVersion`).
+    #[arg(long, value_name = "VERSION")]
+    pub kube_version: Option<String>,
+    /// Cluster profile (overrides `profile`).
+    #[arg(long, value_enum)]
+    pub profile: Option<Profile>,
+    #[command(flatten)]
+    pub rules: RuleSource,
+}
+
+impl SetupArgs {
+    /// The config file: `--config`, else `winguard.yaml` found walking up from the working
+    /// directory; `None` means the defaults.
+    pub fn config_path(&self) -> Option<PathBuf> {
+        self.config.clone().or_else(|| {
+            std::env::current_dir()
+                .ok()
+                .and_then(|d| crate::config::Config::discover(&d))
+        })
+    }
+
+    /// Loads rules and the config at `config_path` (from [`SetupArgs::config_path`]), with the
+    /// flags' overrides applied.
+    pub fn load(&self, config_path: Option<&std::path::Path>) -> Result<LintSetup, String> {
+        let rules = load_rule_set(&self.rules)?;
+        let mut config = match config_path {
+            Some(p) => crate::config::Config::load(p).map_err(|e| e.to_string())?,
+            None => crate::config::Config::default(),
+        };
+        apply_overrides(&mut config, self.kube_version.as_deref(), self.profile)?;
+        LintSetup::new(rules, config)
+    }
 }
 
 /// Where rules come from.
@@ -74,17 +116,8 @@ pub struct LintArgs {
     /// Files, directories or `-` (stdin).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Config file (default: `winguard.yaml` in the working directory or a parent).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Kubernetes version of the target cluster (overrides `kubernetesVersion`).
-    #[arg(long, value_name = "VERSION")]
-    pub kube_version: Option<String>,
-    /// Cluster profile (overrides `profile`).
-    #[arg(long, value_enum)]
-    pub profile: Option<Profile>,
     #[command(flatten)]
-    pub rules: RuleSource,
+    pub setup: SetupArgs,
     /// Exit with 1 when a finding is at or above this severity.
     #[arg(long, value_enum, default_value = "error")]
     pub fail_on: FailOn,
@@ -115,24 +148,45 @@ pub fn main() -> ExitCode {
     ExitCode::from(run(cli))
 }
 
-fn load_rules(src: &RuleSource) -> Result<RuleSet, u8> {
-    let mut set = match RuleSet::embedded() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: built-in rules: {e}");
-            return Err(EXIT_ERROR);
-        }
-    };
-    let mut failed = false;
+/// The embedded rules plus the `--rules` directories; every problem is in the error, one a line.
+pub fn load_rule_set(src: &RuleSource) -> Result<RuleSet, String> {
+    let mut set = RuleSet::embedded().map_err(|e| format!("built-in rules: {e}"))?;
+    let mut problems = Vec::new();
     for dir in &src.rule_dirs {
         if let Err(errors) = set.add_dir(dir) {
-            for e in errors {
-                eprintln!("error: {e}");
-            }
-            failed = true;
+            problems.extend(errors.into_iter().map(|e| e.to_string()));
         }
     }
-    if failed { Err(EXIT_ERROR) } else { Ok(set) }
+    if problems.is_empty() {
+        Ok(set)
+    } else {
+        Err(problems.join("\nerror: "))
+    }
+}
+
+fn load_rules(src: &RuleSource) -> Result<RuleSet, u8> {
+    load_rule_set(src).map_err(|e| {
+        eprintln!("error: {e}");
+        EXIT_ERROR
+    })
+}
+
+/// Applies `--kube-version` and `--profile` over a loaded config.
+pub fn apply_overrides(
+    config: &mut crate::config::Config,
+    kube_version: Option<&str>,
+    profile: Option<Profile>,
+) -> Result<(), String> {
+    if let Some(v) = kube_version {
+        if crate::engine::expr::parse_version(&serde_json::json!(v)).is_none() {
+            return Err(format!("--kube-version `{v}` is not a version like 1.31"));
+        }
+        config.kubernetes_version = v.trim_start_matches('v').to_string();
+    }
+    if let Some(p) = profile {
+        config.profile = p;
+    }
+    Ok(())
 }
 
 /// Whether to colour output written to stdout.
@@ -163,6 +217,7 @@ pub fn run(cli: Cli) -> u8 {
             }
             EXIT_CLEAN
         }
+        Command::Serve(args) => crate::serve::run(args),
         Command::Explain { rule, rules } => {
             let rules = match load_rules(&rules) {
                 Ok(r) => r,
@@ -180,11 +235,7 @@ pub fn run(cli: Cli) -> u8 {
             }
         }
         Command::Lint(args) => {
-            let rules = match load_rules(&args.rules) {
-                Ok(r) => r,
-                Err(code) => return code,
-            };
-            let setup = match LintSetup::from_args(&args, rules) {
+            let setup = match args.setup.load(args.setup.config_path().as_deref()) {
                 Ok(s) => s,
                 Err(e) => {
                     eprintln!("error: {e}");

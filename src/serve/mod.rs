@@ -1,0 +1,516 @@
+//! `winguard serve`: the admission webhook over HTTPS.
+//!
+//! A thin adapter: [`crate::admission`] decides every review; this module reads bodies, keeps
+//! rules, config and certificates current, counts, logs and drains. Routes: `POST /validate`,
+//! `POST /mutate`, `GET /healthz`, `GET /readyz`, `GET /metrics`.
+//!
+//! Files are polled rather than watched: Kubernetes updates a mounted Secret or ConfigMap by
+//! swapping a `..data` symlink, which inotify watches on the files themselves miss, and a poll of
+//! two small files every couple of seconds costs nothing.
+
+pub mod metrics;
+pub mod tls;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwapOption;
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+
+use crate::admission::{self, Endpoint, Verdict};
+use crate::cli::{LintSetup, SetupArgs};
+use metrics::{EndpointLabels, Metrics, RequestLabels, ResultLabels, RuleLabels};
+use tls::CertFiles;
+
+/// The largest AdmissionReview read (the API server's own request limit is 3 MiB).
+pub const MAX_BODY: usize = 3 * 1024 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, value_name = "ADDR:PORT", default_value = "0.0.0.0:8443")]
+    pub listen: SocketAddr,
+    /// Serving certificate chain (PEM); re-read when it changes.
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "self_signed",
+        requires = "tls_key"
+    )]
+    pub tls_cert: Option<PathBuf>,
+    /// Private key of the certificate (PEM); re-read when it changes.
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "self_signed",
+        requires = "tls_cert"
+    )]
+    pub tls_key: Option<PathBuf>,
+    /// Generate a CA and a certificate for localhost instead (local use); prints where the CA is.
+    #[arg(long, conflicts_with_all = ["tls_cert", "tls_key"])]
+    pub self_signed: bool,
+    /// Where `--self-signed` writes `ca.crt`, `tls.crt` and `tls.key`.
+    #[arg(long, value_name = "DIR", requires = "self_signed")]
+    pub self_signed_dir: Option<PathBuf>,
+    /// Rules and config; the config file is re-read when it changes, and a bad new version is
+    /// rejected while the last good one stays in force.
+    #[command(flatten)]
+    pub setup: SetupArgs,
+    /// Log format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+    /// Most connections open at once; more are closed on arrival.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max_connections: usize,
+    /// How long SIGTERM waits for in-flight requests before closing connections.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub drain_timeout: u64,
+    /// How long a client may take over a TLS handshake, its first request's headers, or a request
+    /// body; slower clients are cut off so they cannot hold the server.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub request_timeout: f64,
+    /// How often the certificate and config files are checked for changes.
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
+    pub reload_interval: f64,
+}
+
+/// What the handlers share.
+struct AppState {
+    /// `None` until rules and config are loaded, and again while draining.
+    setup: ArcSwapOption<LintSetup>,
+    metrics: Metrics,
+    request_timeout: Duration,
+}
+
+/// Runs the webhook until SIGTERM or Ctrl-C; returns the process exit code.
+pub fn run(args: ServeArgs) -> u8 {
+    init_logging(args.log_format);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return crate::cli::EXIT_ERROR;
+        }
+    };
+    runtime.block_on(serve(args))
+}
+
+fn init_logging(format: LogFormat) {
+    let builder = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_max_level(tracing::Level::INFO);
+    match format {
+        LogFormat::Json => builder.json().flatten_event(true).init(),
+        LogFormat::Text => builder.init(),
+    }
+}
+
+async fn serve(args: ServeArgs) -> u8 {
+    let config_path = args.setup.config_path();
+    let setup = match args.setup.load(config_path.as_deref()) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot load rules and config");
+            return crate::cli::EXIT_ERROR;
+        }
+    };
+    let certs = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => CertFiles {
+            cert: cert.clone(),
+            key: key.clone(),
+        },
+        _ => {
+            let dir = args
+                .self_signed_dir
+                .clone()
+                .unwrap_or_else(|| std::env::temp_dir().join("winguard-self-signed"));
+            let hosts = ["localhost", "127.0.0.1", "::1"].map(String::from);
+            match tls::self_signed(&dir, &hosts) {
+                Ok(files) => {
+                    tracing::info!(ca = %dir.join("ca.crt").display(), "self-signed certificate for localhost; trust this CA");
+                    files
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot create a self-signed certificate");
+                    return crate::cli::EXIT_ERROR;
+                }
+            }
+        }
+    };
+    let tls_config = match certs.load() {
+        Ok(c) => axum_server::tls_rustls::RustlsConfig::from_config(Arc::new(c)),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot load the TLS certificate");
+            return crate::cli::EXIT_ERROR;
+        }
+    };
+
+    let request_timeout = Duration::from_secs_f64(args.request_timeout.max(0.01));
+    let state = Arc::new(AppState {
+        setup: ArcSwapOption::from_pointee(setup),
+        metrics: Metrics::default(),
+        request_timeout,
+    });
+    state.metrics.ready.set(1);
+    let app = router(Arc::clone(&state));
+
+    let handle = axum_server::Handle::new();
+    let acceptor = axum_server::tls_rustls::RustlsAcceptor::new(tls_config.clone())
+        .handshake_timeout(request_timeout)
+        .acceptor(tls::LimitAcceptor::new(args.max_connections));
+    let mut server = axum_server::bind(args.listen)
+        .acceptor(acceptor)
+        .handle(handle.clone())
+        .first_request_timeout(request_timeout)
+        .accept_error_handler(|peer, e| tracing::debug!(?peer, error = %e, "connection refused"));
+    server
+        .http_builder()
+        .http1()
+        .header_read_timeout(request_timeout);
+
+    // Announce the bound address (the port may have been 0).
+    let announce = handle.clone();
+    tokio::spawn(async move {
+        if let Some(addr) = announce.listening().await {
+            tracing::info!(%addr, "listening");
+            eprintln!("winguard serve: listening on https://{addr}");
+        }
+    });
+
+    let interval = Duration::from_secs_f64(args.reload_interval.max(0.05));
+    let drain_timeout = Duration::from_secs(args.drain_timeout);
+    tokio::spawn(watch_certificates(
+        certs,
+        tls_config,
+        Arc::clone(&state),
+        interval,
+    ));
+    tokio::spawn(watch_config(
+        args.setup,
+        config_path,
+        Arc::clone(&state),
+        interval,
+    ));
+
+    let drain = handle.clone();
+    let draining_state = Arc::clone(&state);
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        tracing::info!(
+            timeout_seconds = drain_timeout.as_secs(),
+            "shutting down: draining in-flight requests"
+        );
+        // Unready first, so the Service stops sending new reviews here.
+        draining_state.metrics.ready.set(0);
+        drain.graceful_shutdown(Some(drain_timeout));
+    });
+    match server.serve(app.into_make_service()).await {
+        Ok(()) => {
+            tracing::info!("stopped");
+            crate::cli::EXIT_CLEAN
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "server failed");
+            crate::cli::EXIT_ERROR
+        }
+    }
+}
+
+fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route(
+            "/validate",
+            post(|State(s): State<Arc<AppState>>, req: Request| admit(s, Endpoint::Validate, req)),
+        )
+        .route(
+            "/mutate",
+            post(|State(s): State<Arc<AppState>>, req: Request| admit(s, Endpoint::Mutate, req)),
+        )
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics_text))
+        .with_state(state)
+}
+
+async fn readyz(State(state): State<Arc<AppState>>) -> Response {
+    if state.metrics.ready.get() == 1 && state.setup.load().is_some() {
+        "ready\n".into_response()
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "not ready\n").into_response()
+    }
+}
+
+async fn metrics_text(State(state): State<Arc<AppState>>) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        state.metrics.encode(),
+    )
+        .into_response()
+}
+
+/// A JSON error body for requests that never became a review (too large, too slow).
+fn plain_error(status: StatusCode, message: &str) -> Response {
+    let body = serde_json::json!({ "error": message });
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// Reads the body within the limits, has the admission adapter answer it, counts and logs.
+async fn admit(state: Arc<AppState>, endpoint: Endpoint, req: Request) -> Response {
+    let started = Instant::now();
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY) {
+        count(&state, endpoint, Verdict::Invalid, started);
+        return plain_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "the review is larger than 3 MiB",
+        );
+    }
+    let body = match tokio::time::timeout(
+        state.request_timeout,
+        axum::body::to_bytes(req.into_body(), MAX_BODY),
+    )
+    .await
+    {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(e)) => {
+            count(&state, endpoint, Verdict::Invalid, started);
+            let too_large = std::error::Error::source(&e)
+                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+            return if too_large {
+                plain_error(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "the review is larger than 3 MiB",
+                )
+            } else {
+                plain_error(
+                    StatusCode::BAD_REQUEST,
+                    &format!("cannot read the request body: {e}"),
+                )
+            };
+        }
+        Err(_) => {
+            count(&state, endpoint, Verdict::Invalid, started);
+            return plain_error(
+                StatusCode::REQUEST_TIMEOUT,
+                "the request body took too long to arrive",
+            );
+        }
+    };
+    let Some(setup) = state.setup.load_full() else {
+        count(&state, endpoint, Verdict::Invalid, started);
+        return plain_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "rules and config are not loaded yet",
+        );
+    };
+    // The adapter does not panic on any input the tests know of; should a bug make it, the
+    // request gets a structured rejection and the server goes on.
+    let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        admission::review(&setup, endpoint, &body)
+    }));
+    let answer = match answer {
+        Ok(a) => a,
+        Err(_) => {
+            tracing::error!(
+                endpoint = endpoint.as_str(),
+                "internal error answering a review"
+            );
+            count(&state, endpoint, Verdict::Invalid, started);
+            return plain_error(
+                StatusCode::BAD_REQUEST,
+                "winguard could not evaluate this review",
+            );
+        }
+    };
+    for rule in &answer.rules {
+        state
+            .metrics
+            .findings
+            .get_or_create(&RuleLabels { rule: rule.clone() })
+            .inc();
+    }
+    let latency = count(&state, endpoint, answer.verdict, started);
+    // Kind, namespace and name only: object contents may be Secrets.
+    tracing::info!(
+        endpoint = endpoint.as_str(),
+        uid = %answer.uid,
+        kind = %answer.kind,
+        namespace = %answer.namespace,
+        name = %answer.name,
+        verdict = answer.verdict.as_str(),
+        rules = %answer.rules.join(","),
+        error = answer.error.as_deref().unwrap_or(""),
+        latency_us = latency.as_micros() as u64,
+        "review"
+    );
+    let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::BAD_REQUEST);
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        Body::from(answer.body),
+    )
+        .into_response()
+}
+
+/// Counts a request and its latency; returns the latency.
+fn count(state: &AppState, endpoint: Endpoint, verdict: Verdict, started: Instant) -> Duration {
+    let latency = started.elapsed();
+    state
+        .metrics
+        .requests
+        .get_or_create(&RequestLabels {
+            endpoint: endpoint.as_str(),
+            verdict: verdict.as_str(),
+        })
+        .inc();
+    state
+        .metrics
+        .latency
+        .get_or_create(&EndpointLabels {
+            endpoint: endpoint.as_str(),
+        })
+        .observe(latency.as_secs_f64());
+    latency
+}
+
+/// Reloads the certificate when its files change. New handshakes use the new one; connections
+/// already open keep theirs, so no request fails during a rotation.
+async fn watch_certificates(
+    files: CertFiles,
+    config: axum_server::tls_rustls::RustlsConfig,
+    state: Arc<AppState>,
+    interval: Duration,
+) {
+    let mut last = files.read().ok();
+    loop {
+        tokio::time::sleep(interval).await;
+        let Ok(now) = files.read() else {
+            // Mid-rotation a file may be briefly missing; the next poll sees it.
+            continue;
+        };
+        if last.as_ref() == Some(&now) {
+            continue;
+        }
+        match tls::server_config(&now.0, &now.1) {
+            Ok(c) => {
+                config.reload_from_config(Arc::new(c));
+                state
+                    .metrics
+                    .certificate_reloads
+                    .get_or_create(&ResultLabels { result: "success" })
+                    .inc();
+                tracing::info!(cert = %files.cert.display(), "certificate reloaded");
+            }
+            Err(e) => {
+                state
+                    .metrics
+                    .certificate_reloads
+                    .get_or_create(&ResultLabels { result: "failure" })
+                    .inc();
+                tracing::error!(cert = %files.cert.display(), error = %e, "new certificate rejected; the previous one stays in use");
+            }
+        }
+        last = Some(now);
+    }
+}
+
+/// Reloads rules and config when the config file changes, and at midnight (exemptions expire by
+/// date). A bad new config is rejected and the last good one stays in force.
+async fn watch_config(
+    args: SetupArgs,
+    path: Option<PathBuf>,
+    state: Arc<AppState>,
+    interval: Duration,
+) {
+    let read = |p: &Option<PathBuf>| p.as_ref().and_then(|p| std::fs::read(p).ok());
+    let mut last = read(&path);
+    loop {
+        tokio::time::sleep(interval).await;
+        let now = read(&path);
+        let today = jiff::Zoned::now().date();
+        let stale_day = state
+            .setup
+            .load()
+            .as_ref()
+            .is_some_and(|s| s.today != today);
+        if now == last && !stale_day {
+            continue;
+        }
+        match args.load(path.as_deref()) {
+            Ok(setup) => {
+                if state.metrics.ready.get() == 1 {
+                    state.setup.store(Some(Arc::new(setup)));
+                }
+                if now != last {
+                    state
+                        .metrics
+                        .config_reloads
+                        .get_or_create(&ResultLabels { result: "success" })
+                        .inc();
+                    tracing::info!(config = ?path, "config reloaded");
+                }
+            }
+            Err(e) => {
+                state
+                    .metrics
+                    .config_reloads
+                    .get_or_create(&ResultLabels { result: "failure" })
+                    .inc();
+                tracing::error!(config = ?path, error = %e, "new config rejected; the last good one stays in force");
+            }
+        }
+        last = now;
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}

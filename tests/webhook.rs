@@ -1,0 +1,789 @@
+//! `winguard serve` through real sockets: the real binary on a real TLS port, a real HTTPS client
+//! (`tests/webhook_client.py`: httpx with HTTP/2, http.client, ssl), patches applied with PyPI
+//! `jsonpatch`, metrics parsed with PyPI `prometheus_client`, certificates made with `openssl`.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use common::root;
+
+/// A running `winguard serve`, killed when dropped.
+struct Server {
+    child: Child,
+    url: String,
+    log: Arc<Mutex<String>>,
+}
+
+impl Server {
+    /// Starts the server on a free port with `args` and waits until it listens.
+    fn start(args: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_winguard"))
+            .current_dir(root())
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--reload-interval",
+                "0.2",
+            ])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("winguard serve starts");
+        let log = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stderr = child.stderr.take().unwrap();
+        let sink = Arc::clone(&log);
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(addr) = line.strip_prefix("winguard serve: listening on https://") {
+                    let _ = tx.send(addr.to_string());
+                }
+                let mut log = sink.lock().unwrap();
+                log.push_str(&line);
+                log.push('\n');
+            }
+        });
+        let addr = rx
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("server did not start:\n{}", log.lock().unwrap()));
+        let port = addr.rsplit(':').next().unwrap().to_string();
+        Server {
+            child,
+            url: format!("https://localhost:{port}"),
+            log,
+        }
+    }
+
+    fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    fn pid(&self) -> String {
+        self.child.id().to_string()
+    }
+
+    fn running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs the Python client; returns its (last) JSON line.
+fn client(args: &[&str]) -> Value {
+    let out = Command::new("python3")
+        .arg(root().join("tests/webhook_client.py"))
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(line).unwrap_or_else(|e| {
+        panic!(
+            "client {args:?} printed no JSON ({e}): {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+type ClientLines = std::io::Lines<BufReader<std::process::ChildStdout>>;
+
+/// Starts the Python client for a conversation: its stdin, and its stdout's lines.
+fn converse(args: &[&str]) -> (Child, ChildStdin, ClientLines) {
+    let mut child = Command::new("python3")
+        .arg(root().join("tests/webhook_client.py"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let stdin = child.stdin.take().unwrap();
+    let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    (child, stdin, lines)
+}
+
+/// A review request whose body is half sent: the rest follows a line written to the stdin.
+fn half_sent_request(server: &Server, ca: &str) -> (Child, ChildStdin, ClientLines) {
+    let (child, stdin, mut lines) = converse(&[
+        "slow",
+        &server.url,
+        ca,
+        &fixture("pod-windows-unpinned-v1.json"),
+    ]);
+    assert!(lines.next().unwrap().unwrap().contains("half"));
+    (child, stdin, lines)
+}
+
+/// The sum of the samples called `name` whose labels include `labels`, from the client's
+/// parsed `/metrics`.
+fn sample(metrics: &Value, name: &str, labels: &[(&str, &str)]) -> f64 {
+    metrics["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["name"] == name && labels.iter().all(|(k, v)| s["labels"][*k] == *v))
+        .map(|s| s["value"].as_f64().unwrap())
+        .sum()
+}
+
+fn fixture(name: &str) -> String {
+    root()
+        .join("testdata/admission")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn post(server: &Server, ca: &str, path: &str, body_file: &str) -> Value {
+    client(&["review", &server.url, ca, path, body_file])
+}
+
+/// Posts one of `testdata/admission`'s reviews.
+fn send(server: &Server, ca: &str, path: &str, name: &str) -> Value {
+    post(server, ca, path, &fixture(name))
+}
+
+/// A CA and a serving certificate for localhost it signed, made by `openssl`.
+struct Pki {
+    ca: PathBuf,
+    cert: PathBuf,
+    key: PathBuf,
+}
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("openssl runs");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn pki(dir: &Path, name: &str) -> Pki {
+    let d = dir.join(name);
+    std::fs::create_dir_all(&d).unwrap();
+    let subject = format!("/CN=winguard test CA {name}");
+    // A new P-256 key, unencrypted.
+    let new_key = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+    ];
+    let ca_args = [
+        "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", &subject,
+    ];
+    openssl(&d, &[&["req", "-x509"][..], &new_key, &ca_args].concat());
+    let csr_args = [
+        "-keyout",
+        "tls.key",
+        "-out",
+        "tls.csr",
+        "-subj",
+        "/CN=localhost",
+    ];
+    openssl(&d, &[&["req"][..], &new_key, &csr_args].concat());
+    std::fs::write(
+        d.join("ext.cnf"),
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\n",
+    )
+    .unwrap();
+    openssl(
+        &d,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "tls.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "tls.crt",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+        ],
+    );
+    Pki {
+        ca: d.join("ca.crt"),
+        cert: d.join("tls.crt"),
+        key: d.join("tls.key"),
+    }
+}
+
+/// A server with a self-signed certificate; returns it and its CA's path.
+fn self_signed(dir: &Path, extra: &[&str]) -> (Server, String) {
+    let certs = dir.join("certs");
+    let mut args = vec![
+        "--self-signed",
+        "--self-signed-dir",
+        certs.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let server = Server::start(&args);
+    (server, certs.join("ca.crt").display().to_string())
+}
+
+fn response(reply: &Value) -> &Value {
+    &reply["body"]["response"]
+}
+
+fn warnings(reply: &Value) -> Vec<String> {
+    response(reply)["warnings"]
+        .as_array()
+        .map(|w| w.iter().map(|s| s.as_str().unwrap().to_string()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn reviews_get_verdicts_in_the_requests_version_over_http2() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, ca) = self_signed(dir.path(), &[]);
+    for name in [
+        "pod-windows-unpinned-v1.json",
+        "pod-windows-unpinned-v1beta1.json",
+    ] {
+        let sent: Value =
+            serde_json::from_str(&std::fs::read_to_string(fixture(name)).unwrap()).unwrap();
+        let reply = post(&server, &ca, "/validate", &fixture(name));
+        assert_eq!(reply["status"], 200, "{reply}");
+        assert_eq!(reply["http_version"], "HTTP/2", "ALPN offers h2");
+        assert_eq!(reply["body"]["apiVersion"], sent["apiVersion"], "{name}");
+        assert_eq!(reply["body"]["kind"], "AdmissionReview");
+        let r = response(&reply);
+        assert_eq!(r["uid"], sent["request"]["uid"]);
+        assert_eq!(r["allowed"], false, "{reply}");
+        assert_eq!(r["status"]["code"], 403);
+        let message = r["status"]["message"].as_str().unwrap();
+        for expected in [
+            "windows-os-selector-missing: ",
+            "(at /spec/nodeSelector)",
+            "windows-toleration-missing: ",
+            "pod targets Windows because image",
+        ] {
+            assert!(message.contains(expected), "{expected} not in {message}");
+        }
+        // Below the deny level: a warning, which kubectl prints.
+        assert!(
+            warnings(&reply)
+                .iter()
+                .any(|w| w.starts_with("warning windows-pod-os-missing: ")),
+            "{reply}"
+        );
+    }
+    // HTTP/1.1 gets the same answer.
+    let h1 = client(&[
+        "review",
+        &server.url,
+        &ca,
+        "/validate",
+        &fixture("pod-windows-unpinned-v1.json"),
+        "--http1",
+    ]);
+    assert_eq!(h1["http_version"], "HTTP/1.1");
+    let h2 = send(&server, &ca, "/validate", "pod-windows-unpinned-v1.json");
+    assert_eq!(h1["body"], h2["body"]);
+    // A controller's pod template is judged the same way, at its template's paths.
+    let deployment = send(
+        &server,
+        &ca,
+        "/validate",
+        "deployment-windows-unpinned-v1.json",
+    );
+    let message = response(&deployment)["status"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.contains("(at /spec/template/spec/nodeSelector)"),
+        "{message}"
+    );
+    // dryRun gets the same answer.
+    let dry = send(
+        &server,
+        &ca,
+        "/validate",
+        "pod-windows-unpinned-dryrun-v1.json",
+    );
+    assert_eq!(dry["body"], h2["body"]);
+    // Clean, exempt, suppressed, other kinds and other operations: allowed, nothing said.
+    for name in [
+        "pod-windows-pinned-v1.json",
+        "pod-windows-unpinned-kube-system-v1.json",
+        "pod-windows-suppressed-v1.json",
+        "configmap-v1.json",
+        "pod-delete-v1.json",
+    ] {
+        for endpoint in ["/validate", "/mutate"] {
+            let reply = post(&server, &ca, endpoint, &fixture(name));
+            let r = response(&reply);
+            assert_eq!(r["allowed"], true, "{name} {endpoint}: {reply}");
+            assert!(r.get("warnings").is_none(), "{name} {endpoint}: {reply}");
+            assert!(r.get("patch").is_none(), "{name} {endpoint}: {reply}");
+        }
+    }
+    let health = client(&["get", &server.url, &ca, "/healthz"]);
+    assert_eq!(health["status"], 200);
+    let ready = client(&["get", &server.url, &ca, "/readyz"]);
+    assert_eq!(ready["status"], 200);
+    // Logs name the review, never its contents.
+    let log = server.log();
+    assert!(
+        log.contains("uid=705ab4f5-6393-11e8-b7cc-42010a800002"),
+        "{log}"
+    );
+    assert!(log.contains("verdict=\"denied\""), "{log}");
+    assert!(
+        !log.contains("aspnet:4.8"),
+        "an object's contents reached the log:\n{log}"
+    );
+}
+
+#[test]
+fn mutate_patches_apply_with_jsonpatch_relint_clean_and_are_idempotent() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, ca) = self_signed(dir.path(), &[]);
+    let fixed_rules = [
+        "windows-os-selector-missing",
+        "windows-toleration-missing",
+        "windows-pod-os-missing",
+    ];
+    for name in [
+        "pod-windows-unpinned-v1.json",
+        "pod-windows-unpinned-v1beta1.json",
+        "deployment-windows-unpinned-v1.json",
+    ] {
+        let reply = post(&server, &ca, "/mutate", &fixture(name));
+        let r = response(&reply);
+        assert_eq!(r["allowed"], true, "{reply}");
+        assert_eq!(r["patchType"], "JSONPatch");
+        let patch = r["patch"].as_str().expect("a base64 patch");
+        let injected = warnings(&reply);
+        for rule in fixed_rules {
+            assert!(
+                injected
+                    .iter()
+                    .any(|w| w.starts_with("winguard injected: ") && w.contains(rule)),
+                "{rule} not in {injected:?}"
+            );
+        }
+        // An independent JSON Patch implementation applies it to the object as sent.
+        let patched_review = dir.path().join(format!("patched-{name}"));
+        let applied = client(&[
+            "apply",
+            &fixture(name),
+            patch,
+            patched_review.to_str().unwrap(),
+        ]);
+        let object = &applied["object"];
+        let spec = if object["kind"] == "Pod" {
+            &object["spec"]
+        } else {
+            &object["spec"]["template"]["spec"]
+        };
+        assert_eq!(
+            spec["nodeSelector"]["kubernetes.io/os"], "windows",
+            "{object}"
+        );
+        assert_eq!(spec["os"]["name"], "windows");
+        let tolerations = spec["tolerations"].as_array().unwrap();
+        assert!(
+            tolerations
+                .iter()
+                .any(|t| t["key"] == "os" && t["value"] == "windows")
+        );
+        // The cluster's own tolerations are still there.
+        if object["kind"] == "Pod" {
+            assert!(
+                tolerations
+                    .iter()
+                    .any(|t| t["key"] == "node.kubernetes.io/not-ready")
+            );
+        }
+        // Mutating the patched object again changes nothing (reinvocationPolicy: IfNeeded).
+        let again = post(&server, &ca, "/mutate", patched_review.to_str().unwrap());
+        assert_eq!(response(&again)["allowed"], true);
+        assert!(
+            response(&again).get("patch").is_none(),
+            "not idempotent: {again}"
+        );
+        // Validation now admits it, and the CLI finds none of the fixed rules.
+        let validated = post(&server, &ca, "/validate", patched_review.to_str().unwrap());
+        assert_eq!(response(&validated)["allowed"], true, "{validated}");
+        let object_file = dir.path().join(format!("object-{name}"));
+        std::fs::write(&object_file, serde_json::to_string(object).unwrap()).unwrap();
+        let (_, report) = common::json(&["lint", object_file.to_str().unwrap()]);
+        let rules = common::rules_of(&report);
+        for rule in fixed_rules {
+            assert!(
+                !rules.contains(&rule.to_string()),
+                "{rule} still fires: {rules:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn malformed_reviews_get_structured_rejections_and_the_server_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, ca) = self_signed(dir.path(), &["--request-timeout", "1"]);
+    let cases: &[(&str, u64)] = &[
+        ("not json", 400),
+        ("[1, 2]", 400),
+        ("{}", 400),
+        (
+            r#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1"}"#,
+            400,
+        ),
+        (
+            r#"{"kind":"Pod","apiVersion":"v1","metadata":{"name":"x"}}"#,
+            400,
+        ),
+        (
+            r#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v2","request":{"uid":"u1"}}"#,
+            200,
+        ),
+        (
+            r#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u2"}}"#,
+            200,
+        ),
+        (
+            r#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u3","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"operation":"CREATE","userInfo":{},"object":null}}"#,
+            200,
+        ),
+    ];
+    for (body, status) in cases {
+        let reply = client(&["raw", &server.url, &ca, "/validate", body]);
+        assert_eq!(reply["status"], *status, "{body}: {reply}");
+        let r = response(&reply);
+        assert_eq!(r["allowed"], false, "{body}: {reply}");
+        assert_eq!(r["status"]["code"], 400, "{body}: {reply}");
+        assert!(!r["status"]["message"].as_str().unwrap().is_empty());
+        if *status == 200 {
+            // The uid is echoed so the API server can match the answer.
+            assert!(r["uid"].as_str().unwrap().starts_with('u'), "{reply}");
+        }
+    }
+    // An object of the wrong shape: denied, naming the field.
+    let shape = send(
+        &server,
+        &ca,
+        "/validate",
+        "pod-containers-not-a-list-v1.json",
+    );
+    assert_eq!(shape["status"], 200);
+    let message = response(&shape)["status"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.contains("spec.containers: expected a list"),
+        "{message}"
+    );
+    // Larger than 3 MiB: 413, without reading it.
+    let big = dir.path().join("big.json");
+    std::fs::write(&big, format!("{{\"pad\":\"{}\"}}", "x".repeat(4 << 20))).unwrap();
+    let reply = client(&[
+        "review",
+        &server.url,
+        &ca,
+        "/validate",
+        big.to_str().unwrap(),
+        "--http1",
+    ]);
+    assert_eq!(reply["status"], 413, "{reply}");
+    // A client that stops sending its body is cut off after the request timeout.
+    let (mut slow, mut stdin, mut lines) = half_sent_request(&server, &ca);
+    std::thread::sleep(Duration::from_millis(2500));
+    let _ = stdin.write_all(b"go\n");
+    let status_line = lines.next().unwrap().unwrap();
+    assert!(status_line.contains("408"), "{status_line}");
+    let _ = slow.wait();
+    // Wrong method, unknown path.
+    let get = client(&["get", &server.url, &ca, "/validate"]);
+    assert_eq!(get["status"], 405);
+    let missing = client(&["get", &server.url, &ca, "/nope"]);
+    assert_eq!(missing["status"], 404);
+    // Still serving, never crashed.
+    assert!(server.running(), "{}", server.log());
+    let ok = send(&server, &ca, "/validate", "pod-windows-pinned-v1.json");
+    assert_eq!(response(&ok)["allowed"], true);
+    let metrics = client(&["metrics", &server.url, &ca]);
+    let invalid = sample(
+        &metrics,
+        "winguard_admission_requests_total",
+        &[("verdict", "invalid")],
+    );
+    assert!(invalid >= 10.0, "{metrics}");
+}
+
+#[test]
+fn audit_mode_and_config_reload_without_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("winguard.yaml");
+    std::fs::write(&config, "webhook:\n  enforcement: enforce\n").unwrap();
+    let (server, ca) = self_signed(dir.path(), &["--config", config.to_str().unwrap()]);
+    let unpinned = fixture("pod-windows-unpinned-v1.json");
+    assert_eq!(
+        response(&post(&server, &ca, "/validate", &unpinned))["allowed"],
+        false
+    );
+
+    // Audit: never denies; every finding becomes a warning.
+    write_replacing(&config, "webhook:\n  enforcement: audit\n");
+    let reply = wait_for(|| {
+        let r = post(&server, &ca, "/validate", &unpinned);
+        (response(&r)["allowed"] == true).then_some(r)
+    });
+    let w = warnings(&reply);
+    assert!(
+        w.iter()
+            .any(|w| w.starts_with("error windows-os-selector-missing: ")),
+        "{w:?}"
+    );
+
+    // A bad new config is rejected; the last good one stays in force.
+    write_replacing(&config, "webhook:\n  enforcement: sometimes\n");
+    wait_for(|| server.log().contains("new config rejected").then_some(()));
+    assert!(
+        server.log().contains("enforcement"),
+        "the error names the key:\n{}",
+        server.log()
+    );
+    assert_eq!(
+        response(&post(&server, &ca, "/validate", &unpinned))["allowed"],
+        true
+    );
+    let metrics = client(&["metrics", &server.url, &ca]);
+    let reloads = |result: &str| {
+        sample(
+            &metrics,
+            "winguard_config_reloads_total",
+            &[("result", result)],
+        )
+    };
+    assert!(
+        reloads("success") >= 1.0 && reloads("failure") >= 1.0,
+        "{metrics}"
+    );
+
+    // Fixed again: enforced again.
+    write_replacing(
+        &config,
+        "webhook:\n  enforcement: enforce\n  denyOn: error\n",
+    );
+    wait_for(|| {
+        let r = post(&server, &ca, "/validate", &unpinned);
+        (response(&r)["allowed"] == false).then_some(())
+    });
+}
+
+/// Replaces a file the way Kubernetes updates a mounted volume: a new file renamed over the old.
+fn write_replacing(path: &Path, text: &str) {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+/// Polls until `f` gives a value (or fails after 15 s).
+fn wait_for<T>(mut f: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "condition not reached in 15 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn certificate_rotation_under_traffic_fails_no_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = pki(dir.path(), "A");
+    let b = pki(dir.path(), "B");
+    let live = dir.path().join("live");
+    std::fs::create_dir_all(&live).unwrap();
+    let (cert, key) = (live.join("tls.crt"), live.join("tls.key"));
+    std::fs::copy(&a.cert, &cert).unwrap();
+    std::fs::copy(&a.key, &key).unwrap();
+    let bundle = dir.path().join("bundle.crt");
+    let both = std::fs::read_to_string(&a.ca).unwrap() + &std::fs::read_to_string(&b.ca).unwrap();
+    std::fs::write(&bundle, both).unwrap();
+    let server = Server::start(&[
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ]);
+    let url = server.url.clone();
+    let bundle_path = bundle.display().to_string();
+    let traffic = std::thread::spawn(move || {
+        client(&[
+            "hammer",
+            &url,
+            &bundle_path,
+            &fixture("pod-windows-pinned-v1.json"),
+            "5",
+        ])
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    // As cert-manager does it: the key and the certificate replaced one after the other (in
+    // between, the pair does not match and is rejected; the old one stays in use).
+    write_replacing(&key, &std::fs::read_to_string(&b.key).unwrap());
+    std::thread::sleep(Duration::from_millis(300));
+    write_replacing(&cert, &std::fs::read_to_string(&b.cert).unwrap());
+    let result = traffic.join().unwrap();
+    assert_eq!(result["failed"], 0, "{result}\n{}", server.log());
+    assert!(result["ok"].as_u64().unwrap() > 10, "{result}");
+    let issuers = result["issuers"].as_object().unwrap();
+    assert!(
+        issuers.contains_key("winguard test CA A") && issuers.contains_key("winguard test CA B"),
+        "both certificates served: {result}"
+    );
+    assert!(
+        server.log().contains("certificate reloaded"),
+        "{}",
+        server.log()
+    );
+}
+
+#[test]
+fn sigterm_drains_requests_in_flight_and_exits_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, ca) = self_signed(dir.path(), &[]);
+    let (mut slow, mut stdin, mut lines) = half_sent_request(&server, &ca);
+    let kill = Command::new("kill")
+        .args(["-TERM", &server.pid()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    // Draining: the request in flight keeps the server up.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        server.running(),
+        "exited with a request in flight:\n{}",
+        server.log()
+    );
+    stdin.write_all(b"go\n").unwrap();
+    let status_line = lines.next().unwrap().unwrap();
+    assert!(status_line.contains("200"), "{status_line}");
+    let _ = slow.wait();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = server.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "did not exit after draining"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(0), "{}", server.log());
+    assert!(server.log().contains("draining"), "{}", server.log());
+}
+
+#[test]
+fn metrics_are_prometheus_text_that_prometheus_client_parses() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, ca) = self_signed(dir.path(), &[]);
+    send(&server, &ca, "/validate", "pod-windows-unpinned-v1.json");
+    send(&server, &ca, "/mutate", "pod-windows-unpinned-v1.json");
+    send(&server, &ca, "/validate", "pod-windows-pinned-v1.json");
+    let metrics = client(&["metrics", &server.url, &ca]);
+    assert_eq!(metrics["status"], 200);
+    let families = metrics["families"].as_object().unwrap();
+    for (name, kind) in [
+        ("winguard_admission_requests", "counter"),
+        ("winguard_admission_findings", "counter"),
+        ("winguard_admission_duration_seconds", "histogram"),
+        ("winguard_ready", "gauge"),
+    ] {
+        assert_eq!(
+            families.get(name).and_then(Value::as_str),
+            Some(kind),
+            "{name}: {families:?}"
+        );
+    }
+    let value = |name: &str, labels: &[(&str, &str)]| sample(&metrics, name, labels);
+    let requests = "winguard_admission_requests_total";
+    assert_eq!(
+        value(requests, &[("endpoint", "validate"), ("verdict", "denied")]),
+        1.0
+    );
+    assert_eq!(
+        value(
+            requests,
+            &[("endpoint", "validate"), ("verdict", "allowed")]
+        ),
+        1.0
+    );
+    assert_eq!(
+        value(requests, &[("endpoint", "mutate"), ("verdict", "patched")]),
+        1.0
+    );
+    assert_eq!(
+        value(
+            "winguard_admission_findings_total",
+            &[("rule", "windows-os-selector-missing")]
+        ),
+        2.0
+    );
+    assert_eq!(
+        value(
+            "winguard_admission_duration_seconds_count",
+            &[("endpoint", "validate")]
+        ),
+        2.0
+    );
+    assert_eq!(value("winguard_ready", &[]), 1.0);
+}
+
+#[test]
+fn connections_past_the_limit_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, ca) = self_signed(dir.path(), &["--max-connections", "2"]);
+    let (mut idle, mut stdin, mut lines) = converse(&["idle", &server.url, &ca, "3"]);
+    let held: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(
+        held["held"],
+        serde_json::json!([true, true, false]),
+        "{held}"
+    );
+    // Once they close, new connections are served again.
+    let _ = stdin.write_all(b"\n");
+    let _ = idle.wait();
+    let ok = wait_for(|| {
+        let r = client(&["get", &server.url, &ca, "/healthz"]);
+        (r["status"] == 200).then_some(r)
+    });
+    assert_eq!(ok["text"], "ok\n");
+}

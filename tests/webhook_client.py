@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""A real HTTPS client for the webhook tests (tests/webhook.rs): httpx (HTTP/2 over ALPN) and the
+standard library's http.client and ssl, with PyPI `jsonpatch` applying the patches and PyPI
+`prometheus_client` parsing /metrics. Each command prints one JSON document on stdout.
+
+    review URL CA PATH BODYFILE [--http1]   POST a body; status, HTTP version, JSON body
+    raw URL CA PATH TEXT                    POST a literal text body
+    get URL CA PATH                         GET; status and text
+    apply REVIEWFILE PATCH_B64 OUTFILE      apply a base64 JSON Patch to the review's object
+    metrics URL CA                          /metrics parsed by prometheus_client
+    hammer URL CA BODYFILE SECONDS          a new TLS connection per request until SECONDS pass
+    slow URL CA BODYFILE                    send half a body, wait for a line on stdin, send the rest
+    idle URL CA N                           open N TLS connections, report which handshakes held
+"""
+import base64
+import http.client
+import json
+import socket
+import ssl
+import sys
+import time
+import urllib.parse
+
+
+def out(value):
+    print(json.dumps(value), flush=True)
+
+
+def context(ca):
+    ctx = ssl.create_default_context(cafile=ca)
+    return ctx
+
+
+def review(url, ca, path, body_file, http1=False):
+    import httpx
+
+    with open(body_file, "rb") as f:
+        body = f.read()
+    with httpx.Client(http2=not http1, verify=context(ca)) as client:
+        r = client.post(url + path, content=body, headers={"content-type": "application/json"})
+    try:
+        parsed = r.json()
+    except ValueError:
+        parsed = None
+    out({"status": r.status_code, "http_version": r.http_version, "body": parsed,
+         "content_type": r.headers.get("content-type")})
+
+
+def raw(url, ca, path, text):
+    import httpx
+
+    with httpx.Client(http2=True, verify=context(ca)) as client:
+        r = client.post(url + path, content=text.encode(), headers={"content-type": "application/json"})
+    try:
+        parsed = r.json()
+    except ValueError:
+        parsed = None
+    out({"status": r.status_code, "body": parsed})
+
+
+def get(url, ca, path):
+    import httpx
+
+    with httpx.Client(http2=True, verify=context(ca)) as client:
+        r = client.get(url + path)
+    out({"status": r.status_code, "text": r.text})
+
+
+def apply(review_file, patch_b64, out_file):
+    import jsonpatch
+
+    with open(review_file) as f:
+        rev = json.load(f)
+    patch = json.loads(base64.b64decode(patch_b64))
+    patched = jsonpatch.JsonPatch(patch).apply(rev["request"]["object"])
+    rev["request"]["object"] = patched
+    with open(out_file, "w") as f:
+        json.dump(rev, f)
+    out({"ops": len(patch), "object": patched})
+
+
+def metrics(url, ca):
+    import httpx
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+    with httpx.Client(verify=context(ca)) as client:
+        r = client.get(url + "/metrics")
+    samples = []
+    families = {}
+    for family in text_string_to_metric_families(r.text):
+        families[family.name] = family.type
+        for s in family.samples:
+            samples.append({"name": s.name, "labels": s.labels, "value": s.value})
+    out({"status": r.status_code, "content_type": r.headers.get("content-type"),
+         "families": families, "samples": samples})
+
+
+def split(url):
+    u = urllib.parse.urlparse(url)
+    return u.hostname, u.port
+
+
+def hammer(url, ca, body_file, seconds):
+    """New connection (and handshake) per request, so a rotated certificate is seen at once."""
+    with open(body_file, "rb") as f:
+        body = f.read()
+    host, port = split(url)
+    ctx = context(ca)
+    ok, failed, issuers, errors = 0, 0, {}, []
+    end = time.time() + float(seconds)
+    while time.time() < end:
+        try:
+            conn = http.client.HTTPSConnection(host, port, context=ctx, timeout=10)
+            conn.connect()
+            cert = conn.sock.getpeercert()
+            issuer = dict(x[0] for x in cert["issuer"])["commonName"]
+            conn.request("POST", "/validate", body=body, headers={"content-type": "application/json"})
+            resp = conn.getresponse()
+            resp.read()
+            conn.close()
+            if resp.status == 200:
+                ok += 1
+                issuers[issuer] = issuers.get(issuer, 0) + 1
+            else:
+                failed += 1
+                errors.append(f"status {resp.status}")
+        except Exception as e:  # every failure counts; the test asserts there are none
+            failed += 1
+            errors.append(repr(e))
+    out({"ok": ok, "failed": failed, "issuers": issuers, "errors": errors[:5]})
+
+
+def slow(url, ca, body_file):
+    with open(body_file, "rb") as f:
+        body = f.read()
+    host, port = split(url)
+    sock = context(ca).wrap_socket(socket.create_connection((host, port), timeout=30), server_hostname=host)
+    head = (f"POST /validate HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    half = len(body) // 2
+    sock.sendall(head + body[:half])
+    out({"sent": "half"})
+    sys.stdin.readline()
+    sock.sendall(body[half:])
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    status_line = data.split(b"\r\n", 1)[0].decode(errors="replace")
+    out({"status_line": status_line})
+
+
+def idle(url, ca, n):
+    host, port = split(url)
+    ctx = context(ca)
+    held = []
+    socks = []
+    for _ in range(int(n)):
+        try:
+            s = ctx.wrap_socket(socket.create_connection((host, port), timeout=5), server_hostname=host)
+            socks.append(s)
+            held.append(True)
+        except Exception:
+            held.append(False)
+    out({"held": held})
+    sys.stdin.readline()
+
+
+def main():
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "review":
+        review(args[0], args[1], args[2], args[3], http1="--http1" in args[4:])
+    elif cmd == "raw":
+        raw(*args[:4])
+    elif cmd == "get":
+        get(*args[:3])
+    elif cmd == "apply":
+        apply(*args[:3])
+    elif cmd == "metrics":
+        metrics(*args[:2])
+    elif cmd == "hammer":
+        hammer(*args[:4])
+    elif cmd == "slow":
+        slow(*args[:3])
+    elif cmd == "idle":
+        idle(*args[:3])
+    else:
+        sys.exit(f"unknown command {cmd}")
+
+
+if __name__ == "__main__":
+    main()
