@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod fix;
 pub mod manifest;
 pub mod model;
 pub mod report;

@@ -1,5 +1,6 @@
 //! The command line: `winguard lint`, `winguard rules`, `winguard explain`.
 
+mod fix;
 mod lint;
 
 use std::io::{IsTerminal, Write};
@@ -34,6 +35,12 @@ pub enum Command {
     Lint(LintArgs),
     /// List the rules.
     Rules(RulesArgs),
+    /// Apply the safe fixes to files in place (atomically); documents no fix touches keep
+    /// their bytes.
+    Fix(FixArgs),
+    /// Read manifests on stdin, write them with the safe fixes applied to stdout (a Helm
+    /// post-renderer).
+    Mutate(MutateArgs),
     /// Serve the rules as a validating and mutating admission webhook over HTTPS.
     Serve(crate::serve::ServeArgs),
     /// Explain a rule: what it checks, why, an example and the fix.
@@ -45,7 +52,40 @@ pub enum Command {
     },
 }
 
-/// Where the rules and the cluster profile come from (`lint`, `serve`).
+#[derive(Debug, clap::Args)]
+pub struct FixArgs {
+    /// Files or directories (recursively).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Also apply the fixes marked unsafe (they may change behaviour: review the result).
+    #[arg(long)]
+    pub unsafe_fixes: bool,
+    /// Show the changes as a unified diff instead of writing them (exit 1 if there are any).
+    #[arg(long)]
+    pub diff: bool,
+    #[command(flatten)]
+    pub setup: SetupArgs,
+    /// Exit with 1 when a finding at or above this severity remains after fixing.
+    #[arg(long, value_enum, default_value = "error")]
+    pub fail_on: FailOn,
+    /// Largest input file read, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::manifest::DEFAULT_MAX_FILE_SIZE)]
+    pub max_file_size: u64,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct MutateArgs {
+    /// Also apply the fixes marked unsafe.
+    #[arg(long)]
+    pub unsafe_fixes: bool,
+    #[command(flatten)]
+    pub setup: SetupArgs,
+    /// Largest input read, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::manifest::DEFAULT_MAX_FILE_SIZE)]
+    pub max_file_size: u64,
+}
+
+/// Where the rules and the cluster profile come from (`lint`, `serve`, `fix`, `mutate`).
 #[derive(Debug, clap::Args, Clone, Default)]
 pub struct SetupArgs {
     /// Config file (default: `winguard.yaml` in the working directory or a parent).
@@ -109,6 +149,24 @@ pub enum FailOn {
     Warning,
     Info,
     Never,
+}
+
+impl FailOn {
+    /// The lowest severity that fails the run, if any does.
+    pub fn threshold(self) -> Option<crate::rules::Severity> {
+        match self {
+            FailOn::Error => Some(crate::rules::Severity::Error),
+            FailOn::Warning => Some(crate::rules::Severity::Warning),
+            FailOn::Info => Some(crate::rules::Severity::Info),
+            FailOn::Never => None,
+        }
+    }
+
+    /// Whether `report` has a finding at or above the threshold.
+    pub fn fails(self, report: &crate::report::Report) -> bool {
+        self.threshold()
+            .is_some_and(|t| report.findings.iter().any(|f| f.finding.severity >= t))
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -218,6 +276,8 @@ pub fn run(cli: Cli) -> u8 {
             EXIT_CLEAN
         }
         Command::Serve(args) => crate::serve::run(args),
+        Command::Fix(args) => fix::run_fix(args),
+        Command::Mutate(args) => fix::run_mutate(args),
         Command::Explain { rule, rules } => {
             let rules = match load_rules(&rules) {
                 Ok(r) => r,
@@ -252,17 +312,9 @@ pub fn run(cli: Cli) -> u8 {
                 eprintln!("error: {e}");
                 code = EXIT_ERROR;
             }
-            let threshold = match args.fail_on {
-                FailOn::Error => Some(crate::rules::Severity::Error),
-                FailOn::Warning => Some(crate::rules::Severity::Warning),
-                FailOn::Info => Some(crate::rules::Severity::Info),
-                FailOn::Never => None,
-            };
             let code = if !report.errors.is_empty() || code == EXIT_ERROR {
                 EXIT_ERROR
-            } else if threshold
-                .is_some_and(|t| report.findings.iter().any(|f| f.finding.severity >= t))
-            {
+            } else if args.fail_on.fails(&report) {
                 EXIT_FINDINGS
             } else {
                 EXIT_CLEAN
@@ -311,6 +363,10 @@ pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    // The new file takes the old one's permissions (a temporary file is private to its owner).
+    if let Ok(meta) = std::fs::metadata(path) {
+        tmp.as_file().set_permissions(meta.permissions())?;
+    }
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;

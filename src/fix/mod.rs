@@ -1,0 +1,333 @@
+//! Fixes applied to manifests: `winguard fix` (files in place) and `winguard mutate` (stdin to
+//! stdout, a Helm post-renderer).
+//!
+//! The fixes are the findings' own JSON Patches, applied as the mutating webhook applies them
+//! ([`crate::engine::patch::apply_all`]). A file is rewritten document by document: a document no
+//! fix touches keeps its bytes (comments, quoting, layout); a fixed one keeps the comment lines
+//! before its content (Helm's `# Source:` among them) and is written out again with its keys in
+//! their original order, so the change reads as a diff of the fix alone. Comments inside a fixed
+//! document are not kept: no YAML crate edits a document's text in place while keeping them.
+
+use std::sync::Arc;
+
+use json_patch::PatchOperation;
+use serde::Serialize;
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde_json::Value;
+
+use crate::cli::LintSetup;
+use crate::engine::{Context, evaluate, patch};
+use crate::manifest::yaml::{ParsedDoc, PosNode};
+use crate::manifest::{DocSpan, InputError, SourceText, block, shape, split_source, yaml};
+use crate::rules::Applicability;
+
+/// Which fixes are applied.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FixOptions {
+    /// Also apply fixes marked `unsafe` (they may change behaviour; review them).
+    pub unsafe_fixes: bool,
+}
+
+/// One input after fixing.
+#[derive(Debug)]
+pub struct FixedSource {
+    pub source: Arc<SourceText>,
+    /// The whole new text (equal to the old one when nothing was fixed).
+    pub text: String,
+    /// Findings whose fix was applied.
+    pub fixed: Vec<FixedFinding>,
+    /// Documents that could not be read; they are left as they were.
+    pub errors: Vec<InputError>,
+}
+
+impl FixedSource {
+    pub fn changed(&self) -> bool {
+        self.text != self.source.text
+    }
+}
+
+/// A finding that a fix removed, for the summary.
+#[derive(Debug, Clone)]
+pub struct FixedFinding {
+    pub rule: String,
+    pub title: String,
+    pub object: String,
+}
+
+/// One document of a source: where it is, and its parsed value if it could be read.
+struct Document {
+    span: DocSpan,
+    parsed: Option<ParsedDoc>,
+    /// The value with fixes applied, when any applied.
+    patched: Option<Value>,
+}
+
+/// Applies the fixes to every source. Objects of all sources form one input set, as in `lint`
+/// (cross-object rules see each other's objects).
+pub fn fix_sources(
+    setup: &LintSetup,
+    sources: &[Arc<SourceText>],
+    opts: FixOptions,
+) -> Vec<FixedSource> {
+    let mut docs: Vec<Vec<Document>> = Vec::with_capacity(sources.len());
+    let mut errors: Vec<Vec<InputError>> = Vec::with_capacity(sources.len());
+    for source in sources {
+        let (_, spans) = split_source(&source.text);
+        let mut source_docs = Vec::with_capacity(spans.len());
+        let mut source_errors = Vec::new();
+        for span in spans {
+            let text = &source.text[span.start..span.end];
+            let parsed = match block::read_document(text, span.line_offset) {
+                Some(doc) => Some(doc),
+                None => match yaml::parse_stream_at(text, span.line_offset) {
+                    (mut docs, None) if docs.len() == 1 => docs.pop(),
+                    (_, Some(e)) => {
+                        source_errors.push(InputError {
+                            file: source.name.clone(),
+                            line: Some(e.line),
+                            column: Some(e.col),
+                            message: format!(
+                                "invalid YAML (document left as it is): {}",
+                                e.message
+                            ),
+                        });
+                        None
+                    }
+                    _ => None,
+                },
+            };
+            source_docs.push(Document {
+                span,
+                parsed,
+                patched: None,
+            });
+        }
+        docs.push(source_docs);
+        errors.push(source_errors);
+    }
+
+    // Every object, by where it sits: (source, document, item of a List or None).
+    let mut places = Vec::new();
+    for (s, source_docs) in docs.iter().enumerate() {
+        for (d, doc) in source_docs.iter().enumerate() {
+            let Some(parsed) = &doc.parsed else { continue };
+            match list_items(&parsed.value) {
+                Some(items) => places.extend((0..items.len()).map(|i| (s, d, Some(i)))),
+                None => places.push((s, d, None)),
+            }
+        }
+    }
+    let object_at =
+        |docs: &[Vec<Document>], (s, d, item): (usize, usize, Option<usize>)| -> Value {
+            let value = &docs[s][d]
+                .parsed
+                .as_ref()
+                .expect("placed objects are parsed")
+                .value;
+            match item {
+                Some(i) => value["items"][i].clone(),
+                None => value.clone(),
+            }
+        };
+    let objects: Vec<Value> = places.iter().map(|p| object_at(&docs, *p)).collect();
+    let refs: Vec<&Value> = objects.iter().collect();
+    let ctx = Context::new(
+        &setup.rules,
+        &setup.config,
+        &setup.catalog,
+        &refs,
+        setup.today,
+    );
+
+    let mut fixed: Vec<Vec<FixedFinding>> = vec![Vec::new(); sources.len()];
+    for ((s, d, item), object) in places.iter().zip(&objects) {
+        if !object.is_object() || !shape::check(object).is_empty() {
+            // Not an object the rules read (lint reports why).
+            continue;
+        }
+        let findings = evaluate(&setup.rules, &ctx, object);
+        let chosen: Vec<_> = findings
+            .iter()
+            .filter(|f| {
+                f.fix
+                    .as_ref()
+                    .is_some_and(|x| x.applicability == Applicability::Safe || opts.unsafe_fixes)
+            })
+            .collect();
+        if chosen.is_empty() {
+            continue;
+        }
+        let mut target = object.clone();
+        let applied: Vec<PatchOperation> = patch::apply_all(
+            &mut target,
+            chosen
+                .iter()
+                .filter_map(|f| f.fix.as_ref().map(|x| x.patch.as_slice())),
+        );
+        if applied.is_empty() {
+            continue;
+        }
+        let name = describe_object(object);
+        fixed[*s].extend(chosen.iter().filter_map(|f| {
+            f.fix.as_ref().map(|x| FixedFinding {
+                rule: f.rule.clone(),
+                title: x.title.clone(),
+                object: name.clone(),
+            })
+        }));
+        let doc = &mut docs[*s][*d];
+        let whole = doc.patched.get_or_insert_with(|| {
+            doc.parsed
+                .as_ref()
+                .expect("placed objects are parsed")
+                .value
+                .clone()
+        });
+        match item {
+            Some(i) => whole["items"][*i] = target,
+            None => *whole = target,
+        }
+    }
+
+    sources
+        .iter()
+        .zip(docs)
+        .zip(errors)
+        .zip(fixed)
+        .map(|(((source, source_docs), errors), fixed)| FixedSource {
+            text: render(source, &source_docs),
+            source: Arc::clone(source),
+            fixed,
+            errors,
+        })
+        .collect()
+}
+
+/// A `kind: …List`'s items, if `value` is one.
+fn list_items(value: &Value) -> Option<&Vec<Value>> {
+    let kind = value.get("kind")?.as_str()?;
+    if !kind.ends_with("List") {
+        return None;
+    }
+    value.get("items")?.as_array()
+}
+
+/// `Kind namespace/name` for summaries.
+fn describe_object(object: &Value) -> String {
+    let kind = object["kind"].as_str().unwrap_or("object");
+    let name = object["metadata"]["name"].as_str().unwrap_or("");
+    match object["metadata"]["namespace"].as_str() {
+        Some(ns) => format!("{kind} {ns}/{name}"),
+        None => format!("{kind} {name}"),
+    }
+}
+
+/// The source's text with each fixed document written anew and everything else as it was.
+fn render(source: &SourceText, docs: &[Document]) -> String {
+    let text = &source.text;
+    if docs.iter().all(|d| d.patched.is_none()) {
+        return text.clone();
+    }
+    let json = is_json(source);
+    let mut out = String::with_capacity(text.len() + 256);
+    let mut at = 0;
+    for doc in docs {
+        out.push_str(&text[at..doc.span.start]);
+        at = doc.span.end;
+        let span_text = &text[doc.span.start..doc.span.end];
+        match (&doc.patched, &doc.parsed) {
+            (Some(patched), Some(parsed)) => {
+                let ordered = Ordered {
+                    value: patched,
+                    original: Some((&parsed.value, &parsed.pos)),
+                };
+                // The lines before the content: `---`, `# Source: …` and other comments.
+                let keep_lines =
+                    parsed.start_line.saturating_sub(doc.span.line_offset + 1) as usize;
+                let prefix_len: usize = span_text
+                    .split_inclusive('\n')
+                    .take(keep_lines)
+                    .map(str::len)
+                    .sum();
+                out.push_str(&span_text[..prefix_len]);
+                if json {
+                    let mut pretty = serde_json::to_string_pretty(&ordered).unwrap_or_default();
+                    pretty.push('\n');
+                    out.push_str(&pretty);
+                } else {
+                    out.push_str(&serde_yaml_ng::to_string(&ordered).unwrap_or_default());
+                }
+            }
+            _ => out.push_str(span_text),
+        }
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+fn is_json(source: &SourceText) -> bool {
+    source.name.ends_with(".json") || source.text.trim_start().starts_with('{')
+}
+
+/// A value serialised with its maps' keys in the order the original document had them (keys a
+/// fix added come after, in name order). `serde_json`'s maps are sorted, and a fixed manifest
+/// whose keys were all reordered would bury the fix in its diff.
+struct Ordered<'a> {
+    value: &'a Value,
+    /// The value at the same place in the parsed document, and its positions.
+    original: Option<(&'a Value, &'a PosNode)>,
+}
+
+impl Serialize for Ordered<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.value {
+            Value::Object(map) => {
+                let original = self
+                    .original
+                    .and_then(|(v, pos)| v.as_object().map(|m| (m, pos)));
+                let mut entries: Vec<(&String, Ordered<'_>, (u32, u32))> = map
+                    .iter()
+                    .map(|(key, value)| {
+                        // Positions are listed in the original map's (sorted) key order.
+                        let before = original.and_then(|(m, pos)| {
+                            let i = m.keys().position(|k| k == key)?;
+                            Some((&m[key], pos.children.get(i)?))
+                        });
+                        let place =
+                            before.map_or((u32::MAX, u32::MAX), |(_, p)| (p.key_line, p.key_col));
+                        (
+                            key,
+                            Ordered {
+                                value,
+                                original: before,
+                            },
+                            place,
+                        )
+                    })
+                    .collect();
+                entries.sort_by_key(|(_, _, place)| *place);
+                let mut out = serializer.serialize_map(Some(entries.len()))?;
+                for (key, value, _) in &entries {
+                    out.serialize_entry(key, value)?;
+                }
+                out.end()
+            }
+            Value::Array(items) => {
+                let original = self
+                    .original
+                    .and_then(|(v, pos)| v.as_array().map(|a| (a, pos)));
+                let mut out = serializer.serialize_seq(Some(items.len()))?;
+                for (i, value) in items.iter().enumerate() {
+                    let before =
+                        original.and_then(|(a, pos)| Some((a.get(i)?, pos.children.get(i)?)));
+                    out.serialize_element(&Ordered {
+                        value,
+                        original: before,
+                    })?;
+                }
+                out.end()
+            }
+            scalar => scalar.serialize(serializer),
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! `winguard fix` and `winguard mutate` through the real binary.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use common::{root, run, run_cmd, winguard};
+
+/// The documents of a stream, split at `---` lines (with their comments).
+fn documents(text: &str) -> Vec<String> {
+    let mut docs = vec![String::new()];
+    for line in text.split_inclusive('\n') {
+        if line.trim_end() == "---" {
+            docs.push(String::new());
+        }
+        docs.last_mut().unwrap().push_str(line);
+    }
+    docs
+}
+
+fn example() -> String {
+    std::fs::read_to_string(root().join("testdata/examples/iis-app.yaml")).unwrap()
+}
+
+fn lint_rules(path: &Path) -> Vec<String> {
+    let (_, report) = common::json(&["lint", path.to_str().unwrap()]);
+    common::rules_of(&report)
+}
+
+#[test]
+fn fix_rewrites_only_the_documents_it_fixes_and_keeps_the_file_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("app.yaml");
+    // A comment in a document no fix touches must survive byte for byte.
+    let original = example().replace(
+        "kind: Service\n",
+        "kind: Service # the load balancer of seed 000\n",
+    );
+    std::fs::write(&file, &original).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let before = lint_rules(&file);
+    for rule in ["windows-os-selector-missing", "windows-toleration-missing"] {
+        assert!(before.contains(&rule.to_string()), "{before:?}");
+    }
+
+    let r = run(&["fix", file.to_str().unwrap()]);
+    // config-copy-entrypoint-missing has no fix: an error remains, so exit 1, and it is shown.
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("error[config-copy-entrypoint-missing]"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stderr
+            .contains("Deployment merchant: Add `nodeSelector: {kubernetes.io/os: windows}`"),
+        "{}",
+        r.stderr
+    );
+    let fixed = std::fs::read_to_string(&file).unwrap();
+    let (old_docs, new_docs) = (documents(&original), documents(&fixed));
+    assert_eq!(old_docs.len(), new_docs.len());
+    let mut changed = 0;
+    for (old, new) in old_docs.iter().zip(&new_docs) {
+        if old != new {
+            changed += 1;
+            // The `# Source:` line that attributes findings stays with its document.
+            let source = old.lines().find(|l| l.starts_with("# Source:"));
+            assert!(source.is_none_or(|s| new.contains(s)), "{new}");
+        }
+    }
+    assert!(old_docs.iter().any(|d| d.contains("# the load balancer")));
+    assert!(
+        new_docs
+            .iter()
+            .any(|d| d.contains("kind: Service # the load balancer of seed 000\n"))
+    );
+    // The Deployment and the Linux test Pod.
+    assert_eq!(changed, 2, "{fixed}");
+    let after = lint_rules(&file);
+    for rule in [
+        "windows-os-selector-missing",
+        "windows-toleration-missing",
+        "linux-os-selector-missing",
+    ] {
+        assert!(
+            !after.contains(&rule.to_string()),
+            "{rule} still fires: {after:?}"
+        );
+    }
+    assert!(after.contains(&"config-copy-entrypoint-missing".to_string()));
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+    // Nothing left behind by the atomic write.
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    // Fixing again changes nothing.
+    let again = run(&["fix", file.to_str().unwrap()]);
+    assert!(
+        again.stderr.contains("fixed 0 findings in 0 files"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), fixed);
+}
+
+#[test]
+fn fix_diff_shows_the_change_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("app.yaml");
+    std::fs::write(&file, example()).unwrap();
+    let r = run(&["fix", "--diff", file.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stdout.starts_with(&format!("--- {}", file.display())),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("\n+      nodeSelector:\n+        kubernetes.io/os: windows\n"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), example());
+    // A clean file: no diff, exit 0.
+    let clean = root().join("testdata/cli/clean.yaml");
+    let r = run(&["fix", "--diff", clean.to_str().unwrap()]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{}", r.stderr);
+}
+
+#[test]
+fn unsafe_fixes_only_with_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ds.yaml");
+    let fixture =
+        root().join("testdata/rules/windows-unsupported-field/fail-shared-chart-hardening.yaml");
+    std::fs::copy(&fixture, &file).unwrap();
+    run(&["fix", file.to_str().unwrap()]);
+    let safe_only = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        safe_only.contains("hostPID: true"),
+        "an unsafe fix was applied:\n{safe_only}"
+    );
+    let r = run(&["fix", "--unsafe-fixes", file.to_str().unwrap()]);
+    let with_unsafe = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        !with_unsafe.contains("hostPID"),
+        "{with_unsafe}\n{}",
+        r.stderr
+    );
+    assert!(
+        !with_unsafe.contains("readOnlyRootFilesystem"),
+        "{with_unsafe}"
+    );
+    assert!(!lint_rules(&file).contains(&"windows-unsupported-field".to_string()));
+}
+
+#[test]
+fn mutate_is_a_post_renderer_stdin_to_stdout_and_idempotent() {
+    let mut c = winguard();
+    c.arg("mutate");
+    let first = run_cmd(c, Some(example().as_bytes()));
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert_eq!(documents(&first.stdout).len(), documents(&example()).len());
+    assert!(first.stdout.contains("kubernetes.io/os: windows"));
+    assert!(
+        first
+            .stdout
+            .contains("# Source: merchant/templates/deployment.yaml")
+    );
+    assert!(
+        first
+            .stderr
+            .contains("winguard mutate: Deployment merchant:"),
+        "{}",
+        first.stderr
+    );
+    let mut c = winguard();
+    c.arg("mutate");
+    let second = run_cmd(c, Some(first.stdout.as_bytes()));
+    assert_eq!(second.code, 0);
+    assert_eq!(
+        second.stdout, first.stdout,
+        "mutating twice changed the output"
+    );
+    assert!(second.stderr.is_empty(), "{}", second.stderr);
+}
+
+#[test]
+fn mutate_passes_a_broken_document_through_and_fixes_the_rest() {
+    let stream = format!("{}---\nkind: [unclosed\n", example());
+    let mut c = winguard();
+    c.arg("mutate");
+    let r = run_cmd(c, Some(stream.as_bytes()));
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("<stdin>:") && r.stderr.contains("invalid YAML"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.ends_with("---\nkind: [unclosed\n"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("kubernetes.io/os: windows"),
+        "the other documents are still fixed"
+    );
+}
