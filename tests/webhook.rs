@@ -472,6 +472,10 @@ fn malformed_reviews_get_structured_rejections_and_the_server_goes_on() {
             200,
         ),
         (
+            r#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u4","operation":5}}"#,
+            200,
+        ),
+        (
             r#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u3","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"operation":"CREATE","userInfo":{},"object":null}}"#,
             200,
         ),

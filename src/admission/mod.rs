@@ -5,16 +5,17 @@
 //! same rules, config and suppressions; the webhook only decides what a finding means for the
 //! request (deny, warn, or a safe fix to inject).
 //!
-//! The envelope is `kube`'s `admission` types (v1 and v1beta1 share one shape; the response takes
-//! the request's `apiVersion`). The object under review is taken out of the body as plain JSON
-//! before the envelope is typed: the engine reads JSON, and a typed object would reject shapes the
-//! engine reports more precisely (`containers: {}` names the field).
+//! The request's fields are read with `kube`'s admission types (`Operation`, `GroupVersionKind`)
+//! and the answer is `kube`'s `AdmissionResponse`; v1 and v1beta1 share one shape, and the
+//! response takes the request's `apiVersion`. The object under review is parsed once, as the
+//! plain JSON the engine reads (a typed object would reject shapes the engine reports more
+//! precisely, `containers: {}` naming the field), and the parts of the review no rule reads
+//! (userInfo, oldObject, managedFields) are skipped unbuilt.
 
 use json_patch::PatchOperation;
-use kube::core::admission::{
-    AdmissionRequest, AdmissionResponse, AdmissionReview, META_KIND, Operation,
-};
-use kube::core::{DynamicObject, Status};
+use kube::core::admission::{AdmissionResponse, META_KIND, Operation};
+use kube::core::{GroupVersionKind, Status};
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::cli::LintSetup;
@@ -91,7 +92,7 @@ const API_VERSIONS: [&str; 2] = ["admission.k8s.io/v1", "admission.k8s.io/v1beta
 /// Answers one AdmissionReview body.
 pub fn review(setup: &LintSetup, endpoint: Endpoint, body: &[u8]) -> Answer {
     match read(body) {
-        Ok((request, object)) => decide(setup, endpoint, &request, object),
+        Ok(read) => decide(setup, endpoint, read),
         Err(Unreadable {
             uid,
             message,
@@ -128,114 +129,269 @@ struct Unreadable {
     types: Option<String>,
 }
 
-/// Parses the envelope with `kube`'s types and takes the object out as JSON.
-fn read(body: &[u8]) -> Result<(AdmissionRequest<DynamicObject>, Option<Value>), Unreadable> {
-    let unreadable = |uid: Option<String>, types: Option<String>, message: String| Unreadable {
-        uid,
-        message,
-        types,
-    };
-    let mut value: Value = serde_json::from_slice(body).map_err(|e| {
-        unreadable(
-            None,
-            None,
+/// The envelope as read, in one pass over the body: what the webhook reads is built, the rest
+/// (userInfo, oldObject, options, resource, …) is skipped unbuilt.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Envelope {
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    api_version: String,
+    #[serde(default)]
+    request: Option<Request>,
+}
+
+/// The fields of an AdmissionRequest the webhook reads, with `kube`'s types for them. Missing
+/// ones are reported after the parse, so the uid can still be echoed.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Request {
+    #[serde(default)]
+    uid: String,
+    kind: Option<GroupVersionKind>,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    namespace: Option<String>,
+    operation: Option<Operation>,
+    #[serde(default, deserialize_with = "pruned_object")]
+    object: Option<Value>,
+}
+
+/// For a body that failed to parse: its API version and uid, if they can be read at all.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Probe {
+    #[serde(default)]
+    api_version: Option<Value>,
+    #[serde(default)]
+    request: Option<ProbeRequest>,
+}
+
+#[derive(Deserialize)]
+struct ProbeRequest {
+    #[serde(default)]
+    uid: Option<Value>,
+}
+
+/// What the adapter needs of a review: its API version (the response's), the request, and the
+/// object as the engine reads it.
+struct Read {
+    api_version: String,
+    uid: String,
+    kind: String,
+    name: String,
+    namespace: String,
+    operation: Operation,
+    object: Option<Value>,
+}
+
+/// Reads the review: envelope, request fields and object in one pass.
+fn read(body: &[u8]) -> Result<Read, Unreadable> {
+    let envelope: Envelope = serde_json::from_slice(body).map_err(|e| {
+        let probe = serde_json::from_slice::<Probe>(body).ok();
+        let uid = probe
+            .as_ref()
+            .and_then(|p| {
+                p.request
+                    .as_ref()?
+                    .uid
+                    .as_ref()?
+                    .as_str()
+                    .map(str::to_string)
+            })
+            .filter(|u| !u.is_empty());
+        let api_version = probe
+            .as_ref()
+            .and_then(|p| p.api_version.as_ref()?.as_str().map(str::to_string))
+            .filter(|v| API_VERSIONS.contains(&v.as_str()));
+        // Whether it is JSON at all decides the message (serde_json reports some shape errors,
+        // such as a number where an enum's name belongs, as syntax errors).
+        let is_json = serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok();
+        let message = if is_json {
+            format!("the request body is not a well-formed AdmissionReview: {e}")
+        } else {
             format!(
                 "the request body is not JSON (line {}, column {}): {e}",
                 e.line(),
                 e.column()
-            ),
-        )
-    })?;
-    let Some(map) = value.as_object_mut() else {
-        return Err(unreadable(
-            None,
-            None,
-            "the request body is not an AdmissionReview (not a JSON object)".into(),
-        ));
-    };
-    let kind = map.get("kind").and_then(Value::as_str).unwrap_or_default();
-    let api_version = map
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let uid = map
-        .get("request")
-        .and_then(|r| r.get("uid"))
-        .and_then(Value::as_str)
-        .filter(|u| !u.is_empty())
-        .map(str::to_string);
-    if kind != META_KIND || !API_VERSIONS.contains(&api_version.as_str()) {
-        return Err(unreadable(
+            )
+        };
+        Unreadable {
             uid,
-            None,
-            format!(
+            message,
+            types: api_version,
+        }
+    })?;
+    let Envelope {
+        kind,
+        api_version,
+        request,
+    } = envelope;
+    let uid = request
+        .as_ref()
+        .map(|r| r.uid.clone())
+        .filter(|u| !u.is_empty());
+    if kind != META_KIND || !API_VERSIONS.contains(&api_version.as_str()) {
+        return Err(Unreadable {
+            uid,
+            message: format!(
                 "expected kind AdmissionReview of apiVersion admission.k8s.io/v1 or v1beta1, \
                  found kind `{kind}` of apiVersion `{api_version}`"
             ),
-        ));
+            types: None,
+        });
     }
-    let types = Some(api_version);
-    let Some(request) = map.get_mut("request").and_then(Value::as_object_mut) else {
-        return Err(unreadable(
-            uid,
-            types,
-            "the AdmissionReview has no `request`".into(),
-        ));
+    let missing = |what: &str| Unreadable {
+        uid: uid.clone(),
+        message: format!("malformed AdmissionReview: the request has no `{what}`"),
+        types: Some(api_version.clone()),
     };
-    let object = match request.get_mut("object").map(Value::take) {
-        Some(Value::Null) | None => None,
-        Some(o) => Some(o),
+    let Some(request) = request else {
+        return Err(missing("request"));
     };
-    // The old object is not read (rules judge what is being admitted), so it is not typed either.
-    request.remove("oldObject");
-    let review: AdmissionReview<DynamicObject> = serde_json::from_value(value).map_err(|e| {
-        unreadable(
-            uid.clone(),
-            types.clone(),
-            format!("malformed AdmissionReview: {e}"),
-        )
-    })?;
-    let request: AdmissionRequest<DynamicObject> = review
-        .try_into()
-        .map_err(|_| unreadable(uid, types, "the AdmissionReview has no `request`".into()))?;
-    Ok((request, object))
+    if request.uid.is_empty() {
+        return Err(missing("uid"));
+    }
+    let Some(gvk) = request.kind else {
+        return Err(missing("kind"));
+    };
+    let Some(operation) = request.operation else {
+        return Err(missing("operation"));
+    };
+    Ok(Read {
+        api_version,
+        uid: request.uid,
+        kind: gvk.kind,
+        name: request.name,
+        namespace: request.namespace.unwrap_or_default(),
+        operation,
+        object: request.object,
+    })
 }
 
-fn decide(
-    setup: &LintSetup,
-    endpoint: Endpoint,
-    request: &AdmissionRequest<DynamicObject>,
-    object: Option<Value>,
-) -> Answer {
+/// `object`, parsed without `metadata.managedFields` (see [`Pruned`]); `null` is no object.
+fn pruned_object<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    use serde::de::DeserializeSeed;
+    Ok(Some(Pruned::Object.deserialize(d)?).filter(|v| !v.is_null()))
+}
+
+/// A JSON value built without `metadata.managedFields`: the API server sends them with every
+/// object, they are often most of its bytes, and no rule reads them.
+#[derive(Clone, Copy)]
+enum Pruned {
+    /// The object: its `metadata` is read as [`Pruned::Metadata`].
+    Object,
+    /// An object's metadata: `managedFields` is skipped.
+    Metadata,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Pruned {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Pruned {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            match (self, key.as_str()) {
+                (Pruned::Object, "metadata") => {
+                    let v = map.next_value_seed(Pruned::Metadata)?;
+                    out.insert(key, v);
+                }
+                (Pruned::Metadata, "managedFields") => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+                _ => {
+                    let v = map.next_value::<Value>()?;
+                    out.insert(key, v);
+                }
+            }
+        }
+        Ok(Value::Object(out))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+        Value::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+}
+
+/// An allowing response to a request (`kube`'s type; its constructor from a typed request is
+/// not used because the request is read without typing its object).
+fn allow(read: &Read) -> AdmissionResponse {
+    let mut response = AdmissionResponse::invalid("");
+    response.types.api_version = read.api_version.clone();
+    response.uid = read.uid.clone();
+    response.allowed = true;
+    response.result = Status::default();
+    response
+}
+
+fn decide(setup: &LintSetup, endpoint: Endpoint, read: Read) -> Answer {
     let policy = &setup.config.webhook;
-    let namespace = request.namespace.clone().unwrap_or_default();
+    let namespace = read.namespace.clone();
+    let response = allow(&read);
     let mut answer = Answer {
         status: 200,
         body: Vec::new(),
         verdict: Verdict::Allowed,
-        uid: request.uid.clone(),
-        kind: request.kind.kind.clone(),
+        uid: read.uid,
+        kind: read.kind,
         namespace: namespace.clone(),
-        name: request.name.clone(),
+        name: read.name,
         rules: Vec::new(),
         error: None,
     };
-    let response = AdmissionResponse::from(request);
-    let checked = matches!(request.operation, Operation::Create | Operation::Update);
+    let checked = matches!(read.operation, Operation::Create | Operation::Update);
     if !checked || policy.exempt_namespaces.contains(&namespace) {
         answer.body = encode(response);
         return answer;
     }
-    let Some(mut object) = object else {
-        return invalid(
-            answer,
-            response,
-            format!(
-                "{:?} of {} `{}` carries no object",
-                request.operation, request.kind.kind, request.name
-            ),
+    let Some(mut object) = read.object else {
+        let message = format!(
+            "{:?} of {} `{}` carries no object",
+            read.operation, answer.kind, answer.name
         );
+        return invalid(answer, response, message);
     };
     if answer.name.is_empty() {
         answer.name = object
@@ -247,14 +403,11 @@ fn decide(
     }
     let problems = shape::check(&object);
     if let Some(p) = problems.first() {
-        return invalid(
-            answer,
-            response,
-            format!(
-                "{} `{}`: {} (at {})",
-                request.kind.kind, request.name, p.message, p.pointer
-            ),
+        let message = format!(
+            "{} `{}`: {} (at {})",
+            answer.kind, answer.name, p.message, p.pointer
         );
+        return invalid(answer, response, message);
     }
     // On CREATE the API server fills in the namespace only after admission; exemptions and
     // messages need it, so the request's is put where the CLI would read it. (The patch is
@@ -404,6 +557,9 @@ fn mutate(
 /// rewritten.
 fn encode(response: AdmissionResponse) -> Vec<u8> {
     use base64::Engine as _;
+    if response.patch.is_none() {
+        return serde_json::to_vec(&response.into_review()).unwrap_or_default();
+    }
     let mut value = serde_json::to_value(response.into_review()).unwrap_or(Value::Null);
     if let Some(patch) = value.pointer_mut("/response/patch") {
         let bytes: Vec<u8> = patch
@@ -418,4 +574,54 @@ fn encode(response: AdmissionResponse) -> Vec<u8> {
         *patch = Value::String(base64::engine::general_purpose::STANDARD.encode(bytes));
     }
     serde_json::to_vec(&value).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn review_json(request: Value) -> Vec<u8> {
+        serde_json::to_vec(&serde_json::json!({
+            "kind": "AdmissionReview",
+            "apiVersion": "admission.k8s.io/v1beta1",
+            "request": request,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn managed_fields_are_left_out_and_the_rest_of_the_object_kept() {
+        let body = review_json(serde_json::json!({
+            "uid": "u1",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "operation": "CREATE",
+            "userInfo": {"username": "someone"},
+            "oldObject": {"huge": [1, 2, 3]},
+            "object": {
+                "kind": "Pod",
+                "metadata": {"name": "p", "labels": {"a": "b"}, "managedFields": [{"manager": "kubectl"}]},
+                "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+            },
+        }));
+        let read = read(&body).ok().expect("a well-formed review");
+        assert_eq!(read.api_version, "admission.k8s.io/v1beta1");
+        assert_eq!((read.uid.as_str(), read.kind.as_str()), ("u1", "Pod"));
+        let object = read.object.unwrap();
+        assert_eq!(
+            object["metadata"],
+            serde_json::json!({"name": "p", "labels": {"a": "b"}})
+        );
+        assert_eq!(object["spec"]["containers"][0]["image"], "busybox");
+    }
+
+    #[test]
+    fn a_malformed_request_still_gets_its_uid_and_version_back() {
+        let body = review_json(serde_json::json!({"uid": "u4", "operation": 5}));
+        let Err(e) = read(&body) else {
+            panic!("a numeric operation was accepted")
+        };
+        assert_eq!(e.uid.as_deref(), Some("u4"));
+        assert_eq!(e.types.as_deref(), Some("admission.k8s.io/v1beta1"));
+        assert!(e.message.contains("AdmissionReview"), "{}", e.message);
+    }
 }

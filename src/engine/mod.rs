@@ -68,6 +68,9 @@ pub struct Context<'a> {
     active: Vec<(&'a Rule, Option<Severity>)>,
     /// The rule set `active` was taken from.
     rules: &'a RuleSet,
+    /// Whether findings carry their fix (true unless set otherwise): a validating webhook never
+    /// uses them, and building a patch per finding is a tenth of an evaluation.
+    pub fixes: bool,
 }
 
 impl<'a> Context<'a> {
@@ -81,7 +84,13 @@ impl<'a> Context<'a> {
         today: jiff::civil::Date,
     ) -> Self {
         let mut index = InputIndex::default();
-        let wanted = rules.referenced_kinds();
+        // Walking every rule's expressions for the kinds they read is only worth it when there
+        // are objects to sort (the webhook builds a context per review, with none).
+        let wanted = if objects.is_empty() {
+            None
+        } else {
+            rules.referenced_kinds()
+        };
         let mut objects_by_kind: HashMap<String, Vec<Value>> = HashMap::new();
         for o in objects {
             let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
@@ -157,6 +166,7 @@ impl<'a> Context<'a> {
             index,
             objects_by_kind,
             today,
+            fixes: true,
         }
     }
 }
@@ -255,6 +265,7 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
                     env.bind("object", object);
                     env.bind("config", &ctx.config_value);
                     let here = Here {
+                        fixes: ctx.fixes,
                         object,
                         value: None,
                         pointer: "",
@@ -263,6 +274,7 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
                 }
                 (Scope::Pod, Some(t), Some(_)) => {
                     let here = Here {
+                        fixes: ctx.fixes,
                         object,
                         value: Some(t.spec),
                         pointer: t.spec_path,
@@ -274,6 +286,7 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
                         env.bind_record("container", cf);
                         env.bind("containerSpec", cf.raw);
                         let here = Here {
+                            fixes: ctx.fixes,
                             object,
                             value: Some(cf.raw),
                             pointer: &cf.path,
@@ -314,6 +327,8 @@ struct Here<'v> {
     object: &'v Value,
     value: Option<&'v Value>,
     pointer: &'v str,
+    /// Whether findings carry their fix (see [`Context::fixes`]).
+    fixes: bool,
 }
 
 /// Runs one rule in the current scope, pushing its findings.
@@ -344,6 +359,7 @@ fn run_rule_body<'a>(
         object,
         value: scope_value,
         pointer: scope_pointer,
+        fixes,
     } = here;
     // A condition that doesn't read `item` is tested once, before building the item list.
     if rule.each.is_some() && !rule.when_reads_item && !rule.when.test(env) {
@@ -352,7 +368,7 @@ fn run_rule_body<'a>(
     match &rule.each {
         None => {
             if rule.when.test(env) {
-                findings.push(make_finding(rule, level, env, object, scope_pointer));
+                findings.push(make_finding(rule, level, env, object, scope_pointer, fixes));
             }
         }
         Some(Each::Expr(e)) => {
@@ -368,7 +384,14 @@ fn run_rule_body<'a>(
                     .to_string();
                 env.bind_owned("item", item);
                 if rule.when.test(env) {
-                    findings.push(make_finding(rule, level, env, object, &default_pointer));
+                    findings.push(make_finding(
+                        rule,
+                        level,
+                        env,
+                        object,
+                        &default_pointer,
+                        fixes,
+                    ));
                 }
                 env.unbind();
             }
@@ -387,7 +410,7 @@ fn run_rule_body<'a>(
                 }
                 env.bind_owned("item", bound);
                 if rule.when.test(env) {
-                    findings.push(make_finding(rule, level, env, object, &pointer));
+                    findings.push(make_finding(rule, level, env, object, &pointer, fixes));
                 }
                 env.unbind();
             }
@@ -401,6 +424,7 @@ fn make_finding(
     env: &Env<'_>,
     object: &Value,
     default_pointer: &str,
+    fixes: bool,
 ) -> Finding {
     let severity = level.unwrap_or_else(|| {
         rule.severity_when
@@ -412,7 +436,7 @@ fn make_finding(
         Some(t) => t.render(env),
         None => default_pointer.to_string(),
     };
-    let fix = rule.fix.as_ref().and_then(|f| {
+    let fix = rule.fix.as_ref().filter(|_| fixes).and_then(|f| {
         if let Some(w) = &f.when
             && !w.test(env)
         {

@@ -92,7 +92,40 @@ def deployment(name, namespace, pod_spec_extra=None):
         "status": {},
     }
 
+def realistic_pod():
+    """A ~5 KB review: an IIS pod as a ReplicaSet creates it, with the env, mounts, probes and
+    injected volumes real pods carry (the webhook benchmark's body)."""
+    pod = windows_pod("merchant", "shop", {
+        "volumes": [
+            {"name": "web-config", "secret": {"secretName": "merchant-web-config", "defaultMode": 420}},
+            {"name": "certs", "configMap": {"name": "merchant-certs", "defaultMode": 420}},
+            {"name": "kube-api-access-x2x9q", "projected": {"defaultMode": 420, "sources": [
+                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}},
+            ]}},
+        ],
+    })
+    c = pod["spec"]["containers"][0]
+    c["command"] = ["powershell.exe", "-Command",
+                    "Copy-Item -Path C:\\config\\web.config -Destination C:\\inetpub\\wwwroot\\web.config -Force; C:\\ServiceMonitor.exe w3svc"]
+    c["env"] = [{"name": f"APP_SETTING_{i}", "value": f"value-{i}-" + "x" * 24} for i in range(12)]
+    c["env"].append({"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}})
+    c["volumeMounts"] = [
+        {"name": "web-config", "mountPath": "C:\\config", "readOnly": True},
+        {"name": "certs", "mountPath": "C:\\certs", "readOnly": True},
+        {"name": "kube-api-access-x2x9q", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": True},
+    ]
+    c["readinessProbe"] = {"httpGet": {"path": "/health", "port": 80, "scheme": "HTTP"}, "periodSeconds": 10,
+                           "timeoutSeconds": 1, "successThreshold": 1, "failureThreshold": 3}
+    pod["metadata"]["annotations"] = {"prometheus.io/scrape": "true", "prometheus.io/port": "80",
+                                      "kubectl.kubernetes.io/restartedAt": "2026-11-30T01:00:00Z"}
+    pod["metadata"]["labels"].update({"app.kubernetes.io/name": "merchant", "app.kubernetes.io/instance": "merchant-prod",
+                                      "app.kubernetes.io/version": "4.8.1", "team": "payments"})
+    return pod
+
 FIXTURES = {
+    "pod-windows-realistic-v1.json": review("admission.k8s.io/v1", realistic_pod()),
     # A Windows pod with nothing pinning it to Windows: errors (denied) and safe fixes (mutate).
     "pod-windows-unpinned-v1.json": review("admission.k8s.io/v1", windows_pod("merchant", "shop")),
     "pod-windows-unpinned-v1beta1.json": review("admission.k8s.io/v1beta1", windows_pod("merchant", "shop")),

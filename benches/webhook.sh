@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Loads `winguard serve` over TLS with keep-alive and, in the same run, a do-nothing TLS endpoint
+# (nginx answering 200 to every POST) as the baseline: max reviews/s, p50/p99 latency at fixed
+# rates, and the server's peak RSS. Figures go to BENCHMARKS.md.
+#
+# Needs: oha (`cargo install oha`), nginx (Debian `nginx-light`), python3.
+# Options (env): DURATION (s, default 10), CONNECTIONS (default 32), RATES (default "1000 5000").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION=${DURATION:-10}
+CONNECTIONS=${CONNECTIONS:-32}
+RATES=${RATES:-1000 5000}
+WINGUARD_PORT=18443
+BASELINE_PORT=18444
+
+cargo build --release --quiet
+work=$(mktemp -d)
+cleanup() {
+    [ -n "${server:-}" ] && kill "$server" 2>/dev/null || true
+    [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The review: a ~4.5 KB Pod CREATE as the API server sends it (compact JSON).
+python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1])), separators=(",", ":")), end="")' \
+    testdata/admission/pod-windows-realistic-v1.json > "$work/review.json"
+echo "review body: $(wc -c < "$work/review.json") bytes"
+
+target/release/winguard serve --self-signed --self-signed-dir "$work/certs" \
+    --listen 127.0.0.1:$WINGUARD_PORT --log-format json 2> "$work/serve.log" &
+server=$!
+until grep -q "listening on" "$work/serve.log"; do sleep 0.1; done
+
+mkdir -p "$work/nginx-logs"
+cat > "$work/nginx.conf" <<EOF
+worker_processes auto;
+pid $work/nginx.pid;
+error_log $work/nginx-logs/error.log;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path $work/nginx-body;
+    client_max_body_size 4m;
+    client_body_buffer_size 64k;
+    keepalive_requests 10000000;
+    server {
+        listen 127.0.0.1:$BASELINE_PORT ssl http2;
+        ssl_certificate $work/certs/tls.crt;
+        ssl_certificate_key $work/certs/tls.key;
+        ssl_protocols TLSv1.2 TLSv1.3;
+        location / { return 200 '{}'; }
+    }
+}
+EOF
+nginx -c "$work/nginx.conf" -p "$work"
+
+load() { # URL [extra oha args...] -> JSON summary line
+    local url=$1; shift
+    oha -z "${DURATION}s" -c "$CONNECTIONS" --no-tui --output-format json -m POST \
+        -D "$work/review.json" -H "content-type: application/json" \
+        --cacert "$work/certs/ca.crt" "$@" "$url" |
+        python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+s, p = d["summary"], d["latencyPercentiles"]
+codes = d.get("statusCodeDistribution", {})
+rps, p50, p99, ok = s["requestsPerSec"], p["p50"] * 1000, p["p99"] * 1000, s["successRate"] * 100
+print(f"{rps:.0f} req/s, p50 {p50:.2f} ms, p99 {p99:.2f} ms, success {ok:.1f}%, status {codes}")'
+}
+
+echo "== max throughput, $CONNECTIONS keep-alive connections, ${DURATION}s each"
+echo "baseline (nginx, do-nothing): $(load https://localhost:$BASELINE_PORT/validate)"
+echo "winguard /validate:           $(load https://localhost:$WINGUARD_PORT/validate)"
+echo "winguard /mutate:             $(load https://localhost:$WINGUARD_PORT/mutate)"
+for rate in $RATES; do
+    echo "== winguard /validate at $rate reviews/s (latency corrected for coordinated omission)"
+    echo "$(load https://localhost:$WINGUARD_PORT/validate -q "$rate" --latency-correction)"
+done
+echo "== winguard peak RSS: $(grep VmHWM /proc/$server/status | awk '{print $2, $3}')"
