@@ -73,8 +73,20 @@ echo "== max throughput, $CONNECTIONS keep-alive connections, ${DURATION}s each"
 echo "baseline (nginx, do-nothing): $(load https://localhost:$BASELINE_PORT/validate)"
 echo "winguard /validate:           $(load https://localhost:$WINGUARD_PORT/validate)"
 echo "winguard /mutate:             $(load https://localhost:$WINGUARD_PORT/mutate)"
+# The server logs each review's own latency (body read to response written): percentiles of the
+# lines a phase added tell the server's share apart from the load tool's queueing on 2 cores.
+server_latency() { # FIRST_LINE -> "server p50/p99/max"
+    tail -n +"$1" "$work/serve.log" | python3 -c '
+import json, sys
+lat = sorted(json.loads(l)["latency_us"] for l in sys.stdin if "\"latency_us\"" in l)
+if lat:
+    q = lambda f: lat[min(len(lat) - 1, int(len(lat) * f))] / 1000
+    print(f"server-side p50 {q(0.5):.2f} ms, p99 {q(0.99):.2f} ms, max {lat[-1] / 1000:.2f} ms")'
+}
 for rate in $RATES; do
     echo "== winguard /validate at $rate reviews/s (latency corrected for coordinated omission)"
+    first=$(($(wc -l < "$work/serve.log") + 1))
     echo "$(load https://localhost:$WINGUARD_PORT/validate -q "$rate" --latency-correction)"
+    echo "   $(server_latency "$first")"
 done
 echo "== winguard peak RSS: $(grep VmHWM /proc/$server/status | awk '{print $2, $3}')"
