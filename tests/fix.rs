@@ -33,10 +33,15 @@ fn fix_rewrites_only_the_documents_it_fixes_and_keeps_the_file_mode() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("app.yaml");
     // A comment in a document no fix touches must survive byte for byte.
-    let original = example().replace(
-        "kind: Service\n",
-        "kind: Service # the load balancer of seed 000\n",
-    );
+    let original = example()
+        .replace(
+            "kind: Service\n",
+            "kind: Service # the load balancer of seed 000\n",
+        )
+        .replace(
+            "  replicas: 100\n",
+            "  replicas: 100 # the seed article's scale\n",
+        );
     std::fs::write(&file, &original).unwrap();
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
     let before = lint_rules(&file);
@@ -78,6 +83,24 @@ fn fix_rewrites_only_the_documents_it_fixes_and_keeps_the_file_mode() {
     );
     // The Deployment and the Linux test Pod.
     assert_eq!(changed, 2, "{fixed}");
+    // The fixes went in as new lines: the fixed documents keep their comments, quoting and flow
+    // lists, and only gained lines.
+    for kept in [
+        "  replicas: 100 # the seed article's scale\n",
+        "        image: \"mcr.microsoft.com/dotnet/framework/aspnet:4.8-windowsservercore-ltsc2019\"\n",
+        "            drop: [ALL]\n",
+        "    command: ['wget']\n",
+    ] {
+        assert!(fixed.contains(kept), "lost {kept:?}:\n{fixed}");
+    }
+    let old_lines: Vec<&str> = original.lines().collect();
+    let mut new_lines = fixed.lines();
+    for line in &old_lines {
+        assert!(
+            new_lines.any(|l| l == *line),
+            "line {line:?} changed or moved:\n{fixed}"
+        );
+    }
     let after = lint_rules(&file);
     for rule in [
         "windows-os-selector-missing",
@@ -208,4 +231,54 @@ fn mutate_passes_a_broken_document_through_and_fixes_the_rest() {
         r.stdout.contains("kubernetes.io/os: windows"),
         "the other documents are still fixed"
     );
+}
+
+#[test]
+fn every_failing_fixture_is_fixed_for_good_by_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fixtures = Vec::new();
+    for rule_dir in std::fs::read_dir(root().join("testdata/rules")).unwrap() {
+        for entry in std::fs::read_dir(rule_dir.unwrap().path()).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if name.starts_with("fail-") && name.ends_with(".yaml") {
+                fixtures.push(path);
+            }
+        }
+    }
+    assert!(fixtures.len() > 20, "{fixtures:?}");
+    for (i, fixture) in fixtures.iter().enumerate() {
+        let file = dir.path().join(format!("{i}.yaml"));
+        std::fs::copy(fixture, &file).unwrap();
+        let first = run(&["fix", file.to_str().unwrap()]);
+        assert_ne!(first.code, 2, "{}: {}", fixture.display(), first.stderr);
+        // Every safe fix is in: nothing safe is left to fix, and fixing again changes nothing.
+        let (_, report) = common::json(&["lint", file.to_str().unwrap()]);
+        let safe_left: Vec<_> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["applicability"] == "safe")
+            .map(|f| f["rule"].as_str().unwrap().to_string())
+            .collect();
+        assert!(
+            safe_left.is_empty(),
+            "{}: still fixable: {safe_left:?}",
+            fixture.display()
+        );
+        let fixed = std::fs::read_to_string(&file).unwrap();
+        let again = run(&["fix", file.to_str().unwrap()]);
+        assert!(
+            again.stderr.contains("fixed 0 findings"),
+            "{}: {}",
+            fixture.display(),
+            again.stderr
+        );
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            fixed,
+            "{}",
+            fixture.display()
+        );
+    }
 }

@@ -157,9 +157,13 @@ fn plural(n: usize) -> &'static str {
 
 /// The change to one file as a unified diff (`--diff`).
 fn unified_diff(r: &FixedSource) -> String {
-    similar::TextDiff::from_lines(&r.source.text, &r.text)
+    let mut diff = similar::TextDiff::from_lines(&r.source.text, &r.text)
         .unified_diff()
         .context_radius(3)
         .header(&r.source.name, &r.source.name)
-        .to_string()
+        .to_string();
+    if !diff.ends_with('\n') {
+        diff.push('\n');
+    }
+    diff
 }

@@ -3,10 +3,13 @@
 //!
 //! The fixes are the findings' own JSON Patches, applied as the mutating webhook applies them
 //! ([`crate::engine::patch::apply_all`]). A file is rewritten document by document: a document no
-//! fix touches keeps its bytes (comments, quoting, layout); a fixed one keeps the comment lines
-//! before its content (Helm's `# Source:` among them) and is written out again with its keys in
-//! their original order, so the change reads as a diff of the fix alone. Comments inside a fixed
-//! document are not kept: no YAML crate edits a document's text in place while keeping them.
+//! fix touches keeps its bytes (comments, quoting, layout). In a fixed one, fixes that only add
+//! are written in as new lines under their parents ([`insert`]), so every other line stays as it
+//! was; any other fix has the document written out again, keeping the comment lines before its
+//! content (Helm's `# Source:` among them) and its keys' original order (comments inside it are
+//! then lost).
+
+mod insert;
 
 use std::sync::Arc;
 
@@ -60,6 +63,9 @@ struct Document {
     parsed: Option<ParsedDoc>,
     /// The value with fixes applied, when any applied.
     patched: Option<Value>,
+    /// The operations applied, against the document's root (`None` once they are not: a List's
+    /// items are patched one by one).
+    applied: Option<Vec<PatchOperation>>,
 }
 
 /// Applies the fixes to every source. Objects of all sources form one input set, as in `lint`
@@ -100,6 +106,7 @@ pub fn fix_sources(
                 span,
                 parsed,
                 patched: None,
+                applied: Some(Vec::new()),
             });
         }
         docs.push(source_docs);
@@ -184,8 +191,16 @@ pub fn fix_sources(
                 .clone()
         });
         match item {
-            Some(i) => whole["items"][*i] = target,
-            None => *whole = target,
+            Some(i) => {
+                whole["items"][*i] = target;
+                doc.applied = None;
+            }
+            None => {
+                *whole = target;
+                if let Some(ops) = &mut doc.applied {
+                    ops.extend(applied);
+                }
+            }
         }
     }
 
@@ -237,6 +252,21 @@ fn render(source: &SourceText, docs: &[Document]) -> String {
         let span_text = &text[doc.span.start..doc.span.end];
         match (&doc.patched, &doc.parsed) {
             (Some(patched), Some(parsed)) => {
+                // The fix as new lines in the document's own text, where it can be.
+                let inserted = doc.applied.as_deref().filter(|_| !json).and_then(|ops| {
+                    insert::insert_fixes(
+                        span_text,
+                        doc.span.line_offset + 1,
+                        &parsed.value,
+                        &parsed.pos,
+                        patched,
+                        ops,
+                    )
+                });
+                if let Some(text) = inserted {
+                    out.push_str(&text);
+                    continue;
+                }
                 let ordered = Ordered {
                     value: patched,
                     original: Some((&parsed.value, &parsed.pos)),
