@@ -189,7 +189,17 @@ struct Read {
 
 /// Reads the review: envelope, request fields and object in one pass.
 fn read(body: &[u8]) -> Result<Read, Unreadable> {
-    let envelope: Envelope = serde_json::from_slice(body).map_err(|e| {
+    // Checked as UTF-8 once, whole: parsing from a `str` spares serde_json checking every string
+    // on its own (a tenth of a review's parse).
+    let text = std::str::from_utf8(body).map_err(|e| Unreadable {
+        uid: None,
+        message: format!(
+            "the request body is not UTF-8 text (byte {})",
+            e.valid_up_to()
+        ),
+        types: None,
+    })?;
+    let envelope: Envelope = serde_json::from_str(text).map_err(|e| {
         let probe = serde_json::from_slice::<Probe>(body).ok();
         let uid = probe
             .as_ref()

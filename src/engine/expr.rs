@@ -1052,6 +1052,15 @@ pub fn display(v: &Value) -> String {
     }
 }
 
+/// Appends `v` as [`display`] shows it.
+fn push_display(out: &mut String, v: &Value) {
+    match v {
+        Value::String(s) => out.push_str(s),
+        Value::Null => {}
+        other => out.push_str(&other.to_string()),
+    }
+}
+
 fn binary<'a, 'e: 'a>(
     op: BinOp,
     a: &'a Node,
@@ -1092,14 +1101,26 @@ fn binary<'a, 'e: 'a>(
                     Some(Ordering::Greater | Ordering::Equal)
                 )),
                 BinOp::In => bool_val(contains(&r, &l)),
-                BinOp::Add => Cow::Owned(match (&*l, &*r) {
-                    (Value::Number(x), Value::Number(y)) => {
-                        num(x.as_f64().unwrap_or(0.0) + y.as_f64().unwrap_or(0.0))
+                BinOp::Add => Cow::Owned(match (l, &*r) {
+                    // A chain `'a' + b + 'c' + …` (messages are built so) appends to the string
+                    // built so far instead of copying it at every step.
+                    (Cow::Owned(Value::String(mut x)), y) => {
+                        push_display(&mut x, y);
+                        Value::String(x)
                     }
-                    (Value::Array(x), Value::Array(y)) => {
-                        Value::Array(x.iter().chain(y).cloned().collect())
-                    }
-                    (x, y) => Value::String(display(x) + &display(y)),
+                    (l, y) => match (&*l, y) {
+                        (Value::Number(x), Value::Number(y)) => {
+                            num(x.as_f64().unwrap_or(0.0) + y.as_f64().unwrap_or(0.0))
+                        }
+                        (Value::Array(x), Value::Array(y)) => {
+                            Value::Array(x.iter().chain(y).cloned().collect())
+                        }
+                        (x, y) => {
+                            let mut out = display(x);
+                            push_display(&mut out, y);
+                            Value::String(out)
+                        }
+                    },
                 }),
                 BinOp::Sub => match (l.as_f64(), r.as_f64()) {
                     (Some(x), Some(y)) => Cow::Owned(num(x - y)),
