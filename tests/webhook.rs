@@ -662,7 +662,8 @@ fn certificate_rotation_under_traffic_fails_no_request() {
     // As cert-manager does it: the key and the certificate replaced one after the other (in
     // between, the pair does not match and is rejected; the old one stays in use).
     write_replacing(&key, &std::fs::read_to_string(&b.key).unwrap());
-    std::thread::sleep(Duration::from_millis(300));
+    // Several polls see the mismatched pair (one every 0.2 s).
+    std::thread::sleep(Duration::from_millis(1000));
     write_replacing(&cert, &std::fs::read_to_string(&b.cert).unwrap());
     let result = traffic.join().unwrap();
     assert_eq!(result["failed"], 0, "{result}\n{}", server.log());
@@ -769,6 +770,20 @@ fn metrics_are_prometheus_text_that_prometheus_client_parses() {
         2.0
     );
     assert_eq!(value("winguard_ready", &[]), 1.0);
+}
+
+#[test]
+fn only_tls_1_2_and_1_3_are_spoken() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, ca) = self_signed(dir.path(), &[]);
+    for version in ["1.2", "1.3"] {
+        let r = client(&["tls", &server.url, &ca, version]);
+        assert_eq!(r["version"], format!("TLSv{version}"), "{r}");
+    }
+    // The client offers only TLS 1.1 and the server refuses it with an alert.
+    let old = client(&["tls", &server.url, &ca, "1.1"]);
+    let error = old["error"].as_str().unwrap_or_else(|| panic!("{old}"));
+    assert!(error.contains("ALERT"), "{error}");
 }
 
 #[test]

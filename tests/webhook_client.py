@@ -11,6 +11,7 @@ standard library's http.client and ssl, with PyPI `jsonpatch` applying the patch
     hammer URL CA BODYFILE SECONDS          a new TLS connection per request until SECONDS pass
     slow URL CA BODYFILE                    send half a body, wait for a line on stdin, send the rest
     idle URL CA N                           open N TLS connections, report which handshakes held
+    tls URL CA VERSION                      handshake with only TLS VERSION (1.1, 1.2, 1.3) allowed
 """
 import base64
 import http.client
@@ -168,6 +169,26 @@ def idle(url, ca, n):
     sys.stdin.readline()
 
 
+def tls(url, ca, version):
+    host, port = split(url)
+    ctx = context(ca)
+    v = {"1.1": ssl.TLSVersion.TLSv1_1, "1.2": ssl.TLSVersion.TLSv1_2, "1.3": ssl.TLSVersion.TLSv1_3}[version]
+    try:
+        # The client's own floor may forbid old versions; lower it so the server decides.
+        ctx.minimum_version = ssl.TLSVersion.MINIMUM_SUPPORTED
+        ctx.set_ciphers("ALL:@SECLEVEL=0")
+        ctx.minimum_version = v
+        ctx.maximum_version = v
+    except (ValueError, ssl.SSLError) as e:
+        out({"client_cannot": str(e)})
+        return
+    try:
+        with ctx.wrap_socket(socket.create_connection((host, port), timeout=5), server_hostname=host) as s:
+            out({"version": s.version(), "alpn": s.selected_alpn_protocol()})
+    except Exception as e:
+        out({"error": repr(e)})
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "review":
@@ -186,6 +207,8 @@ def main():
         slow(*args[:3])
     elif cmd == "idle":
         idle(*args[:3])
+    elif cmd == "tls":
+        tls(*args[:3])
     else:
         sys.exit(f"unknown command {cmd}")
 

@@ -625,6 +625,42 @@ mod tests {
     }
 
     #[test]
+    fn config_exemptions_apply_to_the_request_namespace_as_in_the_cli() {
+        let mut review_value: Value = serde_json::from_slice(
+            &std::fs::read(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/testdata/admission/pod-windows-unpinned-v1.json"
+            ))
+            .unwrap(),
+        )
+        .unwrap();
+        // An object without a namespace of its own: the request's (`shop`) is the one matched.
+        review_value["request"]["object"]["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("namespace");
+        let body = serde_json::to_vec(&review_value).unwrap();
+        let rules_of = |config: &str| {
+            let config = crate::config::Config::parse(config, "winguard.yaml").unwrap();
+            let setup = LintSetup::new(crate::rules::RuleSet::embedded().unwrap(), config).unwrap();
+            review(&setup, Endpoint::Validate, &body).rules
+        };
+        let all = rules_of("");
+        assert!(
+            all.contains(&"windows-os-selector-missing".to_string()),
+            "{all:?}"
+        );
+        let exempt = rules_of(
+            "exemptions:\n- rule: windows-os-selector-missing\n  namespace: sh*\n  reason: pinned by the namespace's default node selector\n",
+        );
+        assert!(
+            !exempt.contains(&"windows-os-selector-missing".to_string()),
+            "{exempt:?}"
+        );
+        assert_eq!(exempt.len(), all.len() - 1, "{exempt:?}");
+    }
+
+    #[test]
     fn a_malformed_request_still_gets_its_uid_and_version_back() {
         let body = review_json(serde_json::json!({"uid": "u4", "operation": 5}));
         let Err(e) = read(&body) else {
