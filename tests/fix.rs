@@ -282,3 +282,35 @@ fn every_failing_fixture_is_fixed_for_good_by_one_run() {
         );
     }
 }
+
+#[test]
+fn a_write_that_fails_midway_leaves_the_file_as_it_was() {
+    // A full disk, simulated: files may grow to 1 KiB only (`ulimit -f 1`, with SIGXFSZ ignored
+    // so the write fails with EFBIG instead of killing the process).
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("app.yaml");
+    std::fs::write(&file, example()).unwrap();
+    assert!(example().len() > 1024);
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 1; exec '{}' fix '{}'",
+        env!("CARGO_BIN_EXE_winguard"),
+        file.display()
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot write"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), example());
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        names.len(),
+        1,
+        "a temporary file was left behind: {names:?}"
+    );
+}
