@@ -287,7 +287,12 @@ fn reviews_get_verdicts_in_the_requests_version_over_http2() {
         ] {
             assert!(message.contains(expected), "{expected} not in {message}");
         }
-        // Below the deny level: a warning, which kubectl prints.
+        // Below the deny level: a warning, which kubectl prints, short enough that the API
+        // server passes it on whole.
+        assert!(
+            warnings(&reply).iter().all(|w| w.chars().count() <= 256),
+            "{reply}"
+        );
         assert!(
             warnings(&reply)
                 .iter()

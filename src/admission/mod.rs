@@ -449,6 +449,7 @@ fn decide(setup: &LintSetup, endpoint: Endpoint, read: Read) -> Answer {
             &mut answer,
             response,
             &findings,
+            &setup.rules,
             policy.enforcement,
             policy.deny_on.severity(),
         ),
@@ -472,10 +473,33 @@ fn describe(f: &Finding) -> String {
     format!("{}: {} (at {})", f.rule, f.message, f.pointer)
 }
 
+/// The API server may cut warnings past this many characters (`AdmissionResponse.warnings`).
+const WARNING_LIMIT: usize = 256;
+
+/// A finding as a warning `kubectl` prints: `severity rule: message (at /pointer)`; when that is
+/// longer than [`WARNING_LIMIT`], the rule's one-line summary stands in for the message (the
+/// message leads with why the pod targets Windows, and a cut would lose what is wrong).
+fn warning(f: &Finding, rules: &crate::rules::RuleSet) -> String {
+    let full = format!("{} {}", f.severity.as_str(), describe(f));
+    if full.chars().count() <= WARNING_LIMIT {
+        return full;
+    }
+    let summary = rules.get(&f.rule).map_or("", |r| r.summary.as_str());
+    let short = format!(
+        "{} {}: {summary} (at {}; `winguard explain {}`)",
+        f.severity.as_str(),
+        f.rule,
+        f.pointer,
+        f.rule
+    );
+    short.chars().take(WARNING_LIMIT).collect()
+}
+
 fn validate(
     answer: &mut Answer,
     response: AdmissionResponse,
     findings: &[Finding],
+    rules: &crate::rules::RuleSet,
     enforcement: Enforcement,
     deny_on: crate::rules::Severity,
 ) -> AdmissionResponse {
@@ -484,7 +508,7 @@ fn validate(
     let warnings: Vec<String> = findings
         .iter()
         .filter(|f| !denies(f))
-        .map(|f| format!("{} {}", f.severity.as_str(), describe(f)))
+        .map(|f| warning(f, rules))
         .collect();
     let mut response = response;
     if !warnings.is_empty() {
