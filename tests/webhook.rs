@@ -75,6 +75,22 @@ impl Server {
     fn running(&mut self) -> bool {
         self.child.try_wait().unwrap().is_none()
     }
+
+    /// Waits for the server to exit, failing the test past `limit`.
+    fn wait_exit(&mut self, limit: Duration) -> std::process::ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "still running after {limit:?}:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
 }
 
 impl Drop for Server {
@@ -327,6 +343,22 @@ fn reviews_get_verdicts_in_the_requests_version_over_http2() {
         message.contains("(at /spec/template/spec/nodeSelector)"),
         "{message}"
     );
+    // UPDATE is judged as CREATE is; a CronJob at its template's depth.
+    for (name, at) in [
+        (
+            "deployment-windows-unpinned-update-v1.json",
+            "(at /spec/template/spec/nodeSelector)",
+        ),
+        (
+            "cronjob-windows-unpinned-v1.json",
+            "(at /spec/jobTemplate/spec/template/spec/nodeSelector)",
+        ),
+    ] {
+        let reply = send(&server, &ca, "/validate", name);
+        assert_eq!(response(&reply)["allowed"], false, "{name}: {reply}");
+        let message = response(&reply)["status"]["message"].as_str().unwrap();
+        assert!(message.contains(at), "{name}: {message}");
+    }
     // dryRun gets the same answer.
     let dry = send(
         &server,
@@ -355,8 +387,9 @@ fn reviews_get_verdicts_in_the_requests_version_over_http2() {
     assert_eq!(health["status"], 200);
     let ready = client(&["get", &server.url, &ca, "/readyz"]);
     assert_eq!(ready["status"], 200);
-    // Logs name the review, never its contents.
+    // Logs name the review, never its contents; `--self-signed` said where its CA is.
     let log = server.log();
+    assert!(log.contains(&format!("ca={ca}")), "{log}");
     assert!(
         log.contains("uid=705ab4f5-6393-11e8-b7cc-42010a800002"),
         "{log}"
@@ -381,6 +414,7 @@ fn mutate_patches_apply_with_jsonpatch_relint_clean_and_are_idempotent() {
         "pod-windows-unpinned-v1.json",
         "pod-windows-unpinned-v1beta1.json",
         "deployment-windows-unpinned-v1.json",
+        "cronjob-windows-unpinned-v1.json",
     ] {
         let reply = post(&server, &ca, "/mutate", &fixture(name));
         let r = response(&reply);
@@ -405,10 +439,10 @@ fn mutate_patches_apply_with_jsonpatch_relint_clean_and_are_idempotent() {
             patched_review.to_str().unwrap(),
         ]);
         let object = &applied["object"];
-        let spec = if object["kind"] == "Pod" {
-            &object["spec"]
-        } else {
-            &object["spec"]["template"]["spec"]
+        let spec = match object["kind"].as_str() {
+            Some("Pod") => &object["spec"],
+            Some("CronJob") => &object["spec"]["jobTemplate"]["spec"]["template"]["spec"],
+            _ => &object["spec"]["template"]["spec"],
         };
         assert_eq!(
             spec["nodeSelector"]["kubernetes.io/os"], "windows",
@@ -706,19 +740,28 @@ fn sigterm_drains_requests_in_flight_and_exits_zero() {
     let status_line = lines.next().unwrap().unwrap();
     assert!(status_line.contains("200"), "{status_line}");
     let _ = slow.wait();
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = server.child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(15),
-            "did not exit after draining"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = server.wait_exit(Duration::from_secs(15));
     assert_eq!(status.code(), Some(0), "{}", server.log());
     assert!(server.log().contains("draining"), "{}", server.log());
+}
+
+#[test]
+fn the_drain_is_bounded_when_a_request_never_finishes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, ca) = self_signed(
+        dir.path(),
+        &["--drain-timeout", "1", "--request-timeout", "60"],
+    );
+    let (mut stuck, _stdin, _lines) = half_sent_request(&server, &ca);
+    let kill = Command::new("kill")
+        .args(["-TERM", &server.pid()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    // --drain-timeout 1: well within 10 s, though the request never completes.
+    let status = server.wait_exit(Duration::from_secs(10));
+    assert_eq!(status.code(), Some(0), "{}", server.log());
+    let _ = stuck.kill();
 }
 
 #[test]

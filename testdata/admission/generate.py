@@ -124,6 +124,21 @@ def realistic_pod():
                                       "app.kubernetes.io/version": "4.8.1", "team": "payments"})
     return pod
 
+def cronjob(name, namespace):
+    pod = windows_pod(name, namespace)
+    spec = pod["spec"]
+    spec["restartPolicy"] = "OnFailure"
+    spec["containers"][0]["image"] = "mcr.microsoft.com/windows/servercore:ltsc2019"
+    spec["containers"][0]["command"] = ["powershell.exe", "-File", "C:\\jobs\\report.ps1"]
+    return {
+        "apiVersion": "batch/v1", "kind": "CronJob",
+        "metadata": {"name": name, "namespace": namespace, "creationTimestamp": None},
+        "spec": {"schedule": "0 2 * * *", "concurrencyPolicy": "Forbid",
+                 "jobTemplate": {"metadata": {"creationTimestamp": None},
+                                 "spec": {"template": {"metadata": {"creationTimestamp": None}, "spec": spec}}}},
+        "status": {},
+    }
+
 FIXTURES = {
     "pod-windows-realistic-v1.json": review("admission.k8s.io/v1", realistic_pod()),
     # A Windows pod with nothing pinning it to Windows: errors (denied) and safe fixes (mutate).
@@ -138,6 +153,13 @@ FIXTURES = {
     # The unpinned pod as a Deployment (its template is what gets fixed).
     "deployment-windows-unpinned-v1.json": review("admission.k8s.io/v1", deployment("merchant", "shop"),
         name="merchant", kind=("apps", "v1", "Deployment"), resource=("apps", "v1", "deployments")),
+    # UPDATE: judged like CREATE (the old object is not read).
+    "deployment-windows-unpinned-update-v1.json": review("admission.k8s.io/v1", deployment("merchant", "shop"),
+        operation="UPDATE", name="merchant", kind=("apps", "v1", "Deployment"), resource=("apps", "v1", "deployments"),
+        old=deployment("merchant", "shop")),
+    # A CronJob: its pod template sits three levels down.
+    "cronjob-windows-unpinned-v1.json": review("admission.k8s.io/v1", cronjob("nightly-report", "shop"),
+        name="nightly-report", kind=("batch", "v1", "CronJob"), resource=("batch", "v1", "cronjobs")),
     "pod-windows-unpinned-dryrun-v1.json": review("admission.k8s.io/v1", windows_pod("merchant", "shop"), dry_run=True),
     "pod-windows-unpinned-kube-system-v1.json": review("admission.k8s.io/v1", windows_pod("merchant", "kube-system"), namespace="kube-system"),
     "pod-windows-suppressed-v1.json": review("admission.k8s.io/v1", windows_pod("merchant", "shop",
