@@ -431,13 +431,15 @@ fn decide(setup: &LintSetup, endpoint: Endpoint, read: Read) -> Answer {
 
     // One object at a time: cross-object rules see only the cluster profile (configured
     // RuntimeClasses), as the webhook has no view of the rest of the cluster.
-    let ctx = Context::new(
+    let mut ctx = Context::new(
         &setup.rules,
         &setup.config,
         &setup.catalog,
         &[],
         setup.today,
     );
+    // Only /mutate uses the fixes; building a patch per finding is a tenth of an evaluation.
+    ctx.fixes = endpoint == Endpoint::Mutate;
     let findings = evaluate(&setup.rules, &ctx, &object);
     for f in &findings {
         if !answer.rules.contains(&f.rule) {
