@@ -187,7 +187,7 @@ pub struct WebhookConfig {
     /// `enforce` denies findings at or above `denyOn`; `audit` never denies and only warns.
     pub enforcement: Enforcement,
     /// The lowest severity that is denied (lower ones become warnings).
-    pub deny_on: DenyOn,
+    pub deny_on: crate::rules::Severity,
     /// Namespaces whose objects are admitted untouched (winguard's own, so it can always be
     /// repaired, and kube-system's, which cluster add-ons own).
     pub exempt_namespaces: Vec<String>,
@@ -197,7 +197,7 @@ impl Default for WebhookConfig {
     fn default() -> Self {
         WebhookConfig {
             enforcement: Enforcement::Enforce,
-            deny_on: DenyOn::Error,
+            deny_on: crate::rules::Severity::Error,
             exempt_namespaces: vec!["kube-system".to_string(), "winguard".to_string()],
         }
     }
@@ -208,24 +208,6 @@ impl Default for WebhookConfig {
 pub enum Enforcement {
     Enforce,
     Audit,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DenyOn {
-    Error,
-    Warning,
-    Info,
-}
-
-impl DenyOn {
-    pub fn severity(self) -> crate::rules::Severity {
-        match self {
-            DenyOn::Error => crate::rules::Severity::Error,
-            DenyOn::Warning => crate::rules::Severity::Warning,
-            DenyOn::Info => crate::rules::Severity::Info,
-        }
-    }
 }
 
 /// An out-of-band exemption (for charts that can't be annotated).

@@ -453,7 +453,7 @@ fn decide(setup: &LintSetup, endpoint: Endpoint, read: Read) -> Answer {
             &findings,
             &setup.rules,
             policy.enforcement,
-            policy.deny_on.severity(),
+            policy.deny_on,
         ),
         Endpoint::Mutate => mutate(&mut answer, response, &findings, &object),
     };

@@ -12,12 +12,9 @@ use super::{EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, FixArgs, MutateArgs, lint_sou
 
 /// `winguard fix PATH…`.
 pub fn run_fix(args: FixArgs) -> u8 {
-    let setup = match args.setup.load(args.setup.config_path().as_deref()) {
+    let setup = match args.setup.load_reporting() {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_ERROR;
-        }
+        Err(code) => return code,
     };
     if args.paths.iter().any(|p| p.as_os_str() == "-") {
         eprintln!("error: `fix` edits files; use `winguard mutate` to fix a stream on stdin");
@@ -115,12 +112,9 @@ pub fn run_fix(args: FixArgs) -> u8 {
 /// `winguard mutate`: stdin to stdout. Whatever happens, every document read is written out
 /// (unfixed ones as they came), so a post-renderer never drops part of a release.
 pub fn run_mutate(args: MutateArgs) -> u8 {
-    let setup = match args.setup.load(args.setup.config_path().as_deref()) {
+    let setup = match args.setup.load_reporting() {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_ERROR;
-        }
+        Err(code) => return code,
     };
     let sources = read_inputs(&[std::path::PathBuf::from("-")], args.max_file_size);
     if !sources.errors.is_empty() {

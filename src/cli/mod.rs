@@ -112,6 +112,15 @@ impl SetupArgs {
         })
     }
 
+    /// Loads the discovered or given config and the rules, as a command does: a failure is
+    /// printed and becomes the usage-error exit code.
+    pub fn load_reporting(&self) -> Result<LintSetup, u8> {
+        self.load(self.config_path().as_deref()).map_err(|e| {
+            eprintln!("error: {e}");
+            EXIT_ERROR
+        })
+    }
+
     /// Loads rules and the config at `config_path` (from [`SetupArgs::config_path`]), with the
     /// flags' overrides applied.
     pub fn load(&self, config_path: Option<&std::path::Path>) -> Result<LintSetup, String> {
@@ -295,12 +304,9 @@ pub fn run(cli: Cli) -> u8 {
             }
         }
         Command::Lint(args) => {
-            let setup = match args.setup.load(args.setup.config_path().as_deref()) {
+            let setup = match args.setup.load_reporting() {
                 Ok(s) => s,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return EXIT_ERROR;
-                }
+                Err(code) => return code,
             };
             let sources = crate::manifest::read_inputs(&args.paths, args.max_file_size);
             for note in &sources.notes {

@@ -13,7 +13,7 @@ use json_patch::PatchOperation;
 use serde_json::Value;
 
 use crate::manifest::unescape_pointer_token;
-use crate::manifest::yaml::{self, PosNode};
+use crate::manifest::yaml::PosNode;
 
 /// The document with `ops` (applied to `original`, giving `patched`) written in as insertions,
 /// or `None` when they can't be, or the result does not read back as `patched`.
@@ -196,12 +196,8 @@ fn yaml_lines(value: &Value, indent: usize) -> Option<String> {
 
 /// Whether `text` parses as exactly one document equal to `expected`.
 fn reads_as(text: &str, line_offset: u32, expected: &Value) -> bool {
-    let docs = match crate::manifest::block::read_document(text, line_offset) {
-        Some(doc) => vec![doc],
-        None => match yaml::parse_stream_at(text, line_offset) {
-            (docs, None) => docs,
-            _ => return false,
-        },
-    };
-    docs.len() == 1 && docs[0].value == *expected
+    match crate::manifest::parse_document_text(text, line_offset) {
+        (docs, None) => docs.len() == 1 && docs[0].value == *expected,
+        _ => false,
+    }
 }

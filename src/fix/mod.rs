@@ -21,7 +21,7 @@ use serde_json::Value;
 use crate::cli::LintSetup;
 use crate::engine::{Context, evaluate, patch};
 use crate::manifest::yaml::{ParsedDoc, PosNode};
-use crate::manifest::{DocSpan, InputError, SourceText, block, shape, split_source, yaml};
+use crate::manifest::{DocSpan, InputError, SourceText, parse_document_text, shape, split_source};
 use crate::rules::Applicability;
 
 /// Which fixes are applied.
@@ -61,6 +61,11 @@ pub struct FixedFinding {
 struct Document {
     span: DocSpan,
     parsed: Option<ParsedDoc>,
+}
+
+/// What the fixes did to one document; kept apart from [`Document`] so the rules read the
+/// parsed objects in place while fixes are recorded.
+struct Edit {
     /// The value with fixes applied, when any applied.
     patched: Option<Value>,
     /// The operations applied, against the document's root (`None` once they are not: a List's
@@ -83,31 +88,20 @@ pub fn fix_sources(
         let mut source_errors = Vec::new();
         for span in spans {
             let text = &source.text[span.start..span.end];
-            let parsed = match block::read_document(text, span.line_offset) {
-                Some(doc) => Some(doc),
-                None => match yaml::parse_stream_at(text, span.line_offset) {
-                    (mut docs, None) if docs.len() == 1 => docs.pop(),
-                    (_, Some(e)) => {
-                        source_errors.push(InputError {
-                            file: source.name.clone(),
-                            line: Some(e.line),
-                            column: Some(e.col),
-                            message: format!(
-                                "invalid YAML (document left as it is): {}",
-                                e.message
-                            ),
-                        });
-                        None
-                    }
-                    _ => None,
-                },
+            let parsed = match parse_document_text(text, span.line_offset) {
+                (mut docs, None) if docs.len() == 1 => docs.pop(),
+                (_, Some(e)) => {
+                    source_errors.push(InputError {
+                        file: source.name.clone(),
+                        line: Some(e.line),
+                        column: Some(e.col),
+                        message: format!("invalid YAML (document left as it is): {}", e.message),
+                    });
+                    None
+                }
+                _ => None,
             };
-            source_docs.push(Document {
-                span,
-                parsed,
-                patched: None,
-                applied: Some(Vec::new()),
-            });
+            source_docs.push(Document { span, parsed });
         }
         docs.push(source_docs);
         errors.push(source_errors);
@@ -124,30 +118,39 @@ pub fn fix_sources(
             }
         }
     }
-    let object_at =
-        |docs: &[Vec<Document>], (s, d, item): (usize, usize, Option<usize>)| -> Value {
-            let value = &docs[s][d]
-                .parsed
-                .as_ref()
-                .expect("placed objects are parsed")
-                .value;
-            match item {
-                Some(i) => value["items"][i].clone(),
-                None => value.clone(),
-            }
-        };
-    let objects: Vec<Value> = places.iter().map(|p| object_at(&docs, *p)).collect();
-    let refs: Vec<&Value> = objects.iter().collect();
+    let parsed_value = |(s, d, item): (usize, usize, Option<usize>)| -> &Value {
+        let value = &docs[s][d]
+            .parsed
+            .as_ref()
+            .expect("placed objects are parsed")
+            .value;
+        match item {
+            Some(i) => &value["items"][i],
+            None => value,
+        }
+    };
+    let objects: Vec<&Value> = places.iter().map(|p| parsed_value(*p)).collect();
+    let mut edits: Vec<Vec<Edit>> = docs
+        .iter()
+        .map(|d| {
+            d.iter()
+                .map(|_| Edit {
+                    patched: None,
+                    applied: Some(Vec::new()),
+                })
+                .collect()
+        })
+        .collect();
     let ctx = Context::new(
         &setup.rules,
         &setup.config,
         &setup.catalog,
-        &refs,
+        &objects,
         setup.today,
     );
 
     let mut fixed: Vec<Vec<FixedFinding>> = vec![Vec::new(); sources.len()];
-    for ((s, d, item), object) in places.iter().zip(&objects) {
+    for ((s, d, item), &object) in places.iter().zip(&objects) {
         if !object.is_object() || !shape::check(object).is_empty() {
             // Not an object the rules read (lint reports why).
             continue;
@@ -182,22 +185,18 @@ pub fn fix_sources(
                 object: name.clone(),
             })
         }));
-        let doc = &mut docs[*s][*d];
-        let whole = doc.patched.get_or_insert_with(|| {
-            doc.parsed
-                .as_ref()
-                .expect("placed objects are parsed")
-                .value
-                .clone()
-        });
+        let edit = &mut edits[*s][*d];
+        let whole = edit
+            .patched
+            .get_or_insert_with(|| parsed_value((*s, *d, None)).clone());
         match item {
             Some(i) => {
                 whole["items"][*i] = target;
-                doc.applied = None;
+                edit.applied = None;
             }
             None => {
                 *whole = target;
-                if let Some(ops) = &mut doc.applied {
+                if let Some(ops) = &mut edit.applied {
                     ops.extend(applied);
                 }
             }
@@ -206,15 +205,17 @@ pub fn fix_sources(
 
     sources
         .iter()
-        .zip(docs)
+        .zip(docs.iter().zip(&edits))
         .zip(errors)
         .zip(fixed)
-        .map(|(((source, source_docs), errors), fixed)| FixedSource {
-            text: render(source, &source_docs),
-            source: Arc::clone(source),
-            fixed,
-            errors,
-        })
+        .map(
+            |(((source, (source_docs, source_edits)), errors), fixed)| FixedSource {
+                text: render(source, source_docs, source_edits),
+                source: Arc::clone(source),
+                fixed,
+                errors,
+            },
+        )
         .collect()
 }
 
@@ -238,22 +239,22 @@ fn describe_object(object: &Value) -> String {
 }
 
 /// The source's text with each fixed document written anew and everything else as it was.
-fn render(source: &SourceText, docs: &[Document]) -> String {
+fn render(source: &SourceText, docs: &[Document], edits: &[Edit]) -> String {
     let text = &source.text;
-    if docs.iter().all(|d| d.patched.is_none()) {
+    if edits.iter().all(|e| e.patched.is_none()) {
         return text.clone();
     }
     let json = is_json(source);
     let mut out = String::with_capacity(text.len() + 256);
     let mut at = 0;
-    for doc in docs {
+    for (doc, edit) in docs.iter().zip(edits) {
         out.push_str(&text[at..doc.span.start]);
         at = doc.span.end;
         let span_text = &text[doc.span.start..doc.span.end];
-        match (&doc.patched, &doc.parsed) {
+        match (&edit.patched, &doc.parsed) {
             (Some(patched), Some(parsed)) => {
                 // The fix as new lines in the document's own text, where it can be.
-                let inserted = doc.applied.as_deref().filter(|_| !json).and_then(|ops| {
+                let inserted = edit.applied.as_deref().filter(|_| !json).and_then(|ops| {
                     insert::insert_fixes(
                         span_text,
                         doc.span.line_offset + 1,

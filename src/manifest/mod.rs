@@ -406,18 +406,26 @@ pub fn parse_source(source: &Arc<SourceText>) -> (Vec<Object>, Vec<InputError>) 
 
 /// Parses one document of a source into objects: attributes Helm templates, expands
 /// `kind: List`, and skips what isn't a Kubernetes object.
+/// The documents of one span's text, with positions counted from `line_offset`. The fast reader
+/// takes the plain block YAML that rendered manifests are; whatever it doesn't know goes to the
+/// full parser.
+pub fn parse_document_text(
+    text: &str,
+    line_offset: u32,
+) -> (Vec<ParsedDoc>, Option<yaml::YamlError>) {
+    match block::read_document(text, line_offset) {
+        Some(doc) => (vec![doc], None),
+        None => yaml::parse_stream_at(text, line_offset),
+    }
+}
+
 pub fn parse_document(
     source: &Arc<SourceText>,
     templates: &Templates,
     span: &DocSpan,
 ) -> (Vec<Object>, Vec<InputError>) {
     let text = &source.text[span.start..span.end];
-    // The fast reader takes the plain block YAML that rendered manifests are; whatever it
-    // doesn't know goes to the full parser.
-    let (docs, error) = match block::read_document(text, span.line_offset) {
-        Some(doc) => (vec![doc], None),
-        None => yaml::parse_stream_at(text, span.line_offset),
-    };
+    let (docs, error) = parse_document_text(text, span.line_offset);
     let mut objects = Vec::new();
     let mut errors = Vec::new();
     for doc in docs {
