@@ -5,6 +5,7 @@
 //! profile from [`config`]; [`report`] renders findings, [`cli`] wires it together.
 
 pub mod admission;
+pub mod chart;
 pub mod cli;
 pub mod config;
 pub mod engine;

@@ -2,6 +2,7 @@
 
 mod fix;
 mod lint;
+pub mod render;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -41,6 +42,8 @@ pub enum Command {
     /// Read manifests on stdin, write them with the safe fixes applied to stdout (a Helm
     /// post-renderer).
     Mutate(MutateArgs),
+    /// Render a Helm chart as `helm template` does (`[RELEASE] CHART`), natively.
+    Render(render::RenderArgs),
     /// Serve the rules as a validating and mutating admission webhook over HTTPS.
     Serve(crate::serve::ServeArgs),
     /// Explain a rule: what it checks, why, an example and the fix.
@@ -185,6 +188,11 @@ pub struct LintArgs {
     pub paths: Vec<PathBuf>,
     #[command(flatten)]
     pub setup: SetupArgs,
+    #[command(flatten)]
+    pub chart: render::ChartArgs,
+    /// Release name for charts (`.Release.Name`).
+    #[arg(long, value_name = "NAME", default_value = "release-name")]
+    pub release_name: String,
     /// Exit with 1 when a finding is at or above this severity.
     #[arg(long, value_enum, default_value = "error")]
     pub fail_on: FailOn,
@@ -285,6 +293,7 @@ pub fn run(cli: Cli) -> u8 {
             EXIT_CLEAN
         }
         Command::Serve(args) => crate::serve::run(args),
+        Command::Render(args) => render::run(&args),
         Command::Fix(args) => fix::run_fix(args),
         Command::Mutate(args) => fix::run_mutate(args),
         Command::Explain { rule, rules } => {
@@ -308,7 +317,7 @@ pub fn run(cli: Cli) -> u8 {
                 Ok(s) => s,
                 Err(code) => return code,
             };
-            let sources = crate::manifest::read_inputs(&args.paths, args.max_file_size);
+            let sources = read_lint_inputs(&args, &setup);
             for note in &sources.notes {
                 eprintln!("note: {note}");
             }
@@ -331,6 +340,34 @@ pub fn run(cli: Cli) -> u8 {
             code
         }
     }
+}
+
+/// The inputs of `lint`: charts are rendered (with the effective Kubernetes version, the same
+/// one the rules use) and read as their `helm template` output; the rest is read as files.
+fn read_lint_inputs(args: &LintArgs, setup: &LintSetup) -> crate::manifest::Sources {
+    let (charts, files): (Vec<PathBuf>, Vec<PathBuf>) = args
+        .paths
+        .iter()
+        .cloned()
+        .partition(|p| p.as_os_str() != "-" && crate::chart::is_chart(p));
+    let mut sources = crate::manifest::read_inputs(&files, args.max_file_size);
+    for chart in charts {
+        let shown = chart.display().to_string();
+        match args.chart.render(
+            &chart,
+            &args.release_name,
+            Some(&setup.config.kubernetes_version),
+        ) {
+            Ok(text) => crate::manifest::read_bytes(&shown, text.into_bytes(), false, &mut sources),
+            Err(e) => sources.errors.push(crate::manifest::InputError {
+                file: e.file.clone(),
+                line: (e.line > 0).then_some(e.line as u32),
+                column: (e.column > 0).then_some(e.column as u32),
+                message: e.message,
+            }),
+        }
+    }
+    sources
 }
 
 fn write_outputs(

@@ -1,0 +1,447 @@
+//! Reading a chart from a directory or a `.tgz`, as Helm's loader does: the same files go to
+//! the same places, `.helmignore` applies, and subcharts in `charts/` are charts of their own.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+
+use serde_json::{Map, Value as Json};
+
+use super::ChartError;
+
+/// One file of a chart, by its path inside the chart (`templates/deployment.yaml`).
+#[derive(Debug, Clone)]
+pub struct File {
+    pub name: String,
+    pub data: Vec<u8>,
+}
+
+/// A dependency as `Chart.yaml` (or v1's `requirements.yaml`) declares it.
+#[derive(Debug, Clone, Default)]
+pub struct Dependency {
+    pub name: String,
+    pub alias: Option<String>,
+    pub condition: Option<String>,
+    pub tags: Vec<String>,
+    pub import_values: Vec<Json>,
+    pub enabled: bool,
+    /// The raw entry, for `.Chart.Dependencies`.
+    pub raw: Map<String, Json>,
+}
+
+/// A loaded chart.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    /// `Chart.yaml` as written.
+    pub metadata: Map<String, Json>,
+    pub templates: Vec<File>,
+    /// Every other file, for `.Files` (`crds/` included, as in Helm).
+    pub files: Vec<File>,
+    /// `values.yaml`, numbers as JSON reads them.
+    pub values: Map<String, Json>,
+    pub schema: Option<Json>,
+    pub dependencies: Vec<Dependency>,
+    /// The charts under `charts/`.
+    pub subcharts: Vec<Chart>,
+    /// Where the chart came from, for errors (`mychart/`, `mychart/charts/sub.tgz`).
+    pub source: String,
+}
+
+impl Chart {
+    pub fn name(&self) -> &str {
+        self.metadata
+            .get("name")
+            .and_then(Json::as_str)
+            .unwrap_or("")
+    }
+    pub fn version(&self) -> &str {
+        self.metadata
+            .get("version")
+            .and_then(Json::as_str)
+            .unwrap_or("")
+    }
+    pub fn is_library(&self) -> bool {
+        self.metadata
+            .get("type")
+            .and_then(Json::as_str)
+            .is_some_and(|t| t.eq_ignore_ascii_case("library"))
+    }
+    pub fn kube_version(&self) -> Option<&str> {
+        self.metadata
+            .get("kubeVersion")
+            .and_then(Json::as_str)
+            .filter(|s| !s.is_empty())
+    }
+    /// The CRD files (`crds/*.yaml`, `.yml`, `.json`).
+    pub fn crds(&self) -> impl Iterator<Item = &File> {
+        self.files.iter().filter(|f| {
+            f.name.starts_with("crds/")
+                && (f.name.ends_with(".yaml")
+                    || f.name.ends_with(".yml")
+                    || f.name.ends_with(".json"))
+        })
+    }
+}
+
+/// Loads a chart from a directory or a `.tgz` archive.
+pub fn load_chart(path: &Path) -> Result<Chart, ChartError> {
+    let shown = path.display().to_string();
+    if path.is_dir() {
+        let files = read_dir_files(path)?;
+        load_files(files, &shown)
+    } else {
+        let data = std::fs::read(path)
+            .map_err(|e| ChartError::new(&shown, format!("cannot read chart {shown}: {e}")))?;
+        load_archive(&data, &shown)
+    }
+}
+
+/// Every file under `dir`, by path relative to it, `.helmignore` applied.
+fn read_dir_files(dir: &Path) -> Result<Vec<File>, ChartError> {
+    let shown = dir.display().to_string();
+    let ignore = match std::fs::read_to_string(dir.join(".helmignore")) {
+        Ok(text) => HelmIgnore::parse(&text),
+        Err(_) => HelmIgnore::default(),
+    };
+    let mut files = Vec::new();
+    let walker = walkdir::WalkDir::new(dir).sort_by_file_name().into_iter();
+    let mut walker = walker;
+    while let Some(entry) = walker.next() {
+        let entry = entry
+            .map_err(|e| ChartError::new(&shown, format!("cannot read chart {shown}: {e}")))?;
+        let Ok(rel) = entry.path().strip_prefix(dir) else {
+            continue;
+        };
+        if rel.as_os_str().is_empty() {
+            continue;
+        }
+        let name = rel.to_string_lossy().replace('\\', "/");
+        let is_dir = entry.file_type().is_dir();
+        if ignore.ignores(&name, is_dir) {
+            if is_dir {
+                walker.skip_current_dir();
+            }
+            continue;
+        }
+        if is_dir {
+            continue;
+        }
+        let data = std::fs::read(entry.path()).map_err(|e| {
+            ChartError::new(
+                format!("{shown}/{name}"),
+                format!("cannot read {shown}/{name}: {e}"),
+            )
+        })?;
+        files.push(File { name, data });
+    }
+    Ok(files)
+}
+
+/// Loads a packaged chart: a gzipped tar whose entries sit under one top directory.
+pub fn load_archive(data: &[u8], shown: &str) -> Result<Chart, ChartError> {
+    let bad =
+        |e: String| ChartError::new(shown, format!("{shown} is not a valid chart archive: {e}"));
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(data));
+    let mut files = Vec::new();
+    let entries = archive.entries().map_err(|e| bad(e.to_string()))?;
+    for entry in entries {
+        let mut entry = entry.map_err(|e| bad(e.to_string()))?;
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let path = entry
+            .path()
+            .map_err(|e| bad(e.to_string()))?
+            .to_string_lossy()
+            .replace('\\', "/");
+        // Drop the top directory (`mychart/templates/x.yaml` → `templates/x.yaml`).
+        let Some((_, name)) = path.split_once('/') else {
+            continue;
+        };
+        if name.split('/').any(|part| part == "..") {
+            return Err(bad(format!("the entry {path} leaves the chart")));
+        }
+        let mut data = Vec::new();
+        entry
+            .read_to_end(&mut data)
+            .map_err(|e| bad(e.to_string()))?;
+        files.push(File {
+            name: name.to_string(),
+            data,
+        });
+    }
+    if files.is_empty() {
+        return Err(bad("no files in archive".into()));
+    }
+    // The archive's own .helmignore applies to it too.
+    let ignore = files
+        .iter()
+        .find(|f| f.name == ".helmignore")
+        .map(|f| HelmIgnore::parse(&String::from_utf8_lossy(&f.data)))
+        .unwrap_or_default();
+    files.retain(|f| !ignore.ignores(&f.name, false));
+    load_files(files, shown)
+}
+
+fn yaml_map(file: &File, shown: &str) -> Result<Map<String, Json>, ChartError> {
+    let text = String::from_utf8_lossy(&file.data);
+    if text.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    let where_ = format!("{shown}/{}", file.name);
+    match serde_yaml_ng::from_str::<Json>(&text) {
+        Ok(Json::Object(m)) => Ok(m),
+        Ok(Json::Null) => Ok(Map::new()),
+        Ok(_) => Err(ChartError::new(
+            &where_,
+            format!("{where_}: not a YAML map"),
+        )),
+        Err(e) => {
+            let mut err = ChartError::new(&where_, format!("{where_}: {e}"));
+            if let Some(loc) = e.location() {
+                err.line = loc.line();
+                err.column = loc.column();
+            }
+            Err(err)
+        }
+    }
+}
+
+/// Sorts a chart's files into their places.
+pub fn load_files(files: Vec<File>, shown: &str) -> Result<Chart, ChartError> {
+    let mut metadata = None;
+    let mut values = Map::new();
+    let mut schema = None;
+    let mut requirements = None;
+    let mut templates = Vec::new();
+    let mut other = Vec::new();
+    let mut sub_dirs: BTreeMap<String, Vec<File>> = BTreeMap::new();
+    let mut sub_archives: Vec<File> = Vec::new();
+    for file in files {
+        match file.name.as_str() {
+            "Chart.yaml" => metadata = Some(yaml_map(&file, shown)?),
+            "values.yaml" => values = yaml_map(&file, shown)?,
+            "values.schema.json" => {
+                schema = Some(serde_json::from_slice(&file.data).map_err(|e| {
+                    ChartError::new(
+                        format!("{shown}/values.schema.json"),
+                        format!("{shown}/values.schema.json: {e}"),
+                    )
+                })?)
+            }
+            "requirements.yaml" => requirements = Some(yaml_map(&file, shown)?),
+            "requirements.lock" | "Chart.lock" => {}
+            name if name.starts_with("templates/") => templates.push(file),
+            name if name.starts_with("charts/") => {
+                let rest = &name["charts/".len()..];
+                match rest.split_once('/') {
+                    Some((dir, inner)) => sub_dirs.entry(dir.to_string()).or_default().push(File {
+                        name: inner.to_string(),
+                        data: file.data,
+                    }),
+                    None if rest.ends_with(".tgz") || rest.ends_with(".tar.gz") => {
+                        sub_archives.push(file)
+                    }
+                    None => other.push(file),
+                }
+            }
+            _ => other.push(file),
+        }
+    }
+    let metadata = metadata.ok_or_else(|| {
+        ChartError::new(
+            format!("{shown}/Chart.yaml"),
+            format!("{shown}: Chart.yaml file is missing"),
+        )
+    })?;
+    if metadata
+        .get("name")
+        .and_then(Json::as_str)
+        .unwrap_or("")
+        .is_empty()
+    {
+        return Err(ChartError::new(
+            format!("{shown}/Chart.yaml"),
+            format!("{shown}/Chart.yaml: validation: chart.metadata.name is required"),
+        ));
+    }
+    let api_version = metadata
+        .get("apiVersion")
+        .and_then(Json::as_str)
+        .unwrap_or("");
+    let declared = if api_version == "v1" {
+        requirements
+            .as_ref()
+            .and_then(|r| r.get("dependencies"))
+            .or_else(|| metadata.get("dependencies"))
+    } else {
+        metadata.get("dependencies")
+    };
+    let dependencies = declared
+        .and_then(Json::as_array)
+        .map(|list| list.iter().filter_map(dependency).collect())
+        .unwrap_or_default();
+    let mut subcharts = Vec::new();
+    for (dir, files) in sub_dirs {
+        // A directory without Chart.yaml is not a chart (Helm skips it too).
+        if !files.iter().any(|f| f.name == "Chart.yaml") {
+            continue;
+        }
+        subcharts.push(load_files(files, &format!("{shown}/charts/{dir}"))?);
+    }
+    for archive in sub_archives {
+        subcharts.push(load_archive(
+            &archive.data,
+            &format!("{shown}/{}", archive.name),
+        )?);
+    }
+    Ok(Chart {
+        metadata,
+        templates,
+        files: other,
+        values,
+        schema,
+        dependencies,
+        subcharts,
+        source: shown.to_string(),
+    })
+}
+
+fn dependency(v: &Json) -> Option<Dependency> {
+    let m = v.as_object()?;
+    let text = |k: &str| m.get(k).and_then(Json::as_str).map(String::from);
+    Some(Dependency {
+        name: text("name")?,
+        alias: text("alias").filter(|a| !a.is_empty()),
+        condition: text("condition").filter(|c| !c.is_empty()),
+        tags: m
+            .get("tags")
+            .and_then(Json::as_array)
+            .map(|t| {
+                t.iter()
+                    .filter_map(Json::as_str)
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        import_values: m
+            .get("import-values")
+            .and_then(Json::as_array)
+            .cloned()
+            .unwrap_or_default(),
+        enabled: true,
+        raw: m.clone(),
+    })
+}
+
+/// `.helmignore`: gitignore-like patterns (`*.tmp`, `dir/`, `!keep`), matched against the
+/// path and its base name as Helm's `ignore` package does.
+#[derive(Default)]
+pub struct HelmIgnore {
+    rules: Vec<(bool, bool, regex::Regex)>,
+}
+
+impl HelmIgnore {
+    pub fn parse(text: &str) -> HelmIgnore {
+        let mut rules = Vec::new();
+        for line in text.lines() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (negate, pattern) = match line.strip_prefix('!') {
+                Some(p) => (true, p),
+                None => (false, line),
+            };
+            let (dir_only, pattern) = match pattern.strip_suffix('/') {
+                Some(p) => (true, p),
+                None => (false, pattern),
+            };
+            let pattern = pattern.trim_start_matches('/');
+            if let Ok(re) = regex::Regex::new(&glob_regex(pattern)) {
+                rules.push((negate, dir_only, re));
+            }
+        }
+        HelmIgnore { rules }
+    }
+
+    /// Whether `path` (relative, `/`-separated) is ignored. `Chart.yaml` never is.
+    pub fn ignores(&self, path: &str, is_dir: bool) -> bool {
+        if path == "Chart.yaml" {
+            return false;
+        }
+        let base = path.rsplit('/').next().unwrap_or(path);
+        let mut ignored = false;
+        for (negate, dir_only, re) in &self.rules {
+            if *dir_only && !is_dir {
+                continue;
+            }
+            if re.is_match(path) || re.is_match(base) {
+                ignored = !negate;
+            }
+        }
+        ignored
+    }
+}
+
+/// Go's `filepath.Match` pattern as an anchored regex (`*` stays within one path part).
+fn glob_regex(pattern: &str) -> String {
+    let mut re = String::from("^");
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' => {
+                if chars.peek() == Some(&'*') {
+                    chars.next();
+                    re.push_str(".*");
+                } else {
+                    re.push_str("[^/]*");
+                }
+            }
+            '?' => re.push_str("[^/]"),
+            '[' => {
+                re.push('[');
+                if chars.peek() == Some(&'!') || chars.peek() == Some(&'^') {
+                    chars.next();
+                    re.push('^');
+                }
+                for c in chars.by_ref() {
+                    if c == ']' {
+                        break;
+                    }
+                    if c == '\\' {
+                        re.push_str("\\\\");
+                    } else {
+                        re.push(c);
+                    }
+                }
+                re.push(']');
+            }
+            '\\' => {
+                if let Some(n) = chars.next() {
+                    re.push_str(&regex::escape(&n.to_string()));
+                }
+            }
+            c => re.push_str(&regex::escape(&c.to_string())),
+        }
+    }
+    re.push('$');
+    re
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HelmIgnore;
+
+    #[test]
+    fn helmignore_patterns() {
+        let ig = HelmIgnore::parse("# comment\n*.tmp\n.git/\nsecret-*\n!secret-keep\n");
+        assert!(ig.ignores("a.tmp", false));
+        assert!(ig.ignores("templates/x.tmp", false));
+        assert!(ig.ignores(".git", true));
+        assert!(!ig.ignores(".git", false));
+        assert!(ig.ignores("secret-one", false));
+        assert!(!ig.ignores("secret-keep", false));
+        assert!(!ig.ignores("Chart.yaml", false));
+    }
+}

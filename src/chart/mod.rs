@@ -1,0 +1,68 @@
+//! Helm charts: loading a chart (directory or `.tgz`), Helm's values, rendering its templates
+//! the way Helm 4 does, and the `helm template` output that the manifest loader then reads.
+//!
+//! - [`load`]: `Chart.yaml`, `values.yaml`, `values.schema.json`, `templates/`, `crds/`, other
+//!   files (for `.Files`), subcharts in `charts/` (directories and archives), `.helmignore`.
+//! - [`values`]: the merge order (subchart defaults, parent values, `-f` files, `--set*`),
+//!   `--set` syntax, dependency conditions, tags, aliases, `import-values`, globals.
+//! - [`render`]: the template set, each template's data (`.Values`, `.Chart`, `.Release`,
+//!   `.Capabilities`, `.Files`, `.Template`), and `helm template`'s document order.
+//! - [`template`]: Go's `text/template` with Helm's and Sprig's functions.
+
+pub mod load;
+pub mod objects;
+pub mod render;
+pub mod template;
+pub mod values;
+
+pub use load::{Chart, load_chart};
+pub use render::{RenderOptions, Rendered, render_chart};
+
+/// Why a chart could not be rendered: the file and line when there is one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChartError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl ChartError {
+    pub fn new(file: impl Into<String>, message: impl Into<String>) -> Self {
+        ChartError {
+            file: file.into(),
+            line: 0,
+            column: 0,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for ChartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.message)
+    }
+}
+
+impl From<template::TemplateError> for ChartError {
+    fn from(e: template::TemplateError) -> Self {
+        ChartError {
+            file: e.file.clone(),
+            line: e.line,
+            column: e.column,
+            message: e.to_string(),
+        }
+    }
+}
+
+/// Whether `path` is a chart: a directory with `Chart.yaml`, or a `.tgz` archive.
+pub fn is_chart(path: &std::path::Path) -> bool {
+    if path.is_dir() {
+        return path.join("Chart.yaml").is_file();
+    }
+    path.is_file()
+        && path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.ends_with(".tgz") || n.ends_with(".tar.gz"))
+}

@@ -1,0 +1,257 @@
+//! Helm's built-in objects that have methods: `.Files`, `.Capabilities`,
+//! `.Capabilities.KubeVersion` and `.Capabilities.APIVersions`.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use super::template::{Object, Value};
+
+/// `.Files`: the chart's non-template files.
+pub struct Files {
+    pub files: Vec<(String, Rc<[u8]>)>,
+}
+
+impl Files {
+    fn get(&self, name: &str) -> Option<&Rc<[u8]>> {
+        self.files.iter().find(|(n, _)| n == name).map(|(_, d)| d)
+    }
+
+    fn glob(&self, pattern: &str) -> Result<Files, String> {
+        let re = regex::Regex::new(&glob_regex(pattern))
+            .map_err(|e| format!("bad glob pattern {pattern:?}: {e}"))?;
+        Ok(Files {
+            files: self
+                .files
+                .iter()
+                .filter(|(n, _)| re.is_match(n))
+                .cloned()
+                .collect(),
+        })
+    }
+
+    /// Base name → content, as `AsConfig`/`AsSecrets` key them.
+    fn by_base_name(&self, encode: bool) -> String {
+        if self.files.is_empty() {
+            return String::new();
+        }
+        let mut m = BTreeMap::new();
+        for (name, data) in &self.files {
+            let base = name.rsplit('/').next().unwrap_or(name).to_string();
+            let text = if encode {
+                use base64::Engine;
+                base64::engine::general_purpose::STANDARD.encode(data)
+            } else {
+                String::from_utf8_lossy(data).into_owned()
+            };
+            m.insert(base, Value::from(text));
+        }
+        super::template::yaml::to_yaml(&Value::map(m))
+            .trim_end_matches('\n')
+            .to_string()
+    }
+}
+
+impl Object for Files {
+    fn type_name(&self) -> &str {
+        "files.Files"
+    }
+    fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, String>> {
+        let path = || -> Result<String, String> {
+            match args.first() {
+                Some(Value::Str(s)) => Ok(s.to_string()),
+                Some(other) => Err(format!(
+                    "wrong type for value; expected string; got {}",
+                    other.type_name()
+                )),
+                None => Err("wrong number of args: want 1 got 0".into()),
+            }
+        };
+        Some(match name {
+            "Get" => path().map(|p| {
+                Value::from(
+                    self.get(&p)
+                        .map(|d| String::from_utf8_lossy(d).into_owned())
+                        .unwrap_or_default(),
+                )
+            }),
+            "GetBytes" => path().map(|p| {
+                Value::Bytes(
+                    self.get(&p)
+                        .cloned()
+                        .unwrap_or_else(|| Rc::from(Vec::new())),
+                )
+            }),
+            "Lines" => path().map(|p| match self.get(&p) {
+                Some(d) => Value::list(
+                    String::from_utf8_lossy(d)
+                        .split('\n')
+                        .map(Value::from)
+                        .collect(),
+                ),
+                None => Value::list(Vec::new()),
+            }),
+            "Glob" => path()
+                .and_then(|p| self.glob(&p))
+                .map(|f| Value::Object(Rc::new(f))),
+            "AsConfig" => Ok(Value::from(self.by_base_name(false))),
+            "AsSecrets" => Ok(Value::from(self.by_base_name(true))),
+            _ => return None,
+        })
+    }
+    fn display(&self) -> String {
+        let names: Vec<String> = self
+            .files
+            .iter()
+            .map(|(n, d)| format!("{n}:{:?}", d.as_ref()))
+            .collect();
+        format!("map[{}]", names.join(" "))
+    }
+    fn to_data(&self) -> Value {
+        Value::map(
+            self.files
+                .iter()
+                .map(|(n, d)| (n.clone(), Value::Bytes(d.clone())))
+                .collect(),
+        )
+    }
+}
+
+/// Go's `gobwas/glob` with `/` as separator, as `.Files.Glob` matches (`*` within one part,
+/// `**` across parts).
+fn glob_regex(pattern: &str) -> String {
+    let mut re = String::from("^");
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' if chars.peek() == Some(&'*') => {
+                chars.next();
+                re.push_str(".*");
+            }
+            '*' => re.push_str("[^/]*"),
+            '?' => re.push_str("[^/]"),
+            '{' => re.push_str("(?:"),
+            '}' => re.push(')'),
+            ',' => re.push('|'),
+            '[' => {
+                re.push('[');
+                if chars.peek() == Some(&'!') {
+                    chars.next();
+                    re.push('^');
+                }
+            }
+            ']' => re.push(']'),
+            '\\' => {
+                if let Some(n) = chars.next() {
+                    re.push_str(&regex::escape(&n.to_string()));
+                }
+            }
+            c => re.push_str(&regex::escape(&c.to_string())),
+        }
+    }
+    re.push('$');
+    re
+}
+
+/// `.Capabilities.KubeVersion`: prints as its version (`v1.34.0`).
+pub struct KubeVersion {
+    pub version: String,
+    pub major: String,
+    pub minor: String,
+}
+
+impl Object for KubeVersion {
+    fn type_name(&self) -> &str {
+        "*common.KubeVersion"
+    }
+    fn field(&self, name: &str) -> Option<Value> {
+        match name {
+            "Version" => Some(Value::from(self.version.as_str())),
+            "Major" => Some(Value::from(self.major.as_str())),
+            "Minor" => Some(Value::from(self.minor.as_str())),
+            _ => None,
+        }
+    }
+    fn call(&self, name: &str, _args: &[Value]) -> Option<Result<Value, String>> {
+        match name {
+            "GitVersion" | "String" => Some(Ok(Value::from(self.version.as_str()))),
+            _ => None,
+        }
+    }
+    fn display(&self) -> String {
+        self.version.clone()
+    }
+    fn to_data(&self) -> Value {
+        let mut m = BTreeMap::new();
+        m.insert("Version".into(), Value::from(self.version.as_str()));
+        m.insert("Major".into(), Value::from(self.major.as_str()));
+        m.insert("Minor".into(), Value::from(self.minor.as_str()));
+        Value::map(m)
+    }
+}
+
+/// `.Capabilities.APIVersions`: `Has "apps/v1"` or `Has "apps/v1/Deployment"`.
+pub struct ApiVersions {
+    pub versions: Vec<String>,
+}
+
+impl Object for ApiVersions {
+    fn type_name(&self) -> &str {
+        "common.VersionSet"
+    }
+    fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, String>> {
+        match name {
+            "Has" => Some(match args.first() {
+                Some(Value::Str(s)) => Ok(Value::Bool(self.versions.iter().any(|v| v == &**s))),
+                _ => Err("wrong type for value; expected string".into()),
+            }),
+            _ => None,
+        }
+    }
+    fn display(&self) -> String {
+        format!("[{}]", self.versions.join(" "))
+    }
+    fn to_data(&self) -> Value {
+        Value::list(
+            self.versions
+                .iter()
+                .map(|v| Value::from(v.as_str()))
+                .collect(),
+        )
+    }
+}
+
+/// `.Capabilities`.
+pub struct Capabilities {
+    pub kube_version: Rc<KubeVersion>,
+    pub api_versions: Rc<ApiVersions>,
+    pub helm_version: Value,
+}
+
+impl Object for Capabilities {
+    fn type_name(&self) -> &str {
+        "*common.Capabilities"
+    }
+    fn field(&self, name: &str) -> Option<Value> {
+        match name {
+            "KubeVersion" => Some(Value::Object(self.kube_version.clone())),
+            "APIVersions" => Some(Value::Object(self.api_versions.clone())),
+            "HelmVersion" => Some(self.helm_version.clone()),
+            _ => None,
+        }
+    }
+    fn display(&self) -> String {
+        format!(
+            "&{{{} {} {}}}",
+            self.kube_version.version,
+            self.api_versions.display(),
+            self.helm_version.to_print()
+        )
+    }
+    fn to_data(&self) -> Value {
+        let mut m = BTreeMap::new();
+        m.insert("KubeVersion".into(), self.kube_version.to_data());
+        m.insert("APIVersions".into(), self.api_versions.to_data());
+        m.insert("HelmVersion".into(), self.helm_version.clone());
+        Value::map(m)
+    }
+}

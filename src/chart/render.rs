@@ -1,0 +1,489 @@
+//! Rendering a chart as Helm 4 does: every template of the chart and its subcharts in one
+//! template set, each executed with its chart's data, and `helm template`'s output order.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use serde_json::Value as Json;
+
+use super::ChartError;
+use super::load::Chart;
+use super::objects::{ApiVersions, Capabilities, Files, KubeVersion};
+use super::template::{TemplateSet, Value};
+use super::values::{Values, coalesce, process_dependencies};
+
+/// The release and cluster a chart is rendered for.
+#[derive(Debug, Clone)]
+pub struct RenderOptions {
+    pub release_name: String,
+    pub namespace: String,
+    /// `1.34` or `v1.34.2`; Helm 4's default when not given.
+    pub kube_version: Option<String>,
+    /// Extra `--api-versions`.
+    pub api_versions: Vec<String>,
+    pub is_upgrade: bool,
+    pub revision: i64,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions {
+            release_name: "release-name".into(),
+            namespace: "default".into(),
+            kube_version: None,
+            api_versions: Vec::new(),
+            is_upgrade: false,
+            revision: 1,
+        }
+    }
+}
+
+/// Helm 4's default Kubernetes version for rendering without a cluster.
+pub const HELM_DEFAULT_KUBE_VERSION: &str = "v1.36.0";
+
+/// A rendered chart: every template's output by path (`mychart/templates/a.yaml`), partials
+/// left out, in path order.
+#[derive(Debug, Clone, Default)]
+pub struct Rendered {
+    pub files: BTreeMap<String, String>,
+    /// The CRDs of `crds/` directories, for `--include-crds`.
+    pub crds: Vec<(String, String)>,
+}
+
+/// Renders `chart` with the user's values (already merged from `-f` and `--set*`).
+pub fn render_chart(
+    chart: &Chart,
+    user: &Values,
+    opts: &RenderOptions,
+) -> Result<Rendered, ChartError> {
+    let kube = kube_version(opts.kube_version.as_deref())?;
+    check_kube_version(chart, &kube.version, "")?;
+    let mut chart = chart.clone();
+    process_dependencies(&mut chart, user);
+    let values = coalesce(&chart, user);
+    let caps = Value::Object(Rc::new(Capabilities {
+        kube_version: Rc::new(kube),
+        api_versions: Rc::new(ApiVersions {
+            versions: default_api_versions()
+                .iter()
+                .map(|s| s.to_string())
+                .chain(opts.api_versions.iter().cloned())
+                .collect(),
+        }),
+        helm_version: helm_version(),
+    }));
+    let mut release = BTreeMap::new();
+    release.insert("Name".into(), Value::from(opts.release_name.as_str()));
+    release.insert("Namespace".into(), Value::from(opts.namespace.as_str()));
+    release.insert("IsUpgrade".into(), Value::Bool(opts.is_upgrade));
+    release.insert("IsInstall".into(), Value::Bool(!opts.is_upgrade));
+    release.insert("Revision".into(), Value::Int(opts.revision));
+    release.insert("Service".into(), Value::from("Helm"));
+    let top = Top {
+        release: Value::map(release),
+        capabilities: caps,
+    };
+    let mut templates = Vec::new();
+    let mut crds = Vec::new();
+    collect(
+        &chart,
+        &Value::from_json(&Json::Object(values)),
+        &top,
+        "",
+        true,
+        &mut templates,
+        &mut crds,
+    );
+    // Deeper templates first, so that a parent's `define` replaces a subchart's of the same name.
+    templates.sort_by(|a, b| {
+        let (ca, cb) = (a.name.matches('/').count(), b.name.matches('/').count());
+        cb.cmp(&ca).then_with(|| b.name.cmp(&a.name))
+    });
+    let mut set = TemplateSet::default();
+    for t in &templates {
+        set.add(&t.name, &t.text)?;
+    }
+    let mut files = BTreeMap::new();
+    for t in &templates {
+        let base = t.name.rsplit('/').next().unwrap_or(&t.name);
+        if base.starts_with('_') || (t.library) {
+            continue;
+        }
+        let mut data = t.data.clone();
+        let mut tmpl = BTreeMap::new();
+        tmpl.insert("Name".into(), Value::from(t.name.as_str()));
+        tmpl.insert("BasePath".into(), Value::from(t.base_path.as_str()));
+        data.insert("Template".into(), Value::map(tmpl));
+        let out = set.render(&t.name, &Value::map(data))?;
+        files.insert(t.name.clone(), out);
+    }
+    Ok(Rendered { files, crds })
+}
+
+struct Top {
+    release: Value,
+    capabilities: Value,
+}
+
+struct Renderable {
+    name: String,
+    text: String,
+    data: BTreeMap<String, Value>,
+    base_path: String,
+    library: bool,
+}
+
+/// A chart's templates with their data, its subcharts' first (Helm's `recAllTpls`).
+fn collect(
+    chart: &Chart,
+    values: &Value,
+    top: &Top,
+    parent_path: &str,
+    is_root: bool,
+    out: &mut Vec<Renderable>,
+    crds: &mut Vec<(String, String)>,
+) -> Value {
+    let full_path = if parent_path.is_empty() {
+        chart.name().to_string()
+    } else {
+        format!("{parent_path}/charts/{}", chart.name())
+    };
+    let own_values = if is_root {
+        values.clone()
+    } else {
+        match values {
+            Value::Map(m) => match m.get(chart.name()) {
+                Some(v @ Value::Map(_)) => v.clone(),
+                _ => Value::map(BTreeMap::new()),
+            },
+            _ => Value::map(BTreeMap::new()),
+        }
+    };
+    let mut subcharts = BTreeMap::new();
+    for sub in &chart.subcharts {
+        let data = collect(sub, &own_values, top, &full_path, false, out, crds);
+        subcharts.insert(sub.name().to_string(), data);
+    }
+    let mut data = BTreeMap::new();
+    data.insert("Chart".into(), chart_metadata(chart, is_root));
+    data.insert(
+        "Files".into(),
+        Value::Object(Rc::new(Files {
+            files: chart
+                .files
+                .iter()
+                .map(|f| (f.name.clone(), Rc::from(f.data.as_slice())))
+                .collect(),
+        })),
+    );
+    data.insert("Release".into(), top.release.clone());
+    data.insert("Capabilities".into(), top.capabilities.clone());
+    data.insert("Values".into(), own_values);
+    data.insert("Subcharts".into(), Value::map(subcharts));
+    for t in &chart.templates {
+        out.push(Renderable {
+            name: format!("{full_path}/{}", t.name),
+            text: String::from_utf8_lossy(&t.data).into_owned(),
+            data: data.clone(),
+            base_path: format!("{full_path}/templates"),
+            library: chart.is_library(),
+        });
+    }
+    for f in chart.crds() {
+        crds.push((
+            format!("{full_path}/{}", f.name),
+            String::from_utf8_lossy(&f.data).into_owned(),
+        ));
+    }
+    Value::map(data)
+}
+
+/// `.Chart`: Helm's metadata struct, field names as Go spells them, every field present.
+fn chart_metadata(chart: &Chart, is_root: bool) -> Value {
+    let m = &chart.metadata;
+    let text = |k: &str| Value::from(m.get(k).and_then(Json::as_str).unwrap_or(""));
+    let list = |k: &str| match m.get(k) {
+        Some(v @ Json::Array(_)) => Value::from_json(v),
+        _ => Value::list(Vec::new()),
+    };
+    let mut out = BTreeMap::new();
+    out.insert("Name".into(), text("name"));
+    out.insert("Home".into(), text("home"));
+    out.insert("Sources".into(), list("sources"));
+    out.insert("Version".into(), text("version"));
+    out.insert("Description".into(), text("description"));
+    out.insert("Keywords".into(), list("keywords"));
+    out.insert("Maintainers".into(), list("maintainers"));
+    out.insert("Icon".into(), text("icon"));
+    out.insert("APIVersion".into(), text("apiVersion"));
+    out.insert("Condition".into(), text("condition"));
+    out.insert("Tags".into(), text("tags"));
+    out.insert(
+        "AppVersion".into(),
+        match m.get("appVersion") {
+            Some(Json::String(s)) => Value::from(s.as_str()),
+            Some(Json::Number(n)) => Value::from(n.to_string()),
+            _ => Value::from(""),
+        },
+    );
+    out.insert(
+        "Deprecated".into(),
+        Value::Bool(m.get("deprecated").and_then(Json::as_bool).unwrap_or(false)),
+    );
+    out.insert(
+        "Annotations".into(),
+        match m.get("annotations") {
+            Some(v @ Json::Object(_)) => Value::from_json(v),
+            _ => Value::map(BTreeMap::new()),
+        },
+    );
+    out.insert("KubeVersion".into(), text("kubeVersion"));
+    out.insert(
+        "Dependencies".into(),
+        Value::list(
+            chart
+                .dependencies
+                .iter()
+                .map(|d| Value::from_json(&Json::Object(d.raw.clone())))
+                .collect(),
+        ),
+    );
+    out.insert("Type".into(), text("type"));
+    out.insert("IsRoot".into(), Value::Bool(is_root));
+    Value::map(out)
+}
+
+/// `--kube-version` (`1.34`, `v1.34.2`) as Helm's capabilities hold it.
+fn kube_version(given: Option<&str>) -> Result<KubeVersion, ChartError> {
+    let text = given.unwrap_or(HELM_DEFAULT_KUBE_VERSION);
+    let bare = text.trim().trim_start_matches('v');
+    let parts: Vec<&str> = bare.split(['.', '-', '+']).collect();
+    let number = |i: usize| parts.get(i).and_then(|p| p.parse::<u64>().ok());
+    let (Some(major), Some(minor)) = (number(0), number(1)) else {
+        return Err(ChartError::new(
+            "--kube-version",
+            format!("invalid kube version {text:?}: expected MAJOR.MINOR[.PATCH]"),
+        ));
+    };
+    let patch = number(2).unwrap_or(0);
+    Ok(KubeVersion {
+        version: format!("v{major}.{minor}.{patch}"),
+        major: major.to_string(),
+        minor: minor.to_string(),
+    })
+}
+
+/// The chart's `kubeVersion` constraint, checked for it and every subchart.
+fn check_kube_version(chart: &Chart, version: &str, _path: &str) -> Result<(), ChartError> {
+    if let Some(constraint) = chart.kube_version() {
+        let ok = super::template::semver::matches(constraint, version).map_err(|e| {
+            ChartError::new(
+                format!("{}/Chart.yaml", chart.source),
+                format!(
+                    "{}/Chart.yaml: kubeVersion {constraint:?}: {e}",
+                    chart.source
+                ),
+            )
+        })?;
+        if !ok {
+            return Err(ChartError::new(
+                format!("{}/Chart.yaml", chart.source),
+                format!(
+                    "chart requires kubeVersion: {constraint} which is incompatible with Kubernetes {version}"
+                ),
+            ));
+        }
+    }
+    for sub in &chart.subcharts {
+        check_kube_version(sub, version, _path)?;
+    }
+    Ok(())
+}
+
+fn helm_version() -> Value {
+    let mut m = BTreeMap::new();
+    m.insert("Version".into(), Value::from("v4.2"));
+    m.insert("GitCommit".into(), Value::from(""));
+    m.insert("GitTreeState".into(), Value::from(""));
+    m.insert("GoVersion".into(), Value::from(""));
+    Value::map(m)
+}
+
+/// The API group versions Helm 4 assumes without a cluster (client-go's built-in scheme).
+pub fn default_api_versions() -> &'static [&'static str] {
+    &[
+        "v1",
+        "admissionregistration.k8s.io/v1",
+        "admissionregistration.k8s.io/v1alpha1",
+        "admissionregistration.k8s.io/v1beta1",
+        "apps/v1",
+        "apps/v1beta1",
+        "apps/v1beta2",
+        "authentication.k8s.io/v1",
+        "authentication.k8s.io/v1alpha1",
+        "authentication.k8s.io/v1beta1",
+        "authorization.k8s.io/v1",
+        "authorization.k8s.io/v1beta1",
+        "autoscaling/v1",
+        "autoscaling/v2",
+        "autoscaling/v2beta1",
+        "autoscaling/v2beta2",
+        "batch/v1",
+        "batch/v1beta1",
+        "certificates.k8s.io/v1",
+        "certificates.k8s.io/v1alpha1",
+        "certificates.k8s.io/v1beta1",
+        "coordination.k8s.io/v1",
+        "coordination.k8s.io/v1alpha2",
+        "coordination.k8s.io/v1beta1",
+        "discovery.k8s.io/v1",
+        "discovery.k8s.io/v1beta1",
+        "events.k8s.io/v1",
+        "events.k8s.io/v1beta1",
+        "extensions/v1beta1",
+        "flowcontrol.apiserver.k8s.io/v1",
+        "flowcontrol.apiserver.k8s.io/v1beta1",
+        "flowcontrol.apiserver.k8s.io/v1beta2",
+        "flowcontrol.apiserver.k8s.io/v1beta3",
+        "internal.apiserver.k8s.io/v1alpha1",
+        "networking.k8s.io/v1",
+        "networking.k8s.io/v1alpha1",
+        "networking.k8s.io/v1beta1",
+        "node.k8s.io/v1",
+        "node.k8s.io/v1alpha1",
+        "node.k8s.io/v1beta1",
+        "policy/v1",
+        "policy/v1beta1",
+        "rbac.authorization.k8s.io/v1",
+        "rbac.authorization.k8s.io/v1alpha1",
+        "rbac.authorization.k8s.io/v1beta1",
+        "resource.k8s.io/v1",
+        "resource.k8s.io/v1alpha3",
+        "resource.k8s.io/v1beta1",
+        "resource.k8s.io/v1beta2",
+        "scheduling.k8s.io/v1",
+        "scheduling.k8s.io/v1alpha1",
+        "scheduling.k8s.io/v1beta1",
+        "storage.k8s.io/v1",
+        "storage.k8s.io/v1alpha1",
+        "storage.k8s.io/v1beta1",
+        "storagemigration.k8s.io/v1alpha1",
+    ]
+}
+
+/// Helm's install order of kinds (`releaseutil.InstallOrder`).
+const INSTALL_ORDER: &[&str] = &[
+    "PriorityClass",
+    "Namespace",
+    "NetworkPolicy",
+    "ResourceQuota",
+    "LimitRange",
+    "PodSecurityPolicy",
+    "PodDisruptionBudget",
+    "ServiceAccount",
+    "Secret",
+    "SecretList",
+    "ConfigMap",
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleList",
+    "ClusterRoleBinding",
+    "ClusterRoleBindingList",
+    "Role",
+    "RoleList",
+    "RoleBinding",
+    "RoleBindingList",
+    "Service",
+    "DaemonSet",
+    "Pod",
+    "ReplicationController",
+    "ReplicaSet",
+    "Deployment",
+    "HorizontalPodAutoscaler",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "IngressClass",
+    "Ingress",
+    "APIService",
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+];
+
+/// One document of the output.
+struct Manifest {
+    source: String,
+    content: String,
+    kind: String,
+    hook: bool,
+    test: bool,
+}
+
+/// What `helm template` prints: each document under `---` and `# Source:`, manifests sorted in
+/// Helm's install order (stable within a kind), then hooks; NOTES.txt left out.
+pub fn template_output(rendered: &Rendered, include_crds: bool, skip_tests: bool) -> String {
+    static SEPARATOR: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"(?:^|\s*\n)---\s*").expect("valid"));
+    let mut manifests = Vec::new();
+    let mut hooks = Vec::new();
+    for (path, text) in &rendered.files {
+        if path.ends_with("NOTES.txt") || text.trim().is_empty() {
+            continue;
+        }
+        for doc in SEPARATOR.split(text) {
+            let doc = doc.trim();
+            if doc.is_empty() {
+                continue;
+            }
+            let head: Json = serde_yaml_ng::from_str(doc).unwrap_or(Json::Null);
+            let kind = head
+                .get("kind")
+                .and_then(Json::as_str)
+                .unwrap_or("")
+                .to_string();
+            let hook = head
+                .pointer("/metadata/annotations/helm.sh~1hook")
+                .and_then(Json::as_str);
+            let m = Manifest {
+                source: path.clone(),
+                content: doc.to_string(),
+                kind,
+                hook: hook.is_some(),
+                test: hook.is_some_and(|h| {
+                    h.split(',')
+                        .any(|p| p.trim() == "test" || p.trim() == "test-success")
+                }),
+            };
+            if m.hook {
+                hooks.push(m);
+            } else {
+                manifests.push(m);
+            }
+        }
+    }
+    let rank = |kind: &str| INSTALL_ORDER.iter().position(|k| *k == kind);
+    let order = |a: &Manifest, b: &Manifest| match (rank(&a.kind), rank(&b.kind)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.kind.cmp(&b.kind),
+    };
+    manifests.sort_by(order);
+    hooks.sort_by(order);
+    let mut out = String::new();
+    if include_crds {
+        for (path, text) in &rendered.crds {
+            out.push_str(&format!("---\n# Source: {path}\n{text}\n"));
+        }
+    }
+    for m in manifests
+        .iter()
+        .chain(hooks.iter().filter(|h| !(skip_tests && h.test)))
+    {
+        out.push_str(&format!("---\n# Source: {}\n{}\n", m.source, m.content));
+    }
+    out
+}

@@ -1,0 +1,238 @@
+//! Masterminds/semver, as Sprig's `semver` and `semverCompare` use it: versions with an optional
+//! `v`, missing minor/patch read as 0, and constraints (`>=1.19-0`, `^1.2`, `~1.2.3`, `1.2.x`,
+//! `>1, <3`, `a || b`). Written here because the `semver` crate follows Cargo's rules, which
+//! differ (Masterminds lets a prerelease satisfy a range only when the range itself names one).
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use super::value::Value;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Version {
+    major: u64,
+    minor: u64,
+    patch: u64,
+    pre: String,
+    metadata: String,
+}
+
+pub fn parse(text: &str) -> Result<Version, String> {
+    let t = text.trim();
+    let t = t.strip_prefix('v').unwrap_or(t);
+    let (t, metadata) = t.split_once('+').unwrap_or((t, ""));
+    let (core, pre) = t.split_once('-').unwrap_or((t, ""));
+    let mut parts = core.split('.');
+    let mut num = |required: bool| -> Result<u64, String> {
+        match parts.next() {
+            Some(p) => p
+                .parse::<u64>()
+                .map_err(|_| "Invalid Semantic Version".to_string()),
+            None if required => Err("Invalid Semantic Version".into()),
+            None => Ok(0),
+        }
+    };
+    let major = num(true)?;
+    let minor = num(false)?;
+    let patch = num(false)?;
+    if parts.next().is_some() {
+        return Err("Invalid Semantic Version".into());
+    }
+    Ok(Version {
+        major,
+        minor,
+        patch,
+        pre: pre.to_string(),
+        metadata: metadata.to_string(),
+    })
+}
+
+fn compare(a: &Version, b: &Version) -> Ordering {
+    (a.major, a.minor, a.patch)
+        .cmp(&(b.major, b.minor, b.patch))
+        .then_with(|| match (a.pre.is_empty(), b.pre.is_empty()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            (false, false) => compare_pre(&a.pre, &b.pre),
+        })
+}
+
+fn compare_pre(a: &str, b: &str) -> Ordering {
+    let (mut x, mut y) = (a.split('.'), b.split('.'));
+    loop {
+        match (x.next(), y.next()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(p), Some(q)) => {
+                let o = match (p.parse::<u64>(), q.parse::<u64>()) {
+                    (Ok(m), Ok(n)) => m.cmp(&n),
+                    (Ok(_), Err(_)) => Ordering::Less,
+                    (Err(_), Ok(_)) => Ordering::Greater,
+                    (Err(_), Err(_)) => p.cmp(q),
+                };
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+        }
+    }
+}
+
+/// Whether `version` satisfies `constraint`.
+pub fn matches(constraint: &str, version: &str) -> Result<bool, String> {
+    let v = parse(version)?;
+    for alternative in constraint.split("||") {
+        let mut all = true;
+        let mut any_pre = false;
+        let terms: Vec<&str> = alternative
+            .split([',', ' '])
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .collect();
+        let terms = join_operators(&terms);
+        for term in &terms {
+            let (op, rest) = split_op(term);
+            if rest.contains('-') {
+                any_pre = true;
+            }
+            if !check(op, rest, &v)? {
+                all = false;
+            }
+        }
+        // A prerelease version satisfies only ranges that mention a prerelease.
+        if all && (v.pre.is_empty() || any_pre) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// `>= 1.2` written with a space: the operator and the version are one term.
+fn join_operators(terms: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut pending = String::new();
+    for t in terms {
+        if t.chars().all(|c| "<>=!~^".contains(c)) {
+            pending.push_str(t);
+        } else {
+            out.push(format!("{pending}{t}"));
+            pending.clear();
+        }
+    }
+    out
+}
+
+fn split_op(term: &str) -> (&str, &str) {
+    let end = term
+        .find(|c: char| !"<>=!~^".contains(c))
+        .unwrap_or(term.len());
+    (&term[..end], term[end..].trim())
+}
+
+fn check(op: &str, text: &str, v: &Version) -> Result<bool, String> {
+    let wildcard = |p: &str| p == "x" || p == "X" || p == "*";
+    let text = text.strip_prefix('v').unwrap_or(text);
+    let core = text.split(['-', '+']).next().unwrap_or(text);
+    let parts: Vec<&str> = core.split('.').collect();
+    let given = parts.iter().take_while(|p| !wildcard(p)).count();
+    let c = parse(
+        &parts[..given.max(1)]
+            .join(".")
+            .replace('*', "0")
+            .replace(['x', 'X'], "0"),
+    )
+    .map(|mut c| {
+        c.pre = text
+            .split_once('-')
+            .map(|(_, p)| p.split('+').next().unwrap_or("").to_string())
+            .unwrap_or_default();
+        c
+    })
+    .map_err(|_| format!("improper constraint: {op}{text}"))?;
+    let ord = compare(v, &c);
+    let bump = |level: usize| -> Version {
+        let mut up = c.clone();
+        up.pre.clear();
+        match level {
+            0 => {
+                up.major += 1;
+                up.minor = 0;
+                up.patch = 0;
+            }
+            1 => {
+                up.minor += 1;
+                up.patch = 0;
+            }
+            _ => up.patch += 1,
+        }
+        up
+    };
+    Ok(match op {
+        "" | "=" => {
+            if given < 3 && given > 0 {
+                ord != Ordering::Less && compare(v, &bump(given - 1)) == Ordering::Less
+            } else {
+                ord == Ordering::Equal
+            }
+        }
+        "!=" => ord != Ordering::Equal,
+        ">" => ord == Ordering::Greater,
+        ">=" | "=>" => ord != Ordering::Less,
+        "<" => ord == Ordering::Less,
+        "<=" | "=<" => ord != Ordering::Greater,
+        "~" | "~>" => {
+            let level = if given >= 2 { 1 } else { 0 };
+            ord != Ordering::Less && compare(v, &bump(level)) == Ordering::Less
+        }
+        "^" => {
+            let level = if c.major > 0 || given == 1 {
+                0
+            } else if c.minor > 0 || given == 2 {
+                1
+            } else {
+                2
+            };
+            ord != Ordering::Less && compare(v, &bump(level)) == Ordering::Less
+        }
+        other => return Err(format!("improper constraint: {other}{text}")),
+    })
+}
+
+/// `semver "1.2.3"`: an object with the version's parts.
+pub fn parse_object(text: &str) -> Result<Value, String> {
+    let v = parse(text)?;
+    let mut m = BTreeMap::new();
+    m.insert("Major".into(), Value::Int64(v.major as i64));
+    m.insert("Minor".into(), Value::Int64(v.minor as i64));
+    m.insert("Patch".into(), Value::Int64(v.patch as i64));
+    m.insert("Prerelease".into(), Value::from(v.pre.as_str()));
+    m.insert("Metadata".into(), Value::from(v.metadata.as_str()));
+    m.insert("Original".into(), Value::from(text));
+    Ok(Value::map(m))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::matches;
+
+    #[test]
+    fn constraints_as_masterminds_reads_them() {
+        for (c, v, want) in [
+            (">=1.19-0", "v1.34.0", true),
+            (">=1.19-0", "1.18.3", false),
+            (">=1.19-0", "v1.19.0-eks-1234", true),
+            (">=1.19", "v1.19.0-eks-1234", false),
+            ("^1.2", "1.9.0", true),
+            ("^1.2", "2.0.0", false),
+            ("~1.2.3", "1.2.9", true),
+            ("~1.2.3", "1.3.0", false),
+            ("1.2.x", "1.2.7", true),
+            (">= 1.20, < 1.30", "1.25.1", true),
+            ("<1.20 || >=1.30", "1.25.1", false),
+        ] {
+            assert_eq!(matches(c, v).unwrap(), want, "{c} {v}");
+        }
+    }
+}

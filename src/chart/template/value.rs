@@ -1,0 +1,349 @@
+//! The values a template works on, typed the way Helm's Go engine types them.
+//!
+//! Helm reads values files through JSON, so every number from `values.yaml` or `--set-json` is a
+//! Go `float64` (`1000000` prints as `1e+06`), while template literals and `len` are `int` and
+//! Sprig's arithmetic returns `int64`. The three are kept apart because printing, `typeOf`, `eq`
+//! and `printf` tell them apart. Helm's built-in objects (`.Files`, `.Capabilities`) have methods,
+//! which [`Object`] models.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::rc::Rc;
+
+/// A Go value as a template sees it.
+#[derive(Clone)]
+pub enum Value {
+    /// `nil`, and a missing map key (printed as `<no value>`, which Helm then removes).
+    Nil,
+    Bool(bool),
+    /// Go `int`: template literals, `len`, `atoi`, `int`.
+    Int(i64),
+    /// Go `int64`: Sprig's arithmetic and `int64`.
+    Int64(i64),
+    /// Go `float64`: every number read from values, `float64`, Sprig's `*f` math.
+    Float(f64),
+    Str(Rc<str>),
+    /// Go `[]byte` (`.Files.GetBytes`, `b64dec` keeps strings): printed as a list of numbers.
+    Bytes(Rc<[u8]>),
+    List(Rc<Vec<Value>>),
+    /// `map[string]interface{}`: Go prints and ranges over maps in key order, as a `BTreeMap` does.
+    Map(Rc<BTreeMap<String, Value>>),
+    /// One of Helm's objects with methods.
+    Object(Rc<dyn Object>),
+}
+
+/// A Helm object whose fields and methods a template can use (`.Files.Get "x"`,
+/// `.Capabilities.APIVersions.Has "apps/v1"`).
+pub trait Object {
+    /// The Go type name, for errors and `typeOf`.
+    fn type_name(&self) -> &str;
+    /// A field (`.Capabilities.KubeVersion`); `None` when there is no such field.
+    fn field(&self, _name: &str) -> Option<Value> {
+        None
+    }
+    /// Calls a method; `None` when there is no such method.
+    fn call(&self, _name: &str, _args: &[Value]) -> Option<Result<Value, String>> {
+        None
+    }
+    /// How `{{ . }}` prints it (Go's `String()` method, or the struct's fields).
+    fn display(&self) -> String;
+    /// The value `toYaml`/`toJson` see (Go marshals the struct's fields).
+    fn to_data(&self) -> Value {
+        Value::Str(self.display().into())
+    }
+}
+
+impl std::fmt::Debug for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.to_go_syntax())
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Self {
+        Value::Str(s.into())
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Self {
+        Value::Str(s.into())
+    }
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Self {
+        Value::Bool(b)
+    }
+}
+
+impl Value {
+    pub fn map(m: BTreeMap<String, Value>) -> Value {
+        Value::Map(Rc::new(m))
+    }
+    pub fn list(l: Vec<Value>) -> Value {
+        Value::List(Rc::new(l))
+    }
+
+    /// Go's truth: false, 0, nil, and empty strings, lists and maps are false.
+    pub fn truthy(&self) -> bool {
+        match self {
+            Value::Nil => false,
+            Value::Bool(b) => *b,
+            Value::Int(i) | Value::Int64(i) => *i != 0,
+            Value::Float(f) => *f != 0.0,
+            Value::Str(s) => !s.is_empty(),
+            Value::Bytes(b) => !b.is_empty(),
+            Value::List(l) => !l.is_empty(),
+            Value::Map(m) => !m.is_empty(),
+            Value::Object(_) => true,
+        }
+    }
+
+    pub fn is_nil(&self) -> bool {
+        matches!(self, Value::Nil)
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The Go type name (`typeOf`).
+    pub fn type_name(&self) -> String {
+        match self {
+            Value::Nil => "<nil>".into(),
+            Value::Bool(_) => "bool".into(),
+            Value::Int(_) => "int".into(),
+            Value::Int64(_) => "int64".into(),
+            Value::Float(_) => "float64".into(),
+            Value::Str(_) => "string".into(),
+            Value::Bytes(_) => "[]uint8".into(),
+            Value::List(_) => "[]interface {}".into(),
+            Value::Map(_) => "map[string]interface {}".into(),
+            Value::Object(o) => o.type_name().into(),
+        }
+    }
+
+    /// The Go kind name (`kindOf`).
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Value::Nil => "invalid",
+            Value::Bool(_) => "bool",
+            Value::Int(_) => "int",
+            Value::Int64(_) => "int64",
+            Value::Float(_) => "float64",
+            Value::Str(_) => "string",
+            Value::Bytes(_) | Value::List(_) => "slice",
+            Value::Map(_) => "map",
+            Value::Object(_) => "ptr",
+        }
+    }
+
+    /// How `{{ . }}` and `print` write the value (Go's `fmt.Print`); `nil` at the top is
+    /// `<no value>`, inside a list or map `<nil>`.
+    pub fn to_print(&self) -> String {
+        match self {
+            Value::Nil => "<no value>".into(),
+            Value::Str(s) => s.to_string(),
+            _ => {
+                let mut out = String::new();
+                self.write_go(&mut out);
+                out
+            }
+        }
+    }
+
+    /// Go's `%v`.
+    pub fn write_go(&self, out: &mut String) {
+        match self {
+            Value::Nil => out.push_str("<nil>"),
+            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Value::Int(i) | Value::Int64(i) => {
+                let _ = write!(out, "{i}");
+            }
+            Value::Float(f) => out.push_str(&format_float_g(*f)),
+            Value::Str(s) => out.push_str(s),
+            Value::Bytes(b) => {
+                out.push('[');
+                for (i, byte) in b.iter().enumerate() {
+                    if i > 0 {
+                        out.push(' ');
+                    }
+                    let _ = write!(out, "{byte}");
+                }
+                out.push(']');
+            }
+            Value::List(l) => {
+                out.push('[');
+                for (i, v) in l.iter().enumerate() {
+                    if i > 0 {
+                        out.push(' ');
+                    }
+                    v.write_go(out);
+                }
+                out.push(']');
+            }
+            Value::Map(m) => {
+                out.push_str("map[");
+                for (i, (k, v)) in m.iter().enumerate() {
+                    if i > 0 {
+                        out.push(' ');
+                    }
+                    out.push_str(k);
+                    out.push(':');
+                    v.write_go(out);
+                }
+                out.push(']');
+            }
+            Value::Object(o) => out.push_str(&o.display()),
+        }
+    }
+
+    /// A debugging form (Go's `%#v` is not reproduced).
+    fn to_go_syntax(&self) -> String {
+        let mut out = String::new();
+        self.write_go(&mut out);
+        out
+    }
+
+    /// The value as plain data (objects replaced by what Go would marshal).
+    pub fn to_data(&self) -> Value {
+        match self {
+            Value::Object(o) => o.to_data(),
+            Value::List(l) if l.iter().any(|v| matches!(v, Value::Object(_))) => {
+                Value::list(l.iter().map(Value::to_data).collect())
+            }
+            other => other.clone(),
+        }
+    }
+
+    /// Converts parsed JSON (values files, `fromJson`): numbers become `float64`, as in Helm.
+    pub fn from_json(v: &serde_json::Value) -> Value {
+        match v {
+            serde_json::Value::Null => Value::Nil,
+            serde_json::Value::Bool(b) => Value::Bool(*b),
+            serde_json::Value::Number(n) => Value::Float(n.as_f64().unwrap_or(0.0)),
+            serde_json::Value::String(s) => Value::Str(s.as_str().into()),
+            serde_json::Value::Array(a) => Value::list(a.iter().map(Value::from_json).collect()),
+            serde_json::Value::Object(m) => Value::map(
+                m.iter()
+                    .map(|(k, v)| (k.clone(), Value::from_json(v)))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Converts to JSON for `toJson`/`toYaml` (Go's `json.Marshal`).
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Value::Nil => serde_json::Value::Null,
+            Value::Bool(b) => serde_json::Value::Bool(*b),
+            Value::Int(i) | Value::Int64(i) => serde_json::Value::from(*i),
+            Value::Float(f) => float_to_json(*f),
+            Value::Str(s) => serde_json::Value::String(s.to_string()),
+            Value::Bytes(b) => {
+                use base64::Engine;
+                serde_json::Value::String(base64::engine::general_purpose::STANDARD.encode(b))
+            }
+            Value::List(l) => serde_json::Value::Array(l.iter().map(Value::to_json).collect()),
+            Value::Map(m) => {
+                serde_json::Value::Object(m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect())
+            }
+            Value::Object(o) => o.to_data().to_json(),
+        }
+    }
+}
+
+/// A float as JSON: whole numbers as integers (Go's encoder writes `1000000`, not `1e+06`).
+pub fn float_to_json(f: f64) -> serde_json::Value {
+    if f.fract() == 0.0 && f.abs() < 1e21 {
+        if f.abs() < 9.007_199_254_740_992e15 {
+            return serde_json::Value::from(f as i64);
+        }
+        // Beyond 2^53 the JSON text is Go's digits; serde_json keeps them as written.
+        if let Ok(n) = format!("{f:.0}").parse::<serde_json::Number>() {
+            return serde_json::Value::Number(n);
+        }
+    }
+    serde_json::Number::from_f64(f).map_or(serde_json::Value::Null, serde_json::Value::Number)
+}
+
+/// The shortest decimal digits of `f` and its decimal exponent: `f = 0.d1d2d3… × 10^exp`.
+fn shortest_digits(f: f64) -> (String, i32) {
+    // Rust's `{:e}` prints the shortest digits that read back as `f`, like Go's `-1` precision.
+    let s = format!("{:e}", f.abs());
+    let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
+    let exp: i32 = exp.parse().unwrap_or(0);
+    (digits, exp + 1)
+}
+
+/// Go's `strconv.FormatFloat(f, 'g', -1, 64)`, which `%v` and `fmt.Print` use for `float64`.
+pub fn format_float_g(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "+Inf" } else { "-Inf" }.into();
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    let (digits, dp) = shortest_digits(f);
+    let exp = dp - 1;
+    let sign = if f < 0.0 { "-" } else { "" };
+    // The shortest form switches to an exponent below 1e-4 and from 1e+06 (strconv uses a
+    // precision of 6 for the decision when printing the shortest digits).
+    if !(-4..6).contains(&exp) {
+        // %e with the shortest digits.
+        let mut out = String::from(sign);
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        out.push(if exp < 0 { '-' } else { '+' });
+        let _ = write!(out, "{:02}", exp.abs());
+        return out;
+    }
+    format!("{sign}{}", fixed_from_digits(&digits, dp))
+}
+
+/// Digits `0.d1d2… × 10^dp` written without an exponent.
+fn fixed_from_digits(digits: &str, dp: i32) -> String {
+    if dp <= 0 {
+        format!("0.{}{}", "0".repeat((-dp) as usize), digits)
+    } else if dp as usize >= digits.len() {
+        format!("{}{}", digits, "0".repeat(dp as usize - digits.len()))
+    } else {
+        format!("{}.{}", &digits[..dp as usize], &digits[dp as usize..])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_print_as_go_prints_them() {
+        for (f, want) in [
+            (1.0, "1"),
+            (1.5, "1.5"),
+            (1_000_000.0, "1e+06"),
+            (100_000.0, "100000"),
+            (123_456.0, "123456"),
+            (1_234_567.0, "1.234567e+06"),
+            (12_345_678_901.0, "1.2345678901e+10"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (-2.5, "-2.5"),
+            (0.1, "0.1"),
+        ] {
+            assert_eq!(format_float_g(f), want, "{f}");
+        }
+    }
+}

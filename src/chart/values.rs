@@ -1,0 +1,534 @@
+//! Helm's values: the user's (`-f` files in order, then `--set-json`, `--set`, `--set-string`,
+//! `--set-file`), merged over the chart's and its subcharts' defaults in Helm's order, with
+//! dependency conditions, tags, aliases, `import-values` and globals.
+//!
+//! Numbers keep Helm's types: a number from YAML or JSON is a Go `float64` (kept here as a JSON
+//! float), one from `--set` an `int64` (a JSON integer). [`super::template::Value::from_json`]
+//! turns them into the template's `Float` and `Int64`.
+
+use serde_json::{Map, Value as Json};
+
+use super::ChartError;
+use super::load::Chart;
+
+pub type Values = Map<String, Json>;
+
+/// Every number of a YAML/JSON document as a float, as Go's `json.Unmarshal` reads it.
+pub fn floats(v: Json) -> Json {
+    match v {
+        Json::Number(n) if !n.is_f64() => n
+            .as_f64()
+            .and_then(serde_json::Number::from_f64)
+            .map_or(Json::Number(n), Json::Number),
+        Json::Array(a) => Json::Array(a.into_iter().map(floats).collect()),
+        Json::Object(m) => Json::Object(m.into_iter().map(|(k, v)| (k, floats(v))).collect()),
+        other => other,
+    }
+}
+
+/// Parses a values file (`-f`): a YAML map, numbers as floats.
+pub fn parse_values_file(text: &str, shown: &str) -> Result<Values, ChartError> {
+    if text.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_yaml_ng::from_str::<Json>(text) {
+        Ok(Json::Object(m)) => match floats(Json::Object(m)) {
+            Json::Object(m) => Ok(m),
+            _ => unreachable!("floats keeps a map a map"),
+        },
+        Ok(Json::Null) => Ok(Map::new()),
+        Ok(_) => Err(ChartError::new(
+            shown,
+            format!("failed to parse {shown}: the values are not a YAML map"),
+        )),
+        Err(e) => {
+            let mut err = ChartError::new(shown, format!("failed to parse {shown}: {e}"));
+            if let Some(loc) = e.location() {
+                err.line = loc.line();
+                err.column = loc.column();
+            }
+            Err(err)
+        }
+    }
+}
+
+/// Helm's `mergeMaps`: `b` over `a`, maps merged key by key, everything else replaced.
+pub fn merge_maps(a: &mut Values, b: Values) {
+    for (k, v) in b {
+        match (a.get_mut(&k), v) {
+            (Some(Json::Object(dst)), Json::Object(src)) => merge_maps(dst, src),
+            (_, v) => {
+                a.insert(k, v);
+            }
+        }
+    }
+}
+
+/// Chart defaults under the user's values, subcharts included (Helm's `CoalesceValues`).
+pub fn coalesce(chart: &Chart, user: &Values) -> Values {
+    let mut dest = user.clone();
+    coalesce_chart(chart, &mut dest);
+    dest
+}
+
+fn coalesce_chart(chart: &Chart, dest: &mut Values) {
+    coalesce_defaults(&chart.values, dest);
+    for sub in &chart.subcharts {
+        let name = sub.name().to_string();
+        let entry = dest
+            .entry(name.clone())
+            .or_insert_with(|| Json::Object(Map::new()));
+        let Json::Object(_) = entry else {
+            // A value that is not a table where a subchart's values go: Helm stops with a type
+            // error; the subchart then sees no values of the parent.
+            continue;
+        };
+        let globals = dest.get("global").cloned();
+        if let Some(Json::Object(sub_values)) = dest.get_mut(&name) {
+            coalesce_globals(sub_values, globals.as_ref());
+            coalesce_chart(sub, sub_values);
+        }
+    }
+}
+
+/// A chart's `values.yaml` under `dest`: missing keys copied, tables merged, and a `null` in
+/// `dest` removes the default.
+fn coalesce_defaults(defaults: &Values, dest: &mut Values) {
+    for (key, default) in defaults {
+        match dest.get_mut(key) {
+            Some(Json::Null) => {
+                dest.remove(key);
+            }
+            Some(Json::Object(d)) => {
+                if let Json::Object(src) = default {
+                    coalesce_tables(d, src, false);
+                }
+            }
+            Some(_) => {}
+            None => {
+                if let Some(v) = without_nulls(default) {
+                    dest.insert(key.clone(), v);
+                }
+            }
+        }
+    }
+}
+
+/// A default as Helm copies it: `null`s in maps are dropped (they only delete), in lists kept.
+fn without_nulls(v: &Json) -> Option<Json> {
+    match v {
+        Json::Null => None,
+        Json::Object(m) => Some(Json::Object(
+            m.iter()
+                .filter_map(|(k, v)| without_nulls(v).map(|v| (k.clone(), v)))
+                .collect(),
+        )),
+        other => Some(other.clone()),
+    }
+}
+
+/// Helm's `coalesceTablesFullKey`: `src` under `dst`.
+fn coalesce_tables(dst: &mut Values, src: &Values, merge: bool) {
+    for (key, val) in src {
+        match dst.get_mut(key) {
+            Some(Json::Null) if !merge => {
+                dst.remove(key);
+            }
+            None => {
+                let copied = if merge {
+                    Some(val.clone())
+                } else {
+                    without_nulls(val)
+                };
+                if let Some(v) = copied {
+                    dst.insert(key.clone(), v);
+                }
+            }
+            Some(Json::Object(d)) => {
+                if let Json::Object(s) = val {
+                    coalesce_tables(d, s, merge);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+/// The parent's `global` over the subchart's (Helm merges globals top-down).
+fn coalesce_globals(dest: &mut Values, parent_global: Option<&Json>) {
+    let mut dg = match dest.get("global") {
+        Some(Json::Object(m)) => m.clone(),
+        Some(_) => return,
+        None => Map::new(),
+    };
+    let sg = match parent_global {
+        Some(Json::Object(m)) => m.clone(),
+        Some(_) => return,
+        None => Map::new(),
+    };
+    for (key, val) in sg {
+        match val {
+            Json::Object(vv) => {
+                let mut vv = vv;
+                match dg.get(&key) {
+                    None => {
+                        dg.insert(key, Json::Object(vv));
+                    }
+                    Some(Json::Object(destv)) => {
+                        coalesce_tables(&mut vv, &destv.clone(), true);
+                        dg.insert(key, Json::Object(vv));
+                    }
+                    Some(_) => {}
+                }
+            }
+            other => {
+                if !matches!(dg.get(&key), Some(Json::Object(_))) {
+                    dg.insert(key, other);
+                }
+            }
+        }
+    }
+    dest.insert("global".into(), Json::Object(dg));
+}
+
+/// The value at a dotted path (`sub.enabled`).
+fn lookup_path<'v>(values: &'v Values, path: &str) -> Option<&'v Json> {
+    let mut parts = path.split('.');
+    let mut cur = values.get(parts.next()?)?;
+    for part in parts {
+        cur = cur.as_object()?.get(part)?;
+    }
+    Some(cur)
+}
+
+/// Applies aliases, conditions and tags to a chart's dependencies, recursively, and imports
+/// values from enabled subcharts (Helm's `ProcessDependenciesWithMerge`).
+pub fn process_dependencies(chart: &mut Chart, user: &Values) {
+    let merged = coalesce(chart, user);
+    enable_dependencies(chart, &merged, "");
+    import_values(chart);
+}
+
+fn enable_dependencies(chart: &mut Chart, merged: &Values, path: &str) {
+    // Aliases: a declared dependency with an alias renders its chart under the alias's name.
+    let mut kept: Vec<Chart> = Vec::new();
+    let mut used = vec![false; chart.subcharts.len()];
+    for dep in &mut chart.dependencies {
+        let Some(i) = chart
+            .subcharts
+            .iter()
+            .enumerate()
+            .position(|(i, c)| !used[i] && c.name() == dep.name)
+            .or_else(|| chart.subcharts.iter().position(|c| c.name() == dep.name))
+        else {
+            continue;
+        };
+        used[i] = true;
+        let mut sub = chart.subcharts[i].clone();
+        if let Some(alias) = &dep.alias {
+            sub.metadata
+                .insert("name".into(), Json::String(alias.clone()));
+        }
+        // Tags first; a condition that resolves to a bool decides over them.
+        let tags = lookup_path(merged, "tags").and_then(Json::as_object);
+        let (mut has_true, mut has_false) = (false, false);
+        for tag in &dep.tags {
+            match tags.and_then(|t| t.get(tag)) {
+                Some(Json::Bool(true)) => has_true = true,
+                Some(Json::Bool(false)) => has_false = true,
+                _ => {}
+            }
+        }
+        let mut enabled = !has_false || has_true;
+        if let Some(condition) = &dep.condition {
+            for c in condition.split(',') {
+                let full = format!("{path}{}", c.trim());
+                if let Some(Json::Bool(b)) = lookup_path(merged, &full) {
+                    enabled = *b;
+                    break;
+                }
+            }
+        }
+        dep.enabled = enabled;
+        if enabled {
+            kept.push(sub);
+        }
+    }
+    // Charts under charts/ that Chart.yaml does not declare are always rendered.
+    for (i, c) in chart.subcharts.iter().enumerate() {
+        if !used[i] && !chart.dependencies.iter().any(|d| d.name == c.name()) {
+            kept.push(c.clone());
+        }
+    }
+    for sub in &mut kept {
+        let sub_path = format!("{path}{}.", sub.name());
+        enable_dependencies(sub, merged, &sub_path);
+    }
+    chart.subcharts = kept;
+}
+
+/// `import-values`: a subchart's values copied into its parent's defaults (the parent's own
+/// values win).
+fn import_values(chart: &mut Chart) {
+    for sub in &mut chart.subcharts {
+        import_values(sub);
+    }
+    let mut imported = Map::new();
+    for dep in &chart.dependencies {
+        if !dep.enabled || dep.import_values.is_empty() {
+            continue;
+        }
+        let name = dep.alias.as_deref().unwrap_or(&dep.name);
+        let Some(sub) = chart.subcharts.iter().find(|c| c.name() == name) else {
+            continue;
+        };
+        let sub_values = coalesce(sub, &Map::new());
+        for spec in &dep.import_values {
+            let (child, parent) = match spec {
+                Json::String(s) => (format!("exports.{s}"), String::new()),
+                Json::Object(m) => (
+                    m.get("child")
+                        .and_then(Json::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                    m.get("parent")
+                        .and_then(Json::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                ),
+                _ => continue,
+            };
+            let Some(value) = lookup_path(&sub_values, &child) else {
+                continue;
+            };
+            let mut wrapped = value.clone();
+            let parent = parent.trim_start_matches('.');
+            if !parent.is_empty() {
+                for part in parent.rsplit('.') {
+                    let mut m = Map::new();
+                    m.insert(part.to_string(), wrapped);
+                    wrapped = Json::Object(m);
+                }
+            }
+            if let Json::Object(m) = wrapped {
+                merge_maps(&mut imported, m);
+            }
+        }
+    }
+    if !imported.is_empty() {
+        let own = std::mem::take(&mut chart.values);
+        merge_maps(&mut imported, own);
+        chart.values = imported;
+    }
+}
+
+/// How a `--set` value is typed.
+#[derive(Clone, Copy, PartialEq)]
+pub enum SetKind {
+    /// `--set`: `true`/`false` bools, `null`, integers as `int64`, the rest strings.
+    Typed,
+    /// `--set-string`: always strings.
+    String,
+    /// `--set-json`: the value is JSON.
+    Json,
+}
+
+/// Applies one `--set`-style argument (`a.b=1,c[0]=x`) to `values`.
+pub fn apply_set(values: &mut Values, arg: &str, kind: SetKind) -> Result<(), String> {
+    let mut rest = arg;
+    while !rest.is_empty() {
+        let (key, after_key) = split_unescaped(rest, &['=', ',']);
+        let Some(after_key) = after_key.strip_prefix('=') else {
+            return Err(format!("key {:?} has no value", unescape(key)));
+        };
+        let (raw, next) = if kind == SetKind::Json {
+            json_value_end(after_key)?
+        } else if after_key.starts_with('{') {
+            match after_key.find('}') {
+                Some(end) => (&after_key[..=end], &after_key[end + 1..]),
+                None => return Err(format!("key {:?} has an unterminated list", unescape(key))),
+            }
+        } else {
+            split_unescaped(after_key, &[','])
+        };
+        let value = typed(raw, kind)?;
+        set_path(values, key, value)?;
+        rest = next.strip_prefix(',').unwrap_or(next);
+    }
+    Ok(())
+}
+
+/// The text up to the first unescaped stop character, and the rest from it.
+fn split_unescaped<'a>(s: &'a str, stops: &[char]) -> (&'a str, &'a str) {
+    let mut escaped = false;
+    for (i, c) in s.char_indices() {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if stops.contains(&c) {
+            return (&s[..i], &s[i..]);
+        }
+    }
+    (s, "")
+}
+
+fn unescape(s: &str) -> String {
+    let mut out = String::new();
+    let mut escaped = false;
+    for c in s.chars() {
+        if escaped {
+            out.push(c);
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The end of a JSON value in a `--set-json` argument.
+fn json_value_end(s: &str) -> Result<(&str, &str), String> {
+    let mut stream = serde_json::Deserializer::from_str(s).into_iter::<Json>();
+    match stream.next() {
+        Some(Ok(_)) => {
+            let end = stream.byte_offset();
+            Ok((&s[..end], &s[end..]))
+        }
+        Some(Err(e)) => Err(format!("invalid JSON in --set-json value {s:?}: {e}")),
+        None => Ok(("", "")),
+    }
+}
+
+fn typed(raw: &str, kind: SetKind) -> Result<Json, String> {
+    match kind {
+        SetKind::Json => serde_json::from_str::<Json>(raw)
+            .map(floats)
+            .map_err(|e| format!("invalid JSON {raw:?}: {e}")),
+        SetKind::String => Ok(Json::String(unescape(raw))),
+        SetKind::Typed => {
+            if let Some(inner) = raw.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
+                let items: Vec<Json> = if inner.is_empty() {
+                    Vec::new()
+                } else {
+                    inner.split(',').map(|i| scalar(&unescape(i))).collect()
+                };
+                return Ok(Json::Array(items));
+            }
+            Ok(scalar(&unescape(raw)))
+        }
+    }
+}
+
+/// Helm's `typedVal`.
+fn scalar(s: &str) -> Json {
+    match s {
+        "true" => return Json::Bool(true),
+        "false" => return Json::Bool(false),
+        "null" => return Json::Null,
+        "0" => return Json::from(0i64),
+        _ => {}
+    }
+    // Integers without a leading zero become int64; anything else stays text.
+    if !s.starts_with('0')
+        && let Ok(i) = s.parse::<i64>()
+    {
+        return Json::from(i);
+    }
+    Json::String(s.to_string())
+}
+
+/// Sets `a.b[1].c` to `value`, creating maps and lists on the way.
+fn set_path(values: &mut Values, key: &str, value: Json) -> Result<(), String> {
+    let mut parts: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut rest = key;
+    while !rest.is_empty() {
+        let (part, after) = split_unescaped(rest, &['.']);
+        let (name, indexes) = match part.find('[') {
+            Some(b) if !part[..b].ends_with('\\') => {
+                let mut idx = Vec::new();
+                for piece in part[b..].split('[').skip(1) {
+                    let n = piece
+                        .strip_suffix(']')
+                        .and_then(|n| n.parse::<usize>().ok())
+                        .ok_or_else(|| format!("failed to parse list index in {key:?}"))?;
+                    if n > 65_536 {
+                        return Err(format!(
+                            "index of {n} is greater than maximum supported index 65536"
+                        ));
+                    }
+                    idx.push(n);
+                }
+                (&part[..b], idx)
+            }
+            _ => (part, Vec::new()),
+        };
+        parts.push((unescape(name), indexes));
+        rest = after.strip_prefix('.').unwrap_or(after);
+    }
+    let Some(((last_name, last_idx), init)) = parts.split_last() else {
+        return Err("empty key".into());
+    };
+    let mut cur = values;
+    for (name, idx) in init {
+        let slot = cur.entry(name.clone()).or_insert(Json::Null);
+        let slot = descend_list(slot, idx);
+        if !slot.is_object() {
+            *slot = Json::Object(Map::new());
+        }
+        cur = slot.as_object_mut().expect("made a map above");
+    }
+    let slot = cur.entry(last_name.clone()).or_insert(Json::Null);
+    *descend_list(slot, last_idx) = value;
+    Ok(())
+}
+
+fn descend_list<'v>(mut slot: &'v mut Json, idx: &[usize]) -> &'v mut Json {
+    for &i in idx {
+        if !slot.is_array() {
+            *slot = Json::Array(Vec::new());
+        }
+        let list = slot.as_array_mut().expect("made a list above");
+        while list.len() <= i {
+            list.push(Json::Null);
+        }
+        slot = &mut list[i];
+    }
+    slot
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(args: &[(&str, SetKind)]) -> Json {
+        let mut v = Map::new();
+        for (a, k) in args {
+            apply_set(&mut v, a, *k).unwrap();
+        }
+        Json::Object(v)
+    }
+
+    #[test]
+    fn set_syntax_and_types() {
+        assert_eq!(
+            set(&[(
+                "a.b=1,c=true,d=x\\,y,e={1,two},f[1].g=0,h=007",
+                SetKind::Typed
+            )]),
+            serde_json::json!({"a": {"b": 1}, "c": true, "d": "x,y", "e": [1, "two"],
+                "f": [null, {"g": 0}], "h": "007"})
+        );
+        assert_eq!(
+            set(&[("a=1", SetKind::String)]),
+            serde_json::json!({"a": "1"})
+        );
+        assert_eq!(
+            set(&[("a={\"b\": [1, 2]},c=null", SetKind::Json)]),
+            serde_json::json!({"a": {"b": [1.0, 2.0]}, "c": null})
+        );
+        assert!(apply_set(&mut Map::new(), "novalue", SetKind::Typed).is_err());
+    }
+}

@@ -1,0 +1,226 @@
+//! `winguard render` and the chart inputs of `winguard lint`: Helm's flags, the native renderer
+//! or real Helm (`--renderer helm`), and the `helm template` text the manifest loader reads.
+
+use std::path::{Path, PathBuf};
+
+use crate::chart::values::{SetKind, Values, apply_set, merge_maps, parse_values_file};
+use crate::chart::{ChartError, RenderOptions, load_chart, render_chart};
+
+/// The flags Helm's `template` has for values and the release, with Helm's names.
+#[derive(Debug, clap::Args, Clone, Default)]
+pub struct ChartArgs {
+    /// Values file for charts (repeatable; later files win).
+    #[arg(short = 'f', long = "values", value_name = "FILE")]
+    pub values: Vec<PathBuf>,
+    /// Set a chart value (`a.b=1,c={x,y}`; repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Set a chart value as a string.
+    #[arg(long = "set-string", value_name = "KEY=VALUE")]
+    pub set_string: Vec<String>,
+    /// Set a chart value from a file's content (`key=path`).
+    #[arg(long = "set-file", value_name = "KEY=FILE")]
+    pub set_file: Vec<String>,
+    /// Set a chart value as JSON (`key={"a":1}`).
+    #[arg(long = "set-json", value_name = "KEY=JSON")]
+    pub set_json: Vec<String>,
+    /// The release's namespace (`.Release.Namespace`).
+    #[arg(
+        short = 'n',
+        long = "namespace",
+        value_name = "NAMESPACE",
+        default_value = "default"
+    )]
+    pub namespace: String,
+    /// Extra API versions for `.Capabilities.APIVersions` (repeatable).
+    #[arg(short = 'a', long = "api-versions", value_name = "VERSION")]
+    pub api_versions: Vec<String>,
+    /// Include the chart's CRDs (`crds/`) in the output.
+    #[arg(long)]
+    pub include_crds: bool,
+    /// Leave out test hooks (`helm.sh/hook: test`).
+    #[arg(long)]
+    pub skip_tests: bool,
+    /// Render charts natively (default) or with `helm template` from PATH.
+    #[arg(long, value_enum, default_value = "native")]
+    pub renderer: Renderer,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum Renderer {
+    #[default]
+    Native,
+    Helm,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RenderArgs {
+    /// `[RELEASE] CHART`: the release name (default `release-name`) and the chart directory or
+    /// `.tgz`.
+    #[arg(required = true, num_args = 1..=2, value_name = "RELEASE] [CHART")]
+    pub args: Vec<String>,
+    #[command(flatten)]
+    pub chart: ChartArgs,
+    /// Kubernetes version for `.Capabilities.KubeVersion` and `kubeVersion` constraints
+    /// (default: Helm's).
+    #[arg(long, value_name = "VERSION")]
+    pub kube_version: Option<String>,
+}
+
+impl ChartArgs {
+    /// The user's values: `-f` files in order, then `--set-json`, `--set`, `--set-string`,
+    /// `--set-file` (Helm's order).
+    pub fn user_values(&self) -> Result<Values, ChartError> {
+        let mut values = Values::new();
+        for file in &self.values {
+            let shown = file.display().to_string();
+            let text = std::fs::read_to_string(file).map_err(|e| {
+                ChartError::new(&shown, format!("cannot read values file {shown}: {e}"))
+            })?;
+            merge_maps(&mut values, parse_values_file(&text, &shown)?);
+        }
+        let apply = |values: &mut Values, args: &[String], kind: SetKind, flag: &str| {
+            for arg in args {
+                apply_set(values, arg, kind).map_err(|e| {
+                    ChartError::new(flag, format!("failed parsing {flag} data {arg:?}: {e}"))
+                })?;
+            }
+            Ok::<(), ChartError>(())
+        };
+        apply(&mut values, &self.set_json, SetKind::Json, "--set-json")?;
+        apply(&mut values, &self.set, SetKind::Typed, "--set")?;
+        apply(
+            &mut values,
+            &self.set_string,
+            SetKind::String,
+            "--set-string",
+        )?;
+        for arg in &self.set_file {
+            let Some((key, path)) = arg.split_once('=') else {
+                return Err(ChartError::new(
+                    "--set-file",
+                    format!(
+                        "failed parsing --set-file data {arg:?}: key {key:?} has no value",
+                        key = arg
+                    ),
+                ));
+            };
+            let content = std::fs::read_to_string(path).map_err(|e| {
+                ChartError::new(path, format!("--set-file {key}: cannot read {path}: {e}"))
+            })?;
+            let escaped = content.replace('\\', "\\\\").replace(',', "\\,");
+            apply_set(&mut values, &format!("{key}={escaped}"), SetKind::String)
+                .map_err(|e| ChartError::new("--set-file", e))?;
+        }
+        Ok(values)
+    }
+
+    /// Renders `chart` to `helm template` text.
+    pub fn render(
+        &self,
+        chart: &Path,
+        release: &str,
+        kube_version: Option<&str>,
+    ) -> Result<String, ChartError> {
+        if self.renderer == Renderer::Helm {
+            return self.render_with_helm(chart, release, kube_version);
+        }
+        let loaded = load_chart(chart)?;
+        let values = self.user_values()?;
+        let opts = RenderOptions {
+            release_name: release.to_string(),
+            namespace: self.namespace.clone(),
+            kube_version: kube_version.map(String::from),
+            api_versions: self.api_versions.clone(),
+            ..RenderOptions::default()
+        };
+        let rendered = render_chart(&loaded, &values, &opts)?;
+        Ok(crate::chart::render::template_output(
+            &rendered,
+            self.include_crds,
+            self.skip_tests,
+        ))
+    }
+
+    /// `helm template` from PATH with the same flags.
+    fn render_with_helm(
+        &self,
+        chart: &Path,
+        release: &str,
+        kube_version: Option<&str>,
+    ) -> Result<String, ChartError> {
+        let mut cmd = std::process::Command::new("helm");
+        cmd.arg("template").arg(release).arg(chart);
+        cmd.arg("--namespace").arg(&self.namespace);
+        for f in &self.values {
+            cmd.arg("--values").arg(f);
+        }
+        for (flag, list) in [
+            ("--set", &self.set),
+            ("--set-string", &self.set_string),
+            ("--set-file", &self.set_file),
+            ("--set-json", &self.set_json),
+            ("--api-versions", &self.api_versions),
+        ] {
+            for v in list {
+                cmd.arg(flag).arg(v);
+            }
+        }
+        if let Some(v) = kube_version {
+            cmd.arg("--kube-version").arg(v);
+        }
+        if self.include_crds {
+            cmd.arg("--include-crds");
+        }
+        if self.skip_tests {
+            cmd.arg("--skip-tests");
+        }
+        let shown = chart.display().to_string();
+        let output = cmd.output().map_err(|e| {
+            ChartError::new(
+                &shown,
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    "--renderer helm: `helm` is not on PATH (install Helm, or use the native renderer)"
+                        .to_string()
+                } else {
+                    format!("--renderer helm: cannot run helm: {e}")
+                },
+            )
+        })?;
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            return Err(ChartError::new(
+                &shown,
+                format!(
+                    "helm template failed: {}",
+                    stderr.trim().trim_start_matches("Error: ")
+                ),
+            ));
+        }
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+}
+
+/// `winguard render`: prints the manifests, or the error (exit 2).
+pub fn run(args: &RenderArgs) -> u8 {
+    let (release, chart) = match args.args.as_slice() {
+        [chart] => ("release-name", chart),
+        [release, chart] => (release.as_str(), chart),
+        _ => unreachable!("clap takes one or two"),
+    };
+    match args
+        .chart
+        .render(Path::new(chart), release, args.kube_version.as_deref())
+    {
+        Ok(text) => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(text.as_bytes());
+            super::EXIT_CLEAN
+        }
+        Err(e) => {
+            eprintln!("Error: {}", e.message);
+            super::EXIT_ERROR
+        }
+    }
+}

@@ -1,0 +1,1 @@
+{{ define "dtb.nil" }}nil-dot:{{ . }}{{ end }}

@@ -1,0 +1,176 @@
+//! Native chart rendering against real Helm 4 (PyPI `helm-python-sdk`, Helm's Go engine): every
+//! case of `testdata/charts/cases.yaml` is rendered by both and compared template by template —
+//! exact text where Helm's output is deterministic, parsed YAML otherwise, and the shape (same
+//! documents, keys and value types) where the chart uses random or clock functions.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value as Json;
+
+use winguard::chart::values::floats;
+use winguard::chart::{RenderOptions, load_chart, render_chart};
+
+#[derive(Deserialize)]
+struct Case {
+    chart: String,
+    #[serde(default)]
+    values: serde_json::Map<String, Json>,
+    #[serde(default = "default_release")]
+    release: String,
+    #[serde(default = "default_namespace")]
+    namespace: String,
+    /// `exact` (default), `yaml` or `shape`.
+    #[serde(default)]
+    compare: Compare,
+    /// For cases that must fail: both must fail, and Helm's message must contain this.
+    #[serde(default)]
+    error: Option<String>,
+}
+
+#[derive(Deserialize, Default, PartialEq, Clone, Copy, Debug)]
+#[serde(rename_all = "lowercase")]
+enum Compare {
+    #[default]
+    Exact,
+    Yaml,
+    Shape,
+}
+
+fn default_release() -> String {
+    "release-name".into()
+}
+fn default_namespace() -> String {
+    "default".into()
+}
+
+fn cases() -> Vec<Case> {
+    let text = std::fs::read_to_string(common::root().join("testdata/charts/cases.yaml")).unwrap();
+    serde_yaml_ng::from_str(&text).unwrap()
+}
+
+/// Helm's results for every case, from one Python process.
+fn helm_results(cases: &[Case]) -> Vec<Json> {
+    let input: Vec<Json> = cases
+        .iter()
+        .map(|c| {
+            serde_json::json!({
+                "chart": common::root().join("testdata/charts").join(&c.chart),
+                "values": c.values,
+                "release": c.release,
+                "namespace": c.namespace,
+            })
+        })
+        .collect();
+    let mut cmd = std::process::Command::new("python3");
+    cmd.arg(common::root().join("tests/helm_oracle.py"));
+    let run = common::run_cmd(cmd, Some(serde_json::to_string(&input).unwrap().as_bytes()));
+    assert_eq!(run.code, 0, "helm oracle failed: {}", run.stderr);
+    serde_json::from_str(&run.stdout).unwrap()
+}
+
+/// The documents of a rendered file, parsed.
+fn documents(text: &str) -> Vec<Json> {
+    text.split("\n---")
+        .filter_map(|d| serde_yaml_ng::from_str::<Json>(d).ok())
+        .filter(|d| !d.is_null())
+        .collect()
+}
+
+/// A value's shape: the same keys and value types, scalars blanked.
+fn shape(v: &Json) -> Json {
+    match v {
+        Json::Object(m) => Json::Object(m.iter().map(|(k, v)| (k.clone(), shape(v))).collect()),
+        Json::Array(a) => Json::Array(a.iter().map(shape).collect()),
+        Json::String(_) => Json::String(String::new()),
+        Json::Number(_) => Json::from(0),
+        other => other.clone(),
+    }
+}
+
+fn same(compare: Compare, ours: &str, helm: &str) -> bool {
+    match compare {
+        Compare::Exact => ours == helm,
+        Compare::Yaml => documents(ours) == documents(helm),
+        Compare::Shape => {
+            let (a, b) = (documents(ours), documents(helm));
+            a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| shape(x) == shape(y))
+        }
+    }
+}
+
+#[test]
+fn native_rendering_matches_helm() {
+    let cases = cases();
+    let helm = helm_results(&cases);
+    let (mut templates, mut matched) = (0, 0);
+    let mut failures = Vec::new();
+    for (case, helm) in cases.iter().zip(&helm) {
+        let dir = common::root().join("testdata/charts").join(&case.chart);
+        let opts = RenderOptions {
+            release_name: case.release.clone(),
+            namespace: case.namespace.clone(),
+            ..RenderOptions::default()
+        };
+        let values = match floats(Json::Object(case.values.clone())) {
+            Json::Object(m) => m,
+            _ => unreachable!(),
+        };
+        let ours = load_chart(&dir).and_then(|c| render_chart(&c, &values, &opts));
+        match (&case.error, ours, helm.get("files")) {
+            (Some(want), Err(e), None) => {
+                let helm_error = helm["error"].as_str().unwrap_or("");
+                templates += 1;
+                if helm_error.contains(want.as_str()) && e.message.contains(want.as_str()) {
+                    matched += 1;
+                } else {
+                    failures.push(format!(
+                        "{}: error\n  ours: {}\n  helm: {helm_error}",
+                        case.chart, e.message
+                    ));
+                }
+            }
+            (None, Ok(ours), Some(Json::Object(files))) => {
+                let helm_files: BTreeMap<&String, &str> = files
+                    .iter()
+                    .map(|(k, v)| (k, v.as_str().unwrap_or("")))
+                    .collect();
+                let our_names: Vec<&String> = ours.files.keys().collect();
+                let helm_names: Vec<&String> = helm_files.keys().copied().collect();
+                if our_names != helm_names {
+                    failures.push(format!(
+                        "{}: templates differ\n  ours: {our_names:?}\n  helm: {helm_names:?}",
+                        case.chart
+                    ));
+                }
+                for (name, text) in &ours.files {
+                    let Some(expected) = helm_files.get(name) else {
+                        continue;
+                    };
+                    templates += 1;
+                    if same(case.compare, text, expected) {
+                        matched += 1;
+                    } else {
+                        failures.push(format!(
+                            "{} {name}:\n--- ours\n{text}\n--- helm\n{expected}",
+                            case.chart
+                        ));
+                    }
+                }
+            }
+            (_, ours, _) => failures.push(format!(
+                "{}: ours {:?}, helm {}",
+                case.chart,
+                ours.map(|r| r.files.len()).map_err(|e| e.message),
+                helm
+            )),
+        }
+    }
+    eprintln!(
+        "{matched} of {templates} rendered templates match Helm, over {} cases",
+        cases.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
