@@ -153,10 +153,11 @@ fn native_rendering_matches_helm() {
                     if same(case.compare, text, expected) {
                         matched += 1;
                     } else {
-                        failures.push(format!(
-                            "{} {name}:\n--- ours\n{text}\n--- helm\n{expected}",
-                            case.chart
-                        ));
+                        let diff = similar::TextDiff::from_lines(*expected, text.as_str())
+                            .unified_diff()
+                            .header("helm", "winguard")
+                            .to_string();
+                        failures.push(format!("{} {name}:\n{diff}", case.chart));
                     }
                 }
             }

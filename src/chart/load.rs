@@ -185,26 +185,7 @@ pub fn load_archive(data: &[u8], shown: &str) -> Result<Chart, ChartError> {
 
 fn yaml_map(file: &File, shown: &str) -> Result<Map<String, Json>, ChartError> {
     let text = String::from_utf8_lossy(&file.data);
-    if text.trim().is_empty() {
-        return Ok(Map::new());
-    }
-    let where_ = format!("{shown}/{}", file.name);
-    match serde_yaml_ng::from_str::<Json>(&text) {
-        Ok(Json::Object(m)) => Ok(m),
-        Ok(Json::Null) => Ok(Map::new()),
-        Ok(_) => Err(ChartError::new(
-            &where_,
-            format!("{where_}: not a YAML map"),
-        )),
-        Err(e) => {
-            let mut err = ChartError::new(&where_, format!("{where_}: {e}"));
-            if let Some(loc) = e.location() {
-                err.line = loc.line();
-                err.column = loc.column();
-            }
-            Err(err)
-        }
-    }
+    super::values::parse_values_file(&text, &format!("{shown}/{}", file.name))
 }
 
 /// Sorts a chart's files into their places.

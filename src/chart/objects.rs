@@ -82,13 +82,13 @@ impl Object for Files {
                 )
             }),
             "Lines" => path().map(|p| match self.get(&p) {
-                Some(d) => Value::list(
-                    String::from_utf8_lossy(d)
-                        .split('\n')
-                        .map(Value::from)
-                        .collect(),
-                ),
-                None => Value::list(Vec::new()),
+                Some(d) if !d.is_empty() => {
+                    let text = String::from_utf8_lossy(d);
+                    // Helm drops one final newline before splitting.
+                    let text = text.strip_suffix('\n').unwrap_or(&text);
+                    Value::list(text.split('\n').map(Value::from).collect())
+                }
+                _ => Value::list(Vec::new()),
             }),
             "Glob" => path()
                 .and_then(|p| self.glob(&p))
@@ -105,6 +105,15 @@ impl Object for Files {
             .map(|(n, d)| format!("{n}:{:?}", d.as_ref()))
             .collect();
         format!("map[{}]", names.join(" "))
+    }
+    fn entries(&self) -> Option<Vec<(Value, Value)>> {
+        let mut entries: Vec<(Value, Value)> = self
+            .files
+            .iter()
+            .map(|(n, d)| (Value::from(n.as_str()), Value::Bytes(d.clone())))
+            .collect();
+        entries.sort_by(|a, b| a.0.to_print().cmp(&b.0.to_print()));
+        Some(entries)
     }
     fn to_data(&self) -> Value {
         Value::map(
@@ -179,6 +188,12 @@ impl Object for KubeVersion {
     }
     fn display(&self) -> String {
         self.version.clone()
+    }
+    fn display_value(&self) -> String {
+        format!(
+            "{{{} {} {} {}}}",
+            self.version, self.version, self.major, self.minor
+        )
     }
     fn to_data(&self) -> Value {
         let mut m = BTreeMap::new();

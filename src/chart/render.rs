@@ -152,7 +152,7 @@ fn collect(
         values.clone()
     } else {
         match values {
-            Value::Map(m) => match m.get(chart.name()) {
+            Value::Map(m) => match m.borrow().get(chart.name()) {
                 Some(v @ Value::Map(_)) => v.clone(),
                 _ => Value::map(BTreeMap::new()),
             },

@@ -26,29 +26,37 @@ pub fn floats(v: Json) -> Json {
     }
 }
 
-/// Parses a values file (`-f`): a YAML map, numbers as floats.
-pub fn parse_values_file(text: &str, shown: &str) -> Result<Values, ChartError> {
-    if text.trim().is_empty() {
-        return Ok(Map::new());
+/// Reads YAML as Helm does (`sigs.k8s.io/yaml`: go-yaml v2's YAML 1.1, so `yes` and `y` are
+/// true, then JSON, so every number is a float). The first document counts.
+pub fn read_yaml(text: &str) -> Result<Json, crate::manifest::yaml::YamlError> {
+    let (docs, error) = crate::manifest::yaml::parse_stream_go_yaml_v2(text);
+    if let Some(e) = error {
+        return Err(e);
     }
-    match serde_yaml_ng::from_str::<Json>(text) {
-        Ok(Json::Object(m)) => match floats(Json::Object(m)) {
-            Json::Object(m) => Ok(m),
-            _ => unreachable!("floats keeps a map a map"),
-        },
+    Ok(docs
+        .into_iter()
+        .next()
+        .map_or(Json::Null, |d| floats(d.value)))
+}
+
+/// Parses a YAML map file (`-f` values, `values.yaml`, `Chart.yaml`); `shown` names it in errors.
+pub fn parse_values_file(text: &str, shown: &str) -> Result<Values, ChartError> {
+    match read_yaml(text) {
+        Ok(Json::Object(m)) => Ok(m),
         Ok(Json::Null) => Ok(Map::new()),
         Ok(_) => Err(ChartError::new(
             shown,
-            format!("failed to parse {shown}: the values are not a YAML map"),
+            format!("failed to parse {shown}: not a YAML map"),
         )),
-        Err(e) => {
-            let mut err = ChartError::new(shown, format!("failed to parse {shown}: {e}"));
-            if let Some(loc) = e.location() {
-                err.line = loc.line();
-                err.column = loc.column();
-            }
-            Err(err)
-        }
+        Err(e) => Err(ChartError {
+            file: shown.to_string(),
+            line: e.line as usize,
+            column: e.col as usize,
+            message: format!(
+                "failed to parse {shown}:{}:{}: {}",
+                e.line, e.col, e.message
+            ),
+        }),
     }
 }
 

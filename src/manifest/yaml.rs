@@ -93,10 +93,25 @@ pub fn parse_stream(text: &str) -> (Vec<ParsedDoc>, Option<YamlError>) {
 /// Parses a piece of a larger text whose first line is line `line_offset + 1` of the whole;
 /// every position is reported in the whole text's lines.
 pub fn parse_stream_at(text: &str, line_offset: u32) -> (Vec<ParsedDoc>, Option<YamlError>) {
+    parse_with(text, line_offset, false)
+}
+
+/// Parses as go-yaml v2 resolves plain scalars, which Helm reads values and `fromYaml` with:
+/// besides `yes`/`no`/`on`/`off`, the one-letter `y`/`Y`/`n`/`N` are booleans too.
+pub fn parse_stream_go_yaml_v2(text: &str) -> (Vec<ParsedDoc>, Option<YamlError>) {
+    parse_with(text, 0, true)
+}
+
+fn parse_with(
+    text: &str,
+    line_offset: u32,
+    one_letter_bools: bool,
+) -> (Vec<ParsedDoc>, Option<YamlError>) {
     let mut docs = Vec::new();
     let mut parser = Parser::new_from_str(text);
     let mut builder = Builder {
         line_offset,
+        one_letter_bools,
         ..Builder::default()
     };
     loop {
@@ -135,6 +150,8 @@ struct Builder {
     doc_start: u32,
     /// Added to every line (see [`parse_stream_at`]).
     line_offset: u32,
+    /// Plain `y`/`n` read as booleans (see [`parse_stream_go_yaml_v2`]).
+    one_letter_bools: bool,
 }
 
 impl Builder {
@@ -180,7 +197,15 @@ impl Builder {
                     return Ok(None);
                 }
                 let tag = tag.map(|t| t.suffix.clone());
-                let value = scalar_value(text, style, tag.as_deref());
+                let value = match (&*text, style, &tag) {
+                    ("y" | "Y", ScalarStyle::Plain, None) if self.one_letter_bools => {
+                        Value::Bool(true)
+                    }
+                    ("n" | "N", ScalarStyle::Plain, None) if self.one_letter_bools => {
+                        Value::Bool(false)
+                    }
+                    _ => scalar_value(text, style, tag.as_deref()),
+                };
                 let pos = PosNode {
                     line,
                     col,

@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use gotmpl::parse::Pos;
 
-use super::value::{Value, format_float_g};
+use super::value::{MapRef, Value, format_float_g};
 use super::{Exec, Failure};
 
 /// What a function gets besides its arguments: the execution (for `include`/`tpl`).
@@ -535,26 +535,28 @@ pub(crate) fn lookup(name: &str) -> Option<Func> {
         },
         "get" => |_, a| {
             let m = map_arg(&a, 0)?;
-            Ok(m.get(&string_arg(&a, 1)?)
-                .cloned()
-                .unwrap_or_else(|| Value::from("")))
+            let key = string_arg(&a, 1)?;
+            let found = m.borrow().get(&key).cloned();
+            Ok(found.unwrap_or_else(|| Value::from("")))
         },
         "set" => |_, a| {
-            // Sprig's `set` changes the dict in place; values here are shared, so the change is
-            // made on a copy that is returned (templates use the result or discard it).
-            let mut m = map_arg(&a, 0)?;
-            m.insert(string_arg(&a, 1)?, arg(&a, 2)?);
-            Ok(Value::map(m))
+            // In place, as Go's maps are references: every holder of the dict sees the change.
+            let m = map_arg(&a, 0)?;
+            let value = arg(&a, 2)?;
+            if value.holds(&m) {
+                return err("set: a dict cannot be put inside itself");
+            }
+            m.borrow_mut().insert(string_arg(&a, 1)?, value);
+            Ok(Value::Map(m))
         },
         "unset" => |_, a| {
-            let mut m = map_arg(&a, 0)?;
-            m.remove(&string_arg(&a, 1)?);
-            Ok(Value::map(m))
+            let m = map_arg(&a, 0)?;
+            m.borrow_mut().remove(&string_arg(&a, 1)?);
+            Ok(Value::Map(m))
         },
         "hasKey" => |_, a| {
-            Ok(Value::Bool(
-                map_arg(&a, 0)?.contains_key(&string_arg(&a, 1)?),
-            ))
+            let key = string_arg(&a, 1)?;
+            Ok(Value::Bool(map_arg(&a, 0)?.borrow().contains_key(&key)))
         },
         "pluck" => |_, a| {
             let key = string_arg(&a, 0)?;
@@ -562,7 +564,7 @@ pub(crate) fn lookup(name: &str) -> Option<Func> {
                 a[1..]
                     .iter()
                     .filter_map(|d| match d {
-                        Value::Map(m) => m.get(&key).cloned(),
+                        Value::Map(m) => m.borrow().get(&key).cloned(),
                         _ => None,
                     })
                     .collect(),
@@ -572,47 +574,41 @@ pub(crate) fn lookup(name: &str) -> Option<Func> {
             let mut keys: Vec<Value> = Vec::new();
             for d in &a {
                 if let Value::Map(m) = d {
-                    keys.extend(m.keys().map(|k| Value::from(k.as_str())));
+                    keys.extend(m.borrow().keys().map(|k| Value::from(k.as_str())));
                 }
             }
             Ok(Value::list(keys))
         },
-        "values" => |_, a| Ok(Value::list(map_arg(&a, 0)?.into_values().collect())),
+        "values" => |_, a| {
+            Ok(Value::list(
+                map_arg(&a, 0)?.borrow().values().cloned().collect(),
+            ))
+        },
         "pick" => |_, a| {
             let m = map_arg(&a, 0)?;
             let wanted: Vec<String> = a[1..].iter().map(strval).collect();
-            Ok(Value::map(
-                m.into_iter().filter(|(k, _)| wanted.contains(k)).collect(),
-            ))
+            let picked = m
+                .borrow()
+                .iter()
+                .filter(|(k, _)| wanted.contains(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            Ok(Value::map(picked))
         },
         "omit" => |_, a| {
             let m = map_arg(&a, 0)?;
             let dropped: Vec<String> = a[1..].iter().map(strval).collect();
-            Ok(Value::map(
-                m.into_iter()
-                    .filter(|(k, _)| !dropped.contains(k))
-                    .collect(),
-            ))
+            let kept = m
+                .borrow()
+                .iter()
+                .filter(|(k, _)| !dropped.contains(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            Ok(Value::map(kept))
         },
-        "merge" | "mustMerge" => |_, a| {
-            let mut dst = map_arg(&a, 0)?;
-            for src in &a[1..] {
-                if let Value::Map(src) = src {
-                    merge_into(&mut dst, src, false);
-                }
-            }
-            Ok(Value::map(dst))
-        },
-        "mergeOverwrite" | "mustMergeOverwrite" => |_, a| {
-            let mut dst = map_arg(&a, 0)?;
-            for src in &a[1..] {
-                if let Value::Map(src) = src {
-                    merge_into(&mut dst, src, true);
-                }
-            }
-            Ok(Value::map(dst))
-        },
-        "deepCopy" | "mustDeepCopy" => |_, a| arg(&a, 0),
+        "merge" | "mustMerge" => |_, a| merge(a, false),
+        "mergeOverwrite" | "mustMergeOverwrite" => |_, a| merge(a, true),
+        "deepCopy" | "mustDeepCopy" => |_, a| Ok(arg(&a, 0)?.deep_copy()),
         "dig" => |_, a| {
             if a.len() < 3 {
                 return err("dig needs at least three arguments");
@@ -620,12 +616,13 @@ pub(crate) fn lookup(name: &str) -> Option<Func> {
             let default = a[a.len() - 2].clone();
             let mut cur = a[a.len() - 1].clone();
             for key in &a[..a.len() - 2] {
-                cur = match &cur {
-                    Value::Map(m) => match m.get(&strval(key)) {
-                        Some(v) => v.clone(),
-                        None => return Ok(default),
-                    },
-                    _ => return Ok(default),
+                let next = match &cur {
+                    Value::Map(m) => m.borrow().get(&strval(key)).cloned(),
+                    _ => None,
+                };
+                cur = match next {
+                    Some(v) => v,
+                    None => return Ok(default),
                 };
             }
             Ok(cur)
@@ -775,6 +772,16 @@ pub(crate) fn lookup(name: &str) -> Option<Func> {
                 super::digest::sha1_hex(string_arg(&a, 1)?.as_bytes())
             )))
         },
+        // Sprig: paths (Go's `path`, slash-separated).
+        "base" | "osBase" => |_, a| Ok(Value::from(path_base(&string_arg(&a, 0)?))),
+        "dir" | "osDir" => |_, a| Ok(Value::from(path_dir(&string_arg(&a, 0)?))),
+        "ext" | "osExt" => |_, a| {
+            let p = string_arg(&a, 0)?;
+            let base = p.rsplit('/').next().unwrap_or(&p);
+            Ok(Value::from(base.rfind('.').map_or("", |i| &base[i..])))
+        },
+        "clean" | "osClean" => |_, a| Ok(Value::from(path_clean(&string_arg(&a, 0)?))),
+        "isAbs" | "osIsAbs" => |_, a| Ok(Value::Bool(string_arg(&a, 0)?.starts_with('/'))),
         "getHostByName" => |_, _| Ok(Value::from("")),
         "env" | "expandenv" => |_, _| Ok(Value::from("")),
         _ => return None,
@@ -805,9 +812,9 @@ fn string_arg(a: &[Value], i: usize) -> Result<String, Failure> {
     }
 }
 
-fn map_arg(a: &[Value], i: usize) -> Result<BTreeMap<String, Value>, Failure> {
+fn map_arg(a: &[Value], i: usize) -> Result<MapRef, Failure> {
     match arg(a, i)? {
-        Value::Map(m) => Ok(Rc::unwrap_or_clone(m)),
+        Value::Map(m) => Ok(m),
         other => err(format!(
             "wrong type for value; expected map[string]interface {{}}; got {}",
             other.type_name()
@@ -925,13 +932,27 @@ fn seq(_: &mut Call<'_, '_>, a: Vec<Value>) -> R {
     Ok(Value::from(parts.join(" ")))
 }
 
+/// Sprig's `merge`/`mergeOverwrite` (mergo): the sources into the first dict, in place.
+fn merge(a: Vec<Value>, overwrite: bool) -> R {
+    let dst = map_arg(&a, 0)?;
+    for src in &a[1..] {
+        if let Value::Map(src) = src {
+            if src.borrow().values().any(|v| v.holds(&dst)) || Rc::ptr_eq(src, &dst) {
+                continue;
+            }
+            merge_into(&mut dst.borrow_mut(), &src.borrow(), overwrite);
+        }
+    }
+    Ok(Value::Map(dst))
+}
+
 fn merge_into(dst: &mut BTreeMap<String, Value>, src: &BTreeMap<String, Value>, overwrite: bool) {
     for (k, v) in src {
         match (dst.get_mut(k), v) {
             (Some(Value::Map(d)), Value::Map(s)) => {
-                let mut inner = Rc::unwrap_or_clone(d.clone());
-                merge_into(&mut inner, s, overwrite);
-                *d = Rc::new(inner);
+                if !Rc::ptr_eq(d, s) {
+                    merge_into(&mut d.borrow_mut(), &s.borrow(), overwrite);
+                }
             }
             (Some(existing), v) => {
                 if overwrite || empty(existing) {
@@ -950,7 +971,7 @@ fn len(_: &mut Call<'_, '_>, a: Vec<Value>) -> R {
         Value::Str(s) => s.len() as i64,
         Value::Bytes(b) => b.len() as i64,
         Value::List(l) => l.len() as i64,
-        Value::Map(m) => m.len() as i64,
+        Value::Map(m) => m.borrow().len() as i64,
         Value::Nil => return err("len of nil pointer"),
         other => return err(format!("len of type {}", other.type_name())),
     }))
@@ -964,7 +985,7 @@ fn index(_: &mut Call<'_, '_>, a: Vec<Value>) -> R {
                 Some(v) if *i >= 0 => v.clone(),
                 _ => return err(format!("error calling index: index out of range: {i}")),
             },
-            (Value::Map(m), Value::Str(k)) => m.get(&**k).cloned().unwrap_or(Value::Nil),
+            (Value::Map(m), Value::Str(k)) => m.borrow().get(&**k).cloned().unwrap_or(Value::Nil),
             (Value::Map(_), Value::Nil) => Value::Nil,
             (Value::Nil, _) => return err("error calling index: index of untyped nil"),
             (Value::List(_), other) => {
@@ -1537,4 +1558,53 @@ fn go_json_escape(s: &str) -> String {
         .replace('&', "\\u0026")
         .replace('\u{2028}', "\\u2028")
         .replace('\u{2029}', "\\u2029")
+}
+
+/// Go's `path.Base`.
+fn path_base(p: &str) -> String {
+    if p.is_empty() {
+        return ".".into();
+    }
+    let trimmed = p.trim_end_matches('/');
+    if trimmed.is_empty() {
+        return "/".into();
+    }
+    trimmed.rsplit('/').next().unwrap_or(trimmed).to_string()
+}
+
+/// Go's `path.Dir`.
+fn path_dir(p: &str) -> String {
+    let dir = match p.rfind('/') {
+        Some(i) => &p[..=i],
+        None => "",
+    };
+    path_clean(dir)
+}
+
+/// Go's `path.Clean`.
+fn path_clean(p: &str) -> String {
+    if p.is_empty() {
+        return ".".into();
+    }
+    let rooted = p.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in p.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.last().is_some_and(|l| *l != "..") {
+                    parts.pop();
+                } else if !rooted {
+                    parts.push("..");
+                }
+            }
+            other => parts.push(other),
+        }
+    }
+    let joined = parts.join("/");
+    match (rooted, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".into(),
+        (false, false) => joined,
+    }
 }

@@ -445,6 +445,7 @@ impl<'s> Exec<'s> {
                 .map(|(i, v)| (Value::Int(i as i64), Value::Int(*v as i64)))
                 .collect(),
             Value::Map(m) => m
+                .borrow()
                 .iter()
                 .map(|(k, v)| (Value::from(k.as_str()), v.clone()))
                 .collect(),
@@ -460,6 +461,7 @@ impl<'s> Exec<'s> {
                     .collect()
             }
             Value::Nil => Vec::new(),
+            Value::Object(o) if o.entries().is_some() => o.entries().unwrap_or_default(),
             other => {
                 return Err(self.error(
                     b.pos,
@@ -666,7 +668,7 @@ impl<'s> Exec<'s> {
                 if !args.is_empty() {
                     return Err(format!("{name} is not a method but has arguments"));
                 }
-                Ok(m.get(name).cloned().unwrap_or(Value::Nil))
+                Ok(m.borrow().get(name).cloned().unwrap_or(Value::Nil))
             }
             Value::Object(o) => {
                 if let Some(result) = o.call(name, args) {
@@ -747,6 +749,7 @@ impl<'s> Exec<'s> {
         match v {
             Value::Str(s) => self.out.push_str(s),
             Value::Nil => self.out.push_str("<no value>"),
+            Value::Object(o) => self.out.push_str(&o.display()),
             other => other.write_go(&mut self.out),
         }
     }

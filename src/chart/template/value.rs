@@ -6,6 +6,7 @@
 //! and `printf` tell them apart. Helm's built-in objects (`.Files`, `.Capabilities`) have methods,
 //! which [`Object`] models.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::rc::Rc;
@@ -26,8 +27,10 @@ pub enum Value {
     /// Go `[]byte` (`.Files.GetBytes`, `b64dec` keeps strings): printed as a list of numbers.
     Bytes(Rc<[u8]>),
     List(Rc<Vec<Value>>),
-    /// `map[string]interface{}`: Go prints and ranges over maps in key order, as a `BTreeMap` does.
-    Map(Rc<BTreeMap<String, Value>>),
+    /// `map[string]interface{}`: Go prints and ranges over maps in key order, as a `BTreeMap`
+    /// does. Shared and mutable, as Go's maps are references: Sprig's `set`, `unset` and
+    /// `merge` change the map every holder sees (`$_ := set .Values.x "k" 1`).
+    Map(MapRef),
     /// One of Helm's objects with methods.
     Object(Rc<dyn Object>),
 }
@@ -47,11 +50,23 @@ pub trait Object {
     }
     /// How `{{ . }}` prints it (Go's `String()` method, or the struct's fields).
     fn display(&self) -> String;
+    /// How a function's `%v` prints it: the struct's value, whose `String()` method (on the
+    /// pointer) Go then does not see.
+    fn display_value(&self) -> String {
+        self.display()
+    }
+    /// The entries `range` walks (`.Files.Glob` is a Go map).
+    fn entries(&self) -> Option<Vec<(Value, Value)>> {
+        None
+    }
     /// The value `toYaml`/`toJson` see (Go marshals the struct's fields).
     fn to_data(&self) -> Value {
         Value::Str(self.display().into())
     }
 }
+
+/// A Go map: shared, changed in place.
+pub type MapRef = Rc<RefCell<BTreeMap<String, Value>>>;
 
 impl std::fmt::Debug for Value {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -79,7 +94,7 @@ impl From<bool> for Value {
 
 impl Value {
     pub fn map(m: BTreeMap<String, Value>) -> Value {
-        Value::Map(Rc::new(m))
+        Value::Map(Rc::new(RefCell::new(m)))
     }
     pub fn list(l: Vec<Value>) -> Value {
         Value::List(Rc::new(l))
@@ -95,7 +110,7 @@ impl Value {
             Value::Str(s) => !s.is_empty(),
             Value::Bytes(b) => !b.is_empty(),
             Value::List(l) => !l.is_empty(),
-            Value::Map(m) => !m.is_empty(),
+            Value::Map(m) => !m.borrow().is_empty(),
             Value::Object(_) => true,
         }
     }
@@ -188,7 +203,7 @@ impl Value {
             }
             Value::Map(m) => {
                 out.push_str("map[");
-                for (i, (k, v)) in m.iter().enumerate() {
+                for (i, (k, v)) in m.borrow().iter().enumerate() {
                     if i > 0 {
                         out.push(' ');
                     }
@@ -198,7 +213,7 @@ impl Value {
                 }
                 out.push(']');
             }
-            Value::Object(o) => out.push_str(&o.display()),
+            Value::Object(o) => out.push_str(&o.display_value()),
         }
     }
 
@@ -207,6 +222,30 @@ impl Value {
         let mut out = String::new();
         self.write_go(&mut out);
         out
+    }
+
+    /// An independent copy: maps are copied all the way down (`deepCopy`).
+    pub fn deep_copy(&self) -> Value {
+        match self {
+            Value::Map(m) => Value::map(
+                m.borrow()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.deep_copy()))
+                    .collect(),
+            ),
+            Value::List(l) => Value::list(l.iter().map(Value::deep_copy).collect()),
+            other => other.clone(),
+        }
+    }
+
+    /// Whether `target` is this map or is held anywhere inside this value: a map must not be
+    /// put inside itself (printing it would never end).
+    pub fn holds(&self, target: &MapRef) -> bool {
+        match self {
+            Value::Map(m) => Rc::ptr_eq(m, target) || m.borrow().values().any(|v| v.holds(target)),
+            Value::List(l) => l.iter().any(|v| v.holds(target)),
+            _ => false,
+        }
     }
 
     /// The value as plain data (objects replaced by what Go would marshal).
@@ -249,9 +288,12 @@ impl Value {
                 serde_json::Value::String(base64::engine::general_purpose::STANDARD.encode(b))
             }
             Value::List(l) => serde_json::Value::Array(l.iter().map(Value::to_json).collect()),
-            Value::Map(m) => {
-                serde_json::Value::Object(m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect())
-            }
+            Value::Map(m) => serde_json::Value::Object(
+                m.borrow()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.to_json()))
+                    .collect(),
+            ),
             Value::Object(o) => o.to_data().to_json(),
         }
     }

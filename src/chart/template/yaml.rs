@@ -396,8 +396,12 @@ pub fn parse_values(text: &str) -> Result<Value, String> {
     if text.trim().is_empty() {
         return Ok(Value::Nil);
     }
-    let v: serde_json::Value = serde_yaml_ng::from_str(text)
-        .map_err(|e| format!("error converting YAML to JSON: yaml: {e}"))?;
+    let v = crate::chart::values::read_yaml(text).map_err(|e| {
+        format!(
+            "error converting YAML to JSON: yaml: line {}: {}",
+            e.line, e.message
+        )
+    })?;
     Ok(Value::from_json(&v))
 }
 
@@ -405,12 +409,19 @@ pub fn parse_values(text: &str) -> Result<Value, String> {
 pub fn to_toml(v: &Value) -> String {
     let mut out = String::new();
     if let serde_json::Value::Object(m) = v.to_json() {
-        toml_table(&mut out, &m, "");
+        toml_table(&mut out, &m, "", 0);
     }
     out
 }
 
-fn toml_table(out: &mut String, m: &serde_json::Map<String, serde_json::Value>, path: &str) {
+fn toml_table(
+    out: &mut String,
+    m: &serde_json::Map<String, serde_json::Value>,
+    path: &str,
+    depth: usize,
+) {
+    // BurntSushi's encoder indents a table's keys by two spaces per level below the top.
+    let pad = "  ".repeat(depth);
     let mut tables: BTreeMap<&String, &serde_json::Map<String, serde_json::Value>> =
         BTreeMap::new();
     for (k, v) in m {
@@ -420,7 +431,7 @@ fn toml_table(out: &mut String, m: &serde_json::Map<String, serde_json::Value>, 
             }
             serde_json::Value::Null => {}
             other => {
-                out.push_str(&format!("{k} = {}\n", toml_value(other)));
+                out.push_str(&format!("{pad}{k} = {}\n", toml_value(other)));
             }
         }
     }
@@ -430,8 +441,8 @@ fn toml_table(out: &mut String, m: &serde_json::Map<String, serde_json::Value>, 
         } else {
             format!("{path}.{k}")
         };
-        out.push_str(&format!("\n[{full}]\n"));
-        toml_table(out, inner, &full);
+        out.push_str(&format!("\n{pad}[{full}]\n"));
+        toml_table(out, inner, &full, depth + 1);
     }
 }
 

@@ -1,0 +1,3 @@
+{{- define "tpl.hash" -}}
+{{ .Values.name | sha256sum | trunc 8 }}
+{{- end -}}
