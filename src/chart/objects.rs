@@ -112,7 +112,7 @@ impl Object for Files {
             .iter()
             .map(|(n, d)| (Value::from(n.as_str()), Value::Bytes(d.clone())))
             .collect();
-        entries.sort_by(|a, b| a.0.to_print().cmp(&b.0.to_print()));
+        entries.sort_by_key(|e| e.0.to_print());
         Some(entries)
     }
     fn to_data(&self) -> Value {
