@@ -173,13 +173,7 @@ pub fn load_archive(data: &[u8], shown: &str) -> Result<Chart, ChartError> {
     if files.is_empty() {
         return Err(bad("no files in archive".into()));
     }
-    // The archive's own .helmignore applies to it too.
-    let ignore = files
-        .iter()
-        .find(|f| f.name == ".helmignore")
-        .map(|f| HelmIgnore::parse(&String::from_utf8_lossy(&f.data)))
-        .unwrap_or_default();
-    files.retain(|f| !ignore.ignores(&f.name, false));
+    // No .helmignore here: Helm applies it when packaging, not when loading an archive.
     load_files(files, shown)
 }
 
@@ -315,19 +309,33 @@ fn dependency(v: &Json) -> Option<Dependency> {
     })
 }
 
-/// `.helmignore`: gitignore-like patterns (`*.tmp`, `dir/`, `!keep`), matched against the
-/// path and its base name as Helm's `ignore` package does.
+/// `.helmignore`, with Helm's rules (its `ignore` package): a pattern without `/` matches the
+/// base name, with `/` the whole path; `dir/` only directories; and a negated pattern `!p`
+/// ignores everything that does *not* match `p` (Helm's reading, odd as it is).
 #[derive(Default)]
 pub struct HelmIgnore {
-    rules: Vec<(bool, bool, regex::Regex)>,
+    rules: Vec<IgnoreRule>,
+}
+
+struct IgnoreRule {
+    negate: bool,
+    dir_only: bool,
+    whole_path: bool,
+    pattern: regex::Regex,
 }
 
 impl HelmIgnore {
     pub fn parse(text: &str) -> HelmIgnore {
-        let mut rules = Vec::new();
+        // Helm adds one rule of its own: hidden files under templates/.
+        let mut rules = vec![IgnoreRule {
+            negate: false,
+            dir_only: false,
+            whole_path: true,
+            pattern: regex::Regex::new(&glob_regex("templates/.?*")).expect("valid"),
+        }];
         for line in text.lines() {
             let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
+            if line.is_empty() || line.starts_with('#') || line.contains("**") {
                 continue;
             }
             let (negate, pattern) = match line.strip_prefix('!') {
@@ -338,30 +346,39 @@ impl HelmIgnore {
                 Some(p) => (true, p),
                 None => (false, pattern),
             };
+            let whole_path = pattern.contains('/');
             let pattern = pattern.trim_start_matches('/');
             if let Ok(re) = regex::Regex::new(&glob_regex(pattern)) {
-                rules.push((negate, dir_only, re));
+                rules.push(IgnoreRule {
+                    negate,
+                    dir_only,
+                    whole_path,
+                    pattern: re,
+                });
             }
         }
         HelmIgnore { rules }
     }
 
-    /// Whether `path` (relative, `/`-separated) is ignored. `Chart.yaml` never is.
+    /// Whether `path` (relative, `/`-separated) is ignored.
     pub fn ignores(&self, path: &str, is_dir: bool) -> bool {
-        if path == "Chart.yaml" {
-            return false;
-        }
         let base = path.rsplit('/').next().unwrap_or(path);
-        let mut ignored = false;
-        for (negate, dir_only, re) in &self.rules {
-            if *dir_only && !is_dir {
+        for rule in &self.rules {
+            let subject = if rule.whole_path { path } else { base };
+            if rule.negate {
+                if (rule.dir_only && !is_dir) || !rule.pattern.is_match(subject) {
+                    return true;
+                }
                 continue;
             }
-            if re.is_match(path) || re.is_match(base) {
-                ignored = !negate;
+            if rule.dir_only && !is_dir {
+                continue;
+            }
+            if rule.pattern.is_match(subject) {
+                return true;
             }
         }
-        ignored
+        false
     }
 }
 
@@ -416,13 +433,19 @@ mod tests {
 
     #[test]
     fn helmignore_patterns() {
-        let ig = HelmIgnore::parse("# comment\n*.tmp\n.git/\nsecret-*\n!secret-keep\n");
+        let ig = HelmIgnore::parse("# comment\n*.tmp\n.git/\nsecret-*\nconf/*.bak\n");
         assert!(ig.ignores("a.tmp", false));
         assert!(ig.ignores("templates/x.tmp", false));
         assert!(ig.ignores(".git", true));
         assert!(!ig.ignores(".git", false));
         assert!(ig.ignores("secret-one", false));
-        assert!(!ig.ignores("secret-keep", false));
+        assert!(ig.ignores("conf/a.bak", false));
+        assert!(!ig.ignores("other/a.bak", false));
+        assert!(ig.ignores("templates/.hidden", false));
         assert!(!ig.ignores("Chart.yaml", false));
+        // Helm's negation ignores whatever does not match it.
+        let negated = HelmIgnore::parse("!keep.txt\n");
+        assert!(negated.ignores("Chart.yaml", false));
+        assert!(!negated.ignores("keep.txt", false));
     }
 }

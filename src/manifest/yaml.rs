@@ -186,14 +186,21 @@ impl Builder {
             }
             Event::Scalar(text, style, anchor, tag) => {
                 self.count(1, span)?;
-                // A key: keep its text as written (`8080: x`, `true: x`), no typed value needed.
+                // A key: keep its text as written (`8080: x`, `true: x`), no typed value needed;
+                // go-yaml v2 (Helm) types it first and writes the value back as text.
+                let go_yaml_v2 = self.one_letter_bools;
                 if anchor == 0
                     && let Some(Frame::Map {
                         pending_key: pending @ None,
                         ..
                     }) = self.stack.last_mut()
                 {
-                    *pending = Some((text.into_owned(), line, col));
+                    let key = if go_yaml_v2 && style == ScalarStyle::Plain && tag.is_none() {
+                        go_yaml_v2_key(&text).unwrap_or_else(|| text.into_owned())
+                    } else {
+                        text.into_owned()
+                    };
+                    *pending = Some((key, line, col));
                     return Ok(None);
                 }
                 let tag = tag.map(|t| t.suffix.clone());
@@ -428,6 +435,22 @@ pub(crate) fn build_map(
 /// Resolves a scalar the way Kubernetes' YAML decoder does: plain scalars are typed (null, bool
 /// incl. YAML 1.1 `yes`/`no`/`on`/`off`, int incl. `0x`/`0o`/leading-0 octal, float), quoted ones
 /// are strings, and an explicit `!!str`/`!!int`/… tag wins.
+/// A plain key as `sigs.k8s.io/yaml` turns go-yaml v2's typed key into JSON text: `y: 1` has
+/// the key `true`, `0x10: 1` the key `16`.
+fn go_yaml_v2_key(text: &str) -> Option<String> {
+    match text {
+        "y" | "Y" => return Some("true".into()),
+        "n" | "N" => return Some("false".into()),
+        _ => {}
+    }
+    match plain_value(text)? {
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Null => Some("null".into()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
 fn scalar_value(text: std::borrow::Cow<'_, str>, style: ScalarStyle, tag: Option<&str>) -> Value {
     match tag {
         Some("str") | Some("binary") => return Value::String(text.into_owned()),

@@ -40,6 +40,8 @@ pub struct TemplateError {
     pub column: usize,
     pub message: String,
     pub kind: ErrorKind,
+    /// For execution errors, Go's `executing "NAME" at <EXPR>`.
+    pub context: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -65,11 +67,19 @@ impl std::fmt::Display for TemplateError {
                 "execution error at ({}:{}:{}): {}",
                 self.file, self.line, self.column, self.message
             ),
-            ErrorKind::Exec => write!(
-                f,
-                "template: {}:{}:{}: {}",
-                self.file, self.line, self.column, self.message
-            ),
+            // Helm 4 writes execution errors over three lines.
+            ErrorKind::Exec => match &self.context {
+                Some(context) => write!(
+                    f,
+                    "{}:{}:{}\n  {context}:\n    {}",
+                    self.file, self.line, self.column, self.message
+                ),
+                None => write!(
+                    f,
+                    "template: {}:{}:{}: {}",
+                    self.file, self.line, self.column, self.message
+                ),
+            },
         }
     }
 }
@@ -133,19 +143,87 @@ impl TemplateSet {
             column: 0,
             message: format!("no template {name:?} associated with template \"gotpl\""),
             kind: ErrorKind::Exec,
+            context: None,
         })?;
         exec.file = body.file.clone();
+        exec.name = name.into();
         exec.vars.push(("$".into(), data.clone()));
         exec.run_list(&body.list.clone(), data)?;
         Ok(exec.out.replace("<no value>", ""))
     }
 }
 
-/// Parses a template text, naming `file` in errors the way Helm does.
+/// Parses a template text, naming `file` in errors the way Helm does. As Go's parser does, it
+/// rejects a call of a function that does not exist (gotmpl's parser leaves that to execution).
 fn parse(file: &str, text: &str) -> Result<(ListNode, Vec<gotmpl::parse::DefineNode>)> {
     let parsed =
         gotmpl::parse::Parser::with_name(Some(file), text, "{{", "}}").and_then(|p| p.parse());
-    parsed.map_err(|e| parse_error(file, e))
+    let (list, defines) = parsed.map_err(|e| parse_error(file, e))?;
+    let mut unknown = None;
+    check_functions_in_list(&list, &mut unknown);
+    for d in &defines {
+        check_functions_in_list(&d.body, &mut unknown);
+    }
+    if let Some((pos, name)) = unknown {
+        return Err(TemplateError {
+            file: file.into(),
+            line: pos.line,
+            column: 0,
+            message: format!("function {name:?} not defined"),
+            kind: ErrorKind::Parse,
+            context: None,
+        });
+    }
+    Ok((list, defines))
+}
+
+/// The first call of an unknown function in a tree, by position.
+fn check_functions_in_list(list: &ListNode, unknown: &mut Option<(Pos, String)>) {
+    for node in &list.nodes {
+        match node {
+            Node::Action(a) => check_functions_in_pipe(&a.pipe, unknown),
+            Node::If(b) | Node::With(b) | Node::Range(b) => {
+                check_functions_in_pipe(&b.pipe, unknown);
+                check_functions_in_list(&b.body, unknown);
+                if let Some(e) = &b.else_body {
+                    check_functions_in_list(e, unknown);
+                }
+            }
+            Node::Template(t) => {
+                if let Some(p) = &t.pipe {
+                    check_functions_in_pipe(p, unknown);
+                }
+            }
+            Node::List(l) => check_functions_in_list(l, unknown),
+            Node::Define(d) => check_functions_in_list(&d.body, unknown),
+            Node::Text(_) | Node::Break(_) | Node::Continue(_) => {}
+        }
+    }
+}
+
+fn check_functions_in_pipe(pipe: &PipeNode, unknown: &mut Option<(Pos, String)>) {
+    for cmd in &pipe.commands {
+        for arg in &cmd.args {
+            check_functions_in_expr(arg, unknown);
+        }
+    }
+}
+
+fn check_functions_in_expr(e: &Expr, unknown: &mut Option<(Pos, String)>) {
+    match e {
+        Expr::Identifier(pos, name) => {
+            let known = matches!(name.as_str(), "and" | "or") || funcs::lookup(name).is_some();
+            let earlier = unknown
+                .as_ref()
+                .is_some_and(|(p, _)| p.offset <= pos.offset);
+            if !known && !earlier {
+                *unknown = Some((*pos, name.to_string()));
+            }
+        }
+        Expr::Pipe(_, p) => check_functions_in_pipe(p, unknown),
+        Expr::Chain(_, inner, _) => check_functions_in_expr(inner, unknown),
+        _ => {}
+    }
 }
 
 fn parse_error(file: &str, e: gotmpl::TemplateError) -> TemplateError {
@@ -164,6 +242,7 @@ fn parse_error(file: &str, e: gotmpl::TemplateError) -> TemplateError {
         column,
         message,
         kind: ErrorKind::Parse,
+        context: None,
     }
 }
 
@@ -197,6 +276,8 @@ pub struct Exec<'s> {
     vars: Vec<(Rc<str>, Value)>,
     out: String,
     file: Rc<str>,
+    /// The template running (a file, or a `define`'s name), for `executing "NAME"`.
+    name: Rc<str>,
     include_depth: HashMap<String, usize>,
     steps: u64,
 }
@@ -211,6 +292,7 @@ impl<'s> Exec<'s> {
             vars: Vec::new(),
             out: String::new(),
             file: "".into(),
+            name: "".into(),
             include_depth: HashMap::new(),
             steps: 0,
         }
@@ -221,7 +303,7 @@ impl<'s> Exec<'s> {
             .set
             .sources
             .get(&self.file)
-            .map_or(0, |src| column_at(src, pos.offset));
+            .map_or(0, |src| go_column(src, pos.offset));
         match failure {
             Failure::Nested(e) => e,
             Failure::Fail(message) => TemplateError {
@@ -230,14 +312,24 @@ impl<'s> Exec<'s> {
                 column,
                 message,
                 kind: ErrorKind::Fail,
+                context: None,
             },
-            Failure::Exec(message) => TemplateError {
-                file: self.file.to_string(),
-                line: pos.line,
-                column,
-                message: format!("executing {:?} at {}", self.file.as_ref(), message),
-                kind: ErrorKind::Exec,
-            },
+            Failure::Exec(message) => {
+                // `<EXPR>: MESSAGE`: the expression goes into Go's context line.
+                let (expr, message) =
+                    match message.strip_prefix('<').and_then(|m| m.split_once(">: ")) {
+                        Some((expr, rest)) => (format!("<{expr}>"), rest.to_string()),
+                        None => (String::from("<>"), message),
+                    };
+                TemplateError {
+                    file: self.file.to_string(),
+                    line: pos.line,
+                    column,
+                    message,
+                    kind: ErrorKind::Exec,
+                    context: Some(format!("executing {:?} at {expr}", self.name.as_ref())),
+                }
+            }
         }
     }
 
@@ -345,17 +437,19 @@ impl<'s> Exec<'s> {
             return Err(self.error(
                 pos,
                 Failure::Exec(format!(
-                    "<include>: error calling include: rendering template has a nested reference name: {name}"
+                    "<include>: error calling include: rendering template has a nested reference name: {name}: unable to execute template"
                 )),
             ));
         }
         let saved_vars = std::mem::replace(&mut self.vars, vec![("$".into(), data.clone())]);
         let saved_out = std::mem::take(&mut self.out);
         let saved_file = std::mem::replace(&mut self.file, file);
+        let saved_name = std::mem::replace(&mut self.name, name.into());
         let result = self.run_list(body, data);
         let out = std::mem::replace(&mut self.out, saved_out);
         self.vars = saved_vars;
         self.file = saved_file;
+        self.name = saved_name;
         if let Some(d) = self.include_depth.get_mut(name) {
             *d -= 1;
         }
@@ -538,7 +632,8 @@ impl<'s> Exec<'s> {
             Expr::Identifier(pos, name) => self.call_function(name, rest, dot, piped, *pos),
             Expr::Field(pos, names) => {
                 let args = self.args(rest, dot, piped)?;
-                self.chain(dot.clone(), names, &args, *pos, true)
+                let at = chain_pos(*pos, 1 + names[0].len(), names.len() - 1);
+                self.chain(dot.clone(), names, &args, at, "")
             }
             Expr::Variable(pos, name, names) => {
                 let v = self.variable(name, *pos)?;
@@ -554,12 +649,13 @@ impl<'s> Exec<'s> {
                     return Ok(v);
                 }
                 let args = self.args(rest, dot, piped)?;
-                self.chain(v, names, &args, *pos, false)
+                let at = chain_pos(*pos, name.len(), names.len());
+                self.chain(v, names, &args, at, name)
             }
             Expr::Chain(pos, inner, names) => {
                 let v = self.arg(inner, dot)?;
                 let args = self.args(rest, dot, piped)?;
-                self.chain(v, names, &args, *pos, false)
+                self.chain(v, names, &args, *pos, "")
             }
             other => {
                 if !rest.is_empty() || piped.is_some() {
@@ -587,13 +683,17 @@ impl<'s> Exec<'s> {
     fn arg(&mut self, e: &Expr, dot: &Value) -> Result<Value> {
         match e {
             Expr::Dot(_) => Ok(dot.clone()),
-            Expr::Field(pos, names) => self.chain(dot.clone(), names, &[], *pos, true),
+            Expr::Field(pos, names) => {
+                let at = chain_pos(*pos, 1 + names[0].len(), names.len() - 1);
+                self.chain(dot.clone(), names, &[], at, "")
+            }
             Expr::Variable(pos, name, names) => {
                 let v = self.variable(name, *pos)?;
                 if names.is_empty() {
                     Ok(v)
                 } else {
-                    self.chain(v, names, &[], *pos, false)
+                    let at = chain_pos(*pos, name.len(), names.len());
+                    self.chain(v, names, &[], at, name)
                 }
             }
             Expr::Identifier(pos, name) => self.call_function(name, &[], dot, None, *pos),
@@ -613,7 +713,7 @@ impl<'s> Exec<'s> {
             }
             Expr::Chain(pos, inner, names) => {
                 let v = self.arg(inner, dot)?;
-                self.chain(v, names, &[], *pos, false)
+                self.chain(v, names, &[], *pos, "")
             }
         }
     }
@@ -639,30 +739,24 @@ impl<'s> Exec<'s> {
         names: &[gotmpl::parse::SmolStr],
         args: &[Value],
         pos: Pos,
-        from_dot: bool,
+        root: &str,
     ) -> Result<Value> {
         for (i, name) in names.iter().enumerate() {
             let last = i + 1 == names.len();
             let call_args: &[Value] = if last { args } else { &[] };
-            v = self.field(&v, name, call_args, last).map_err(|m| {
-                let shown: Vec<&str> = names[..=i].iter().map(|n| n.as_str()).collect();
-                let prefix = if from_dot { "." } else { "" };
+            v = self.field(&v, name, call_args).map_err(|m| {
+                // Go names the whole chain (`<.Values.missing.deeper>`).
+                let shown: Vec<&str> = names.iter().map(|n| n.as_str()).collect();
                 self.error(
                     pos,
-                    Failure::Exec(format!("<{prefix}{}>: {m}", shown.join("."))),
+                    Failure::Exec(format!("<{root}.{}>: {m}", shown.join("."))),
                 )
             })?;
         }
         Ok(v)
     }
 
-    fn field(
-        &self,
-        v: &Value,
-        name: &str,
-        args: &[Value],
-        last: bool,
-    ) -> std::result::Result<Value, String> {
+    fn field(&self, v: &Value, name: &str, args: &[Value]) -> std::result::Result<Value, String> {
         match v {
             Value::Map(m) => {
                 if !args.is_empty() {
@@ -687,10 +781,7 @@ impl<'s> Exec<'s> {
                     o.type_name()
                 ))
             }
-            Value::Nil => {
-                let _ = last;
-                Err(format!("nil pointer evaluating interface {{}}.{name}"))
-            }
+            Value::Nil => Err(format!("nil pointer evaluating interface {{}}.{name}")),
             other => Err(format!(
                 "can't evaluate field {name} in type {}",
                 other.type_name()
@@ -755,9 +846,18 @@ impl<'s> Exec<'s> {
     }
 }
 
-/// The 1-based column (in characters) of a byte offset.
-fn column_at(src: &str, offset: usize) -> usize {
+/// The column Go reports for a byte offset: the byte count from the line's start (0-based).
+fn go_column(src: &str, offset: usize) -> usize {
     let end = offset.min(src.len());
     let start = src[..end].rfind('\n').map_or(0, |i| i + 1);
-    src[start..end].chars().count() + 1
+    end - start
+}
+
+/// Where Go places a field chain (`.a.b`, `$x.a`): at its second part, because its parser
+/// takes the position of the token after the first.
+fn chain_pos(pos: Pos, first_len: usize, parts: usize) -> Pos {
+    if parts == 0 {
+        return pos;
+    }
+    Pos::new(pos.offset + first_len, pos.line)
 }

@@ -1,0 +1,1 @@
+{{ define "loop" }}{{ include "loop" . }}{{ end }}

@@ -1,0 +1,1 @@
+{{ define "n.name" }}{{ .Chart.Name }}{{ end }}

@@ -1,0 +1,1 @@
+{{ define "n.partial" }}from-partial{{ end }}

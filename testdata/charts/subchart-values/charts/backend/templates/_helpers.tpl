@@ -1,0 +1,1 @@
+{{ define "backend.name" }}backend-{{ .Values.image }}{{ end }}
