@@ -12,6 +12,7 @@
 pub mod load;
 pub mod objects;
 pub mod render;
+pub mod schema;
 pub mod template;
 pub mod values;
 

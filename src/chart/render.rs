@@ -87,6 +87,7 @@ fn render_on_this_thread(
     let mut chart = chart.clone();
     process_dependencies(&mut chart, user);
     let values = coalesce(&chart, user);
+    super::schema::validate(&chart, &Json::Object(values.clone()))?;
     let caps = Value::Object(Rc::new(Capabilities {
         kube_version: Rc::new(kube),
         api_versions: Rc::new(ApiVersions {

@@ -782,6 +782,28 @@ pub(crate) fn lookup(name: &str) -> Option<Func> {
         },
         "clean" | "osClean" => |_, a| Ok(Value::from(path_clean(&string_arg(&a, 0)?))),
         "isAbs" | "osIsAbs" => |_, a| Ok(Value::Bool(string_arg(&a, 0)?.starts_with('/'))),
+        "genCA" => |_, a| {
+            super::certs::gen_ca(&string_arg(&a, 0)?, to_int(&arg(&a, 1)?)).map_err(Failure::Exec)
+        },
+        "genSelfSignedCert" => |_, a| {
+            let (ips, dns) = (string_list(&arg(&a, 1)?), string_list(&arg(&a, 2)?));
+            super::certs::gen_self_signed(&string_arg(&a, 0)?, &ips, &dns, to_int(&arg(&a, 3)?))
+                .map_err(Failure::Exec)
+        },
+        "genSignedCert" => |_, a| {
+            let (ips, dns) = (string_list(&arg(&a, 1)?), string_list(&arg(&a, 2)?));
+            let ca = match arg(&a, 4)? {
+                Value::Map(m) => m.borrow().get("Cert").map(strval).unwrap_or_default(),
+                _ => return err("genSignedCert: the CA is not a certificate"),
+            };
+            super::certs::gen_signed(&string_arg(&a, 0)?, &ips, &dns, to_int(&arg(&a, 3)?), &ca)
+                .map_err(Failure::Exec)
+        },
+        "genPrivateKey" => |_, a| {
+            super::certs::gen_private_key(&string_arg(&a, 0)?)
+                .map(Value::from)
+                .map_err(Failure::Exec)
+        },
         "getHostByName" => |_, _| Ok(Value::from("")),
         "env" | "expandenv" => |_, _| Ok(Value::from("")),
         _ => return None,
@@ -878,6 +900,11 @@ fn to_list(v: &Value) -> Vec<Value> {
         Value::Nil => Vec::new(),
         other => vec![other.clone()],
     }
+}
+
+/// A list of strings (`genSelfSignedCert`'s IPs and names); `nil` is none.
+fn string_list(v: &Value) -> Vec<String> {
+    to_list(v).iter().map(strval).collect()
 }
 
 fn to_list_strict(v: &Value, what: &str) -> Result<Vec<Value>, Failure> {

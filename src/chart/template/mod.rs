@@ -9,6 +9,7 @@
 //! `int64`), and its run-time errors carry no position (Helm reports `file:line:col`). Execution
 //! is bounded in steps, output and `include` depth, so a template can neither hang nor fill memory.
 
+pub mod certs;
 pub mod digest;
 pub mod funcs;
 pub mod random;
