@@ -50,34 +50,8 @@ pub struct Rendered {
     pub crds: Vec<(String, String)>,
 }
 
-/// How much stack a render may use: `include` nests up to 1000 deep, as in Helm, and each level
-/// is a few frames of the executor. Only the pages a render touches are ever allocated.
-const RENDER_STACK: usize = 1 << 30;
-
 /// Renders `chart` with the user's values (already merged from `-f` and `--set*`).
 pub fn render_chart(
-    chart: &Chart,
-    user: &Values,
-    opts: &RenderOptions,
-) -> Result<Rendered, ChartError> {
-    std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new()
-            .name("render".into())
-            .stack_size(RENDER_STACK)
-            .spawn_scoped(scope, || render_on_this_thread(chart, user, opts))
-            .map_err(|e| {
-                ChartError::new(chart.source.as_str(), format!("cannot start a render: {e}"))
-            })?;
-        worker.join().unwrap_or_else(|_| {
-            Err(ChartError::new(
-                chart.source.as_str(),
-                "internal error while rendering the chart",
-            ))
-        })
-    })
-}
-
-fn render_on_this_thread(
     chart: &Chart,
     user: &Values,
     opts: &RenderOptions,

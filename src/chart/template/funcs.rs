@@ -920,12 +920,16 @@ pub fn empty(v: &Value) -> bool {
     !v.truthy() && !matches!(v, Value::Object(_))
 }
 
+/// The longest list `until`/`untilStep` build: far beyond real charts, small enough that a
+/// template cannot exhaust memory with one call.
+const MAX_LIST: i64 = 1_000_000;
+
 fn range_list(start: i64, stop: i64, step: i64) -> R {
     if step == 0 {
         return Ok(Value::list(Vec::new()));
     }
     let count = ((stop - start) / step).max(0);
-    if count > 10_000_000 {
+    if count > MAX_LIST {
         return err(format!(
             "a list of {count} items is more than winguard builds"
         ));

@@ -29,8 +29,12 @@ const MAX_INCLUDE_DEPTH: usize = 1000;
 /// How many nodes one render may execute: far above any real chart, low enough to stop a
 /// template that would run for hours (`range until 1000000000`).
 const MAX_STEPS: u64 = 50_000_000;
+/// When less stack than this is left, a nested template runs on a new segment of
+/// [`STACK_GROWTH`] bytes.
+const STACK_RED_ZONE: usize = 128 * 1024;
+const STACK_GROWTH: usize = 4 * 1024 * 1024;
 /// How much text one render may produce.
-const MAX_OUTPUT: usize = 256 * 1024 * 1024;
+const MAX_OUTPUT: usize = 128 * 1024 * 1024;
 
 /// A template error: which template, where, and what (Go's and Helm's wording).
 #[derive(Debug, Clone, PartialEq)]
@@ -446,7 +450,11 @@ impl<'s> Exec<'s> {
         let saved_out = std::mem::take(&mut self.out);
         let saved_file = std::mem::replace(&mut self.file, file);
         let saved_name = std::mem::replace(&mut self.name, name.into());
-        let result = self.run_list(body, data);
+        // `include` may nest a thousand deep (Helm's bound): the stack grows on demand instead
+        // of overflowing the caller's thread.
+        let result = stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || {
+            self.run_list(body, data)
+        });
         let out = std::mem::replace(&mut self.out, saved_out);
         self.vars = saved_vars;
         self.file = saved_file;
@@ -861,4 +869,48 @@ fn chain_pos(pos: Pos, first_len: usize, parts: usize) -> Pos {
         return pos;
     }
     Pos::new(pos.offset + first_len, pos.line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(text: &str) -> std::result::Result<String, TemplateError> {
+        let mut set = TemplateSet::default();
+        set.add("t.yaml", text)?;
+        set.render("t.yaml", &Value::map(Default::default()))
+    }
+
+    #[test]
+    fn runaway_templates_are_stopped() {
+        // Would run 10^12 steps.
+        let e = render("{{ range until 1000000 }}{{ range until 1000000 }}{{ end }}{{ end }}")
+            .unwrap_err();
+        assert!(e.to_string().contains("step limit"), "{e}");
+        // Would write 10 GB.
+        let e = render(r#"{{ range until 1000000 }}{{ repeat 10000 "x" }}{{ end }}"#).unwrap_err();
+        assert!(e.to_string().contains("output limit"), "{e}");
+        // Would build a list of 10^10 items.
+        let e = render("{{ until 10000000000 }}").unwrap_err();
+        assert!(e.message.contains("more than winguard builds"), "{e}");
+        // A template that includes itself stops at Helm's depth.
+        let e = render(r#"{{ define "me" }}{{ include "me" . }}{{ end }}{{ include "me" . }}"#);
+        assert!(
+            e.as_ref().is_err_and(|e| e.message.contains("nested reference name: me")),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn errors_carry_the_position_helm_reports() {
+        let e = render("a: 1\nb: {{ .x.y.z }}\n").unwrap_err();
+        // Go places a field chain at its second part: `.y` is byte 9 of line 2.
+        assert_eq!((e.line, e.column), (2, 8), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "t.yaml:2:8\n  executing \"t.yaml\" at <.x.y.z>:\n    nil pointer evaluating interface {}.y"
+        );
+        let e = render("{{ if }}").unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Parse);
+    }
 }
