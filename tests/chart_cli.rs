@@ -1,0 +1,212 @@
+//! `winguard render` and `winguard lint CHART` through the real binary: `helm template`'s output
+//! shape, Helm's flags, findings placed in the chart's templates, and every bad input as a clear
+//! error with exit code 2.
+
+mod common;
+
+use common::{json, root, run};
+
+fn chart(name: &str) -> String {
+    root()
+        .join("testdata/charts")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The `# Source:` paths of a `helm template` stream, in order.
+fn sources(stream: &str) -> Vec<&str> {
+    stream
+        .lines()
+        .filter_map(|l| l.strip_prefix("# Source: "))
+        .collect()
+}
+
+#[test]
+fn render_prints_documents_as_helm_template_does() {
+    let r = run(&["render", "web", &chart("basic"), "--namespace", "prod"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.starts_with("---\n# Source: basic/templates/"), "{}", r.stdout);
+    // Install order (ServiceAccount, Service, Deployment), hooks (the test pod) last, no NOTES.
+    assert_eq!(
+        sources(&r.stdout),
+        [
+            "basic/templates/serviceaccount.yaml",
+            "basic/templates/service.yaml",
+            "basic/templates/deployment.yaml",
+            "basic/templates/tests/test-connection.yaml",
+        ]
+    );
+    assert!(r.stdout.contains("name: web-basic"), "{}", r.stdout);
+    assert!(!r.stdout.contains("NOTES"), "{}", r.stdout);
+    // Every document parses.
+    for doc in r.stdout.split("\n---\n") {
+        serde_yaml_ng::from_str::<serde_json::Value>(doc).unwrap();
+    }
+    let skipped = run(&["render", &chart("basic"), "--skip-tests"]);
+    assert!(!skipped.stdout.contains("test-connection"), "{}", skipped.stdout);
+    assert!(skipped.stdout.contains("name: release-name-basic"));
+}
+
+#[test]
+fn values_flags_follow_helms_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("first.yaml");
+    let second = dir.path().join("second.yaml");
+    let file_value = dir.path().join("motd.txt");
+    std::fs::write(&first, "replicaCount: 2\nimage: {tag: one}\n").unwrap();
+    std::fs::write(&second, "image: {tag: two}\n").unwrap();
+    std::fs::write(&file_value, "hello, world").unwrap();
+    let r = run(&[
+        "render",
+        &chart("basic"),
+        "-f",
+        first.to_str().unwrap(),
+        "--values",
+        second.to_str().unwrap(),
+        "--set",
+        "image.repository=mcr.microsoft.com/windows/servercore",
+        "--set-string",
+        "podAnnotations.build=1809",
+        "--set-json",
+        r#"nodeSelector={"kubernetes.io/os":"windows"}"#,
+        "--set-file",
+        &format!("podLabels.motd={}", file_value.display()),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for expected in [
+        "replicas: 2",
+        "image: \"mcr.microsoft.com/windows/servercore:two\"",
+        "build: \"1809\"",
+        "kubernetes.io/os: windows",
+        "motd: hello, world",
+    ] {
+        assert!(r.stdout.contains(expected), "{expected} not in\n{}", r.stdout);
+    }
+}
+
+#[test]
+fn lint_renders_the_chart_and_points_into_its_templates() {
+    let (code, report) = json(&["lint", &chart("windows-iis"), "--release-name", "shop"]);
+    assert_eq!(code, 1, "{report:#}");
+    let findings = report["findings"].as_array().unwrap();
+    assert!(!findings.is_empty());
+    for f in findings {
+        assert_eq!(f["file"], "windows-iis/templates/deployment.yaml", "{f:#}");
+        assert_eq!(f["object"]["name"], "shop-web", "{f:#}");
+    }
+    // The line is the rendered document's: `spec:` of the pod template.
+    let rendered = run(&["render", "shop", &chart("windows-iis")]).stdout;
+    let doc = rendered
+        .split("---\n")
+        .find(|d| d.starts_with("# Source: windows-iis/templates/deployment.yaml"))
+        .unwrap();
+    let line = findings[0]["line"].as_u64().unwrap() as usize;
+    assert_eq!(doc.lines().nth(line).unwrap().trim(), "spec:", "{doc}");
+    // The text output shows those rendered lines.
+    let text = run(&["lint", &chart("windows-iis")]);
+    assert!(
+        text.stdout
+            .contains("--> windows-iis/templates/deployment.yaml:"),
+        "{}",
+        text.stdout
+    );
+    assert!(text.stdout.contains("|     spec:"), "{}", text.stdout);
+}
+
+#[test]
+fn lint_reads_packaged_charts() {
+    let dir = tempfile::tempdir().unwrap();
+    let tgz = dir.path().join("windows-daemonsets-0.1.0.tgz");
+    let code = r#"
+import sys, tarfile, os
+src, out = sys.argv[1], sys.argv[2]
+with tarfile.open(out, "w:gz") as t:
+    t.add(src, arcname=os.path.basename(src))
+"#;
+    let r = common::python(code, &[&root().join("testdata/charts/windows-daemonsets"), &tgz]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (code, report) = json(&["lint", tgz.to_str().unwrap()]);
+    assert_eq!(report["summary"]["objects"], 2, "{report:#}");
+    assert!(code == 0 || code == 1, "{report:#}");
+    let rendered = run(&["render", tgz.to_str().unwrap()]);
+    assert_eq!(sources(&rendered.stdout).len(), 2, "{}", rendered.stdout);
+}
+
+#[test]
+fn bad_charts_and_flags_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad_tgz = dir.path().join("broken.tgz");
+    std::fs::write(&bad_tgz, b"not a gzip archive").unwrap();
+    let bad_values = dir.path().join("bad.yaml");
+    std::fs::write(&bad_values, "image:\n  tag: [unclosed\n").unwrap();
+    let old_chart = dir.path().join("old");
+    std::fs::create_dir_all(old_chart.join("templates")).unwrap();
+    std::fs::write(
+        old_chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: old\nversion: 0.1.0\nkubeVersion: \"<1.20.0-0\"\n",
+    )
+    .unwrap();
+    std::fs::write(old_chart.join("templates/a.yaml"), "a: 1\n").unwrap();
+    let missing = dir.path().join("nothing-here");
+    let basic = chart("basic");
+    let (err_required, err_parse) = (chart("err-required"), chart("err-parse"));
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["render", missing.to_str().unwrap()],
+            "cannot read chart",
+        ),
+        (
+            vec!["render", bad_tgz.to_str().unwrap()],
+            "is not a valid chart archive",
+        ),
+        (
+            vec!["render", &basic, "-f", bad_values.to_str().unwrap()],
+            "bad.yaml:3",
+        ),
+        (
+            vec!["render", &basic, "--set", "novalue"],
+            "failed parsing --set data \"novalue\": key \"novalue\" has no value",
+        ),
+        (
+            vec!["render", old_chart.to_str().unwrap(), "--kube-version", "1.34"],
+            "chart requires kubeVersion: <1.20.0-0 which is incompatible with Kubernetes v1.34.0",
+        ),
+        (
+            vec!["render", &err_required],
+            "execution error at (err-required/templates/a.yaml:1:10): image.repository is required",
+        ),
+        (
+            vec!["render", &err_parse],
+            "parse error at (err-parse/templates/bad.yaml:3)",
+        ),
+    ];
+    for (args, expected) in cases {
+        let r = run(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(expected), "{args:?}: {}", r.stderr);
+    }
+    // lint reports a chart that does not render as an input error, and still lints the rest.
+    let pod = dir.path().join("pod.yaml");
+    std::fs::write(
+        &pod,
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: a, image: nginx}]\n",
+    )
+    .unwrap();
+    let (code, report) = json(&["lint", &chart("err-required"), pod.to_str().unwrap()]);
+    assert_eq!(code, 2, "{report:#}");
+    assert_eq!(report["summary"]["objects"], 1, "{report:#}");
+    let error = &report["errors"][0];
+    assert_eq!(error["file"], "err-required/templates/a.yaml", "{report:#}");
+    assert_eq!(error["line"], 1, "{report:#}");
+}
+
+#[test]
+fn the_helm_renderer_needs_helm_on_path() {
+    let mut cmd = common::winguard();
+    cmd.args(["render", &chart("basic"), "--renderer", "helm"])
+        .env("PATH", "/nonexistent");
+    let r = common::run_cmd(cmd, None);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("`helm` is not on PATH"), "{}", r.stderr);
+}
