@@ -26,7 +26,11 @@ fn sources(stream: &str) -> Vec<&str> {
 fn render_prints_documents_as_helm_template_does() {
     let r = run(&["render", "web", &chart("basic"), "--namespace", "prod"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.starts_with("---\n# Source: basic/templates/"), "{}", r.stdout);
+    assert!(
+        r.stdout.starts_with("---\n# Source: basic/templates/"),
+        "{}",
+        r.stdout
+    );
     // Install order (ServiceAccount, Service, Deployment), hooks (the test pod) last, no NOTES.
     assert_eq!(
         sources(&r.stdout),
@@ -44,7 +48,11 @@ fn render_prints_documents_as_helm_template_does() {
         serde_yaml_ng::from_str::<serde_json::Value>(doc).unwrap();
     }
     let skipped = run(&["render", &chart("basic"), "--skip-tests"]);
-    assert!(!skipped.stdout.contains("test-connection"), "{}", skipped.stdout);
+    assert!(
+        !skipped.stdout.contains("test-connection"),
+        "{}",
+        skipped.stdout
+    );
     assert!(skipped.stdout.contains("name: release-name-basic"));
 }
 
@@ -81,7 +89,11 @@ fn values_flags_follow_helms_order() {
         "kubernetes.io/os: windows",
         "motd: hello, world",
     ] {
-        assert!(r.stdout.contains(expected), "{expected} not in\n{}", r.stdout);
+        assert!(
+            r.stdout.contains(expected),
+            "{expected} not in\n{}",
+            r.stdout
+        );
     }
 }
 
@@ -124,7 +136,10 @@ src, out = sys.argv[1], sys.argv[2]
 with tarfile.open(out, "w:gz") as t:
     t.add(src, arcname=os.path.basename(src))
 "#;
-    let r = common::python(code, &[&root().join("testdata/charts/windows-daemonsets"), &tgz]);
+    let r = common::python(
+        code,
+        &[&root().join("testdata/charts/windows-daemonsets"), &tgz],
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let (code, report) = json(&["lint", tgz.to_str().unwrap()]);
     assert_eq!(report["summary"]["objects"], 2, "{report:#}");
@@ -169,7 +184,12 @@ fn bad_charts_and_flags_are_clear_errors() {
             "failed parsing --set data \"novalue\": key \"novalue\" has no value",
         ),
         (
-            vec!["render", old_chart.to_str().unwrap(), "--kube-version", "1.34"],
+            vec![
+                "render",
+                old_chart.to_str().unwrap(),
+                "--kube-version",
+                "1.34",
+            ],
             "chart requires kubeVersion: <1.20.0-0 which is incompatible with Kubernetes v1.34.0",
         ),
         (

@@ -13,7 +13,8 @@ use super::ChartError;
 #[derive(Debug, Clone)]
 pub struct File {
     pub name: String,
-    pub data: Vec<u8>,
+    /// Shared: rendering hands files to `.Files` without copying them.
+    pub data: std::sync::Arc<[u8]>,
 }
 
 /// A dependency as `Chart.yaml` (or v1's `requirements.yaml`) declares it.
@@ -132,7 +133,10 @@ fn read_dir_files(dir: &Path) -> Result<Vec<File>, ChartError> {
                 format!("cannot read {shown}/{name}: {e}"),
             )
         })?;
-        files.push(File { name, data });
+        files.push(File {
+            name,
+            data: data.into(),
+        });
     }
     Ok(files)
 }
@@ -167,7 +171,7 @@ pub fn load_archive(data: &[u8], shown: &str) -> Result<Chart, ChartError> {
             .map_err(|e| bad(e.to_string()))?;
         files.push(File {
             name: name.to_string(),
-            data,
+            data: data.into(),
         });
     }
     if files.is_empty() {

@@ -3,22 +3,23 @@
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use super::template::{Object, Value};
 
 /// `.Files`: the chart's non-template files.
 pub struct Files {
-    pub files: Vec<(String, Rc<[u8]>)>,
+    pub files: Vec<(String, Arc<[u8]>)>,
 }
 
 impl Files {
-    fn get(&self, name: &str) -> Option<&Rc<[u8]>> {
+    fn get(&self, name: &str) -> Option<&Arc<[u8]>> {
         self.files.iter().find(|(n, _)| n == name).map(|(_, d)| d)
     }
 
     fn glob(&self, pattern: &str) -> Result<Files, String> {
-        let re = regex::Regex::new(&glob_regex(pattern))
-            .map_err(|e| format!("bad glob pattern {pattern:?}: {e}"))?;
+        let re = super::template::funcs::regex(&glob_regex(pattern))
+            .map_err(|_| format!("bad glob pattern {pattern:?}"))?;
         Ok(Files {
             files: self
                 .files
@@ -78,7 +79,7 @@ impl Object for Files {
                 Value::Bytes(
                     self.get(&p)
                         .cloned()
-                        .unwrap_or_else(|| Rc::from(Vec::new())),
+                        .unwrap_or_else(|| Arc::from(Vec::new())),
                 )
             }),
             "Lines" => path().map(|p| match self.get(&p) {

@@ -173,7 +173,7 @@ fn collect(
             files: chart
                 .files
                 .iter()
-                .map(|f| (f.name.clone(), Rc::from(f.data.as_slice())))
+                .map(|f| (f.name.clone(), f.data.clone()))
                 .collect(),
         })),
     );

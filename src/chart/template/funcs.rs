@@ -31,6 +31,228 @@ fn err<T>(message: impl Into<String>) -> Result<T, Failure> {
 
 /// The function called `name`, if there is one.
 pub(crate) fn lookup(name: &str) -> Option<Func> {
+    // A table built once: matching the name against two hundred string literals on every call
+    // was a tenth of a render.
+    static TABLE: std::sync::LazyLock<std::collections::HashMap<&'static str, Func>> =
+        std::sync::LazyLock::new(|| {
+            NAMES
+                .iter()
+                .filter_map(|n| find(n).map(|f| (*n, f)))
+                .collect()
+        });
+    TABLE.get(name).copied()
+}
+
+/// Every function name [`find`] knows.
+const NAMES: &[&str] = &[
+    "not",
+    "len",
+    "index",
+    "slice",
+    "print",
+    "println",
+    "printf",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "html",
+    "js",
+    "urlquery",
+    "include",
+    "tpl",
+    "required",
+    "fail",
+    "toYaml",
+    "mustToYaml",
+    "toYamlPretty",
+    "fromYaml",
+    "fromYamlArray",
+    "toJson",
+    "mustToJson",
+    "toPrettyJson",
+    "mustToPrettyJson",
+    "toRawJson",
+    "mustToRawJson",
+    "fromJson",
+    "mustFromJson",
+    "fromJsonArray",
+    "mustFromJsonArray",
+    "toToml",
+    "lookup",
+    "trim",
+    "trimAll",
+    "trimPrefix",
+    "trimSuffix",
+    "upper",
+    "lower",
+    "title",
+    "untitle",
+    "repeat",
+    "substr",
+    "nospace",
+    "trunc",
+    "abbrev",
+    "initials",
+    "contains",
+    "hasPrefix",
+    "hasSuffix",
+    "quote",
+    "squote",
+    "cat",
+    "indent",
+    "nindent",
+    "replace",
+    "plural",
+    "snakecase",
+    "camelcase",
+    "kebabcase",
+    "swapcase",
+    "wrap",
+    "wrapWith",
+    "toString",
+    "toStrings",
+    "split",
+    "splitList",
+    "splitn",
+    "join",
+    "sortAlpha",
+    "regexMatch",
+    "mustRegexMatch",
+    "regexFind",
+    "mustRegexFind",
+    "regexFindAll",
+    "mustRegexFindAll",
+    "regexReplaceAll",
+    "mustRegexReplaceAll",
+    "regexReplaceAllLiteral",
+    "mustRegexReplaceAllLiteral",
+    "regexSplit",
+    "mustRegexSplit",
+    "regexQuoteMeta",
+    "atoi",
+    "int",
+    "int64",
+    "float64",
+    "toDecimal",
+    "default",
+    "empty",
+    "coalesce",
+    "all",
+    "any",
+    "ternary",
+    "fromJsonString",
+    "typeOf",
+    "typeIs",
+    "typeIsLike",
+    "kindOf",
+    "kindIs",
+    "deepEqual",
+    "list",
+    "tuple",
+    "append",
+    "push",
+    "mustAppend",
+    "mustPush",
+    "prepend",
+    "mustPrepend",
+    "first",
+    "mustFirst",
+    "last",
+    "mustLast",
+    "rest",
+    "mustRest",
+    "initial",
+    "mustInitial",
+    "reverse",
+    "mustReverse",
+    "uniq",
+    "mustUniq",
+    "without",
+    "mustWithout",
+    "has",
+    "mustHas",
+    "compact",
+    "mustCompact",
+    "concat",
+    "until",
+    "untilStep",
+    "seq",
+    "sortAlphaNum",
+    "chunk",
+    "dict",
+    "get",
+    "set",
+    "unset",
+    "hasKey",
+    "pluck",
+    "keys",
+    "values",
+    "pick",
+    "omit",
+    "merge",
+    "mustMerge",
+    "mergeOverwrite",
+    "mustMergeOverwrite",
+    "deepCopy",
+    "mustDeepCopy",
+    "dig",
+    "add",
+    "add1",
+    "sub",
+    "mul",
+    "div",
+    "mod",
+    "max",
+    "min",
+    "addf",
+    "add1f",
+    "subf",
+    "mulf",
+    "divf",
+    "maxf",
+    "minf",
+    "floor",
+    "ceil",
+    "round",
+    "b64enc",
+    "b64dec",
+    "sha256sum",
+    "sha1sum",
+    "adler32sum",
+    "semverCompare",
+    "semver",
+    "uuidv4",
+    "randAlphaNum",
+    "randAlpha",
+    "randNumeric",
+    "randAscii",
+    "randInt",
+    "now",
+    "date",
+    "htpasswd",
+    "base",
+    "osBase",
+    "dir",
+    "osDir",
+    "ext",
+    "osExt",
+    "clean",
+    "osClean",
+    "isAbs",
+    "osIsAbs",
+    "genCA",
+    "genSelfSignedCert",
+    "genSignedCert",
+    "genPrivateKey",
+    "getHostByName",
+    "env",
+    "expandenv",
+];
+
+fn find(name: &str) -> Option<Func> {
     Some(match name {
         // Go's built-ins (`and`/`or` are evaluated lazily by the executor).
         "not" => |_, a| Ok(Value::Bool(!arg(&a, 0)?.truthy())),
@@ -1482,8 +1704,26 @@ fn wrap(s: &str, width: usize, newline: &str) -> String {
     out
 }
 
-fn regex(pattern: &str) -> Result<regex::Regex, Failure> {
-    regex::Regex::new(pattern).map_err(|e| Failure::Exec(format!("error parsing regexp: {e}")))
+/// A compiled regex, kept for the next call with the same pattern (templates call the
+/// `regex*` functions in loops).
+pub(crate) fn regex(pattern: &str) -> Result<regex::Regex, Failure> {
+    thread_local! {
+        static CACHE: std::cell::RefCell<std::collections::HashMap<String, regex::Regex>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
+    }
+    if let Some(re) = CACHE.with(|c| c.borrow().get(pattern).cloned()) {
+        return Ok(re);
+    }
+    let re = regex::Regex::new(pattern)
+        .map_err(|e| Failure::Exec(format!("error parsing regexp: {e}")))?;
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() > 1000 {
+            c.clear();
+        }
+        c.insert(pattern.to_string(), re.clone());
+    });
+    Ok(re)
 }
 
 /// Go's `$1`/`${name}` replacement syntax, in the `regex` crate's (which is the same, except
@@ -1637,5 +1877,28 @@ fn path_clean(p: &str) -> String {
         (true, _) => format!("/{joined}"),
         (false, true) => ".".into(),
         (false, false) => joined,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every function `find` matches is in `NAMES` (the table `lookup` is built from): a function
+    /// added to one and not the other would silently not exist.
+    #[test]
+    fn the_name_table_lists_every_function() {
+        let source = include_str!("funcs.rs");
+        let body = &source[source.find("fn find(name").unwrap()..];
+        let body = &body[..body.find("_ => return None").unwrap()];
+        let arm = regex::Regex::new(r#"(?m)^\s{8}((?:"\w+"\s*\|\s*)*"\w+")\s*=>"#).unwrap();
+        let name = regex::Regex::new(r#""(\w+)""#).unwrap();
+        let mut count = 0;
+        for cap in arm.captures_iter(body) {
+            for n in name.captures_iter(&cap[1]) {
+                count += 1;
+                assert!(super::NAMES.contains(&&n[1]), "{} is not in NAMES", &n[1]);
+                assert!(super::lookup(&n[1]).is_some(), "{}", &n[1]);
+            }
+        }
+        assert_eq!(count, super::NAMES.len());
     }
 }

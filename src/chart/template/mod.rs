@@ -452,9 +452,8 @@ impl<'s> Exec<'s> {
         let saved_name = std::mem::replace(&mut self.name, name.into());
         // `include` may nest a thousand deep (Helm's bound): the stack grows on demand instead
         // of overflowing the caller's thread.
-        let result = stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || {
-            self.run_list(body, data)
-        });
+        let result =
+            stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || self.run_list(body, data));
         let out = std::mem::replace(&mut self.out, saved_out);
         self.vars = saved_vars;
         self.file = saved_file;
@@ -896,7 +895,8 @@ mod tests {
         // A template that includes itself stops at Helm's depth.
         let e = render(r#"{{ define "me" }}{{ include "me" . }}{{ end }}{{ include "me" . }}"#);
         assert!(
-            e.as_ref().is_err_and(|e| e.message.contains("nested reference name: me")),
+            e.as_ref()
+                .is_err_and(|e| e.message.contains("nested reference name: me")),
             "{e:?}"
         );
     }

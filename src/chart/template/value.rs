@@ -25,7 +25,7 @@ pub enum Value {
     Float(f64),
     Str(Rc<str>),
     /// Go `[]byte` (`.Files.GetBytes`, `b64dec` keeps strings): printed as a list of numbers.
-    Bytes(Rc<[u8]>),
+    Bytes(std::sync::Arc<[u8]>),
     List(Rc<Vec<Value>>),
     /// `map[string]interface{}`: Go prints and ranges over maps in key order, as a `BTreeMap`
     /// does. Shared and mutable, as Go's maps are references: Sprig's `set`, `unset` and

@@ -1,0 +1,135 @@
+//! `cargo bench --bench render`: renders the differential test charts (every case of
+//! `testdata/charts/cases.yaml` that renders) with winguard's engine and with Helm 4's engine
+//! (PyPI `helm-python-sdk`, in-process, so no process start-up is counted) in the same run, and
+//! times `winguard lint CHART` on a typical chart, start-up included. Figures go to
+//! BENCHMARKS.md. (A bench binary, not a timed test.)
+//!
+//! Options (env): `WINGUARD_BENCH_ROUNDS` (default 15): passes over all cases, per engine.
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use serde_json::{Value as Json, json};
+
+use winguard::chart::values::floats;
+use winguard::chart::{RenderOptions, load_chart, render_chart};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let rounds: usize = std::env::var("WINGUARD_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(15);
+    let text = std::fs::read_to_string(root().join("testdata/charts/cases.yaml")).unwrap();
+    let all: Vec<Json> = serde_yaml_ng::from_str(&text).unwrap();
+    let cases: Vec<Json> = all
+        .into_iter()
+        // Cases that render; not the random one: Sprig's `genCA` makes an RSA key (tens of ms
+        // in Helm) where winguard makes an ECDSA one, which would flatter the ratio.
+        .filter(|c| c.get("error").is_none() && c.get("compare") != Some(&json!("shape")))
+        .map(|c| {
+            json!({
+                "chart": root().join("testdata/charts").join(c["chart"].as_str().unwrap()),
+                "values": c.get("values").cloned().unwrap_or(json!({})),
+                "release": c.get("release").cloned().unwrap_or(json!("release-name")),
+                "namespace": c.get("namespace").cloned().unwrap_or(json!("default")),
+            })
+        })
+        .collect();
+
+    // winguard: charts loaded once, then timed passes of rendering every case.
+    let loaded: Vec<_> = cases
+        .iter()
+        .map(|c| {
+            let chart = load_chart(Path::new(c["chart"].as_str().unwrap())).unwrap();
+            let values = match floats(c["values"].clone()) {
+                Json::Object(m) => m,
+                _ => unreachable!(),
+            };
+            let opts = RenderOptions {
+                release_name: c["release"].as_str().unwrap().into(),
+                namespace: c["namespace"].as_str().unwrap().into(),
+                ..RenderOptions::default()
+            };
+            (chart, values, opts)
+        })
+        .collect();
+    let mut bytes = 0;
+    let mut ours = Vec::new();
+    for _ in 0..rounds {
+        let t = Instant::now();
+        bytes = 0;
+        for (chart, values, opts) in &loaded {
+            let r = render_chart(chart, values, opts).unwrap();
+            bytes += r.files.values().map(String::len).sum::<usize>();
+        }
+        ours.push(t.elapsed().as_secs_f64());
+    }
+
+    // Helm's engine, in-process in Python, the same cases and rounds.
+    let mut py = Command::new("python3")
+        .arg(root().join("benches/helm_render_timing.py"))
+        .arg(rounds.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 with helm-python-sdk");
+    py.stdin
+        .take()
+        .unwrap()
+        .write_all(serde_json::to_string(&cases).unwrap().as_bytes())
+        .unwrap();
+    let out = py.wait_with_output().unwrap();
+    assert!(out.status.success(), "the Helm timing script failed");
+    let helm: Vec<f64> = serde_json::from_slice(&out.stdout).unwrap();
+
+    let (o, h) = (median(ours), median(helm));
+    println!(
+        "{} cases ({} KiB of output per pass), {rounds} passes each, median pass:",
+        cases.len(),
+        bytes / 1024
+    );
+    println!("  winguard engine: {:8.2} ms", o * 1e3);
+    println!(
+        "  Helm 4 engine:   {:8.2} ms (helm-python-sdk, in-process)",
+        h * 1e3
+    );
+    println!("  winguard is {:.1}x faster", h / o);
+
+    // `winguard lint CHART`, start-up included, on a typical chart.
+    let exe = root().join("target/release/winguard");
+    if exe.exists() {
+        let chart = root().join("testdata/charts/windows-iis");
+        let mut walls = Vec::new();
+        for _ in 0..50 {
+            let t = Instant::now();
+            let status = Command::new(&exe)
+                .arg("lint")
+                .arg(&chart)
+                .stdout(Stdio::null())
+                .status()
+                .unwrap();
+            walls.push(t.elapsed().as_secs_f64());
+            assert!(status.code().is_some_and(|c| c <= 1));
+        }
+        println!(
+            "  winguard lint testdata/charts/windows-iis: median {:.1} ms wall over 50 runs",
+            median(walls) * 1e3
+        );
+    } else {
+        println!("  (build target/release/winguard to time `winguard lint CHART`)");
+    }
+}
