@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::{Map, Value as Json};
 
@@ -14,7 +15,7 @@ use super::ChartError;
 pub struct File {
     pub name: String,
     /// Shared: rendering hands files to `.Files` without copying them.
-    pub data: std::sync::Arc<[u8]>,
+    pub data: Arc<[u8]>,
 }
 
 /// A dependency as `Chart.yaml` (or v1's `requirements.yaml`) declares it.
@@ -33,14 +34,15 @@ pub struct Dependency {
 /// A loaded chart.
 #[derive(Debug, Clone)]
 pub struct Chart {
-    /// `Chart.yaml` as written.
-    pub metadata: Map<String, Json>,
+    /// `Chart.yaml` as written. (Shared, like the values: a render works on a copy of the
+    /// chart, which is then cheap.)
+    pub metadata: Arc<Map<String, Json>>,
     pub templates: Vec<File>,
     /// Every other file, for `.Files` (`crds/` included, as in Helm).
     pub files: Vec<File>,
     /// `values.yaml`, numbers as JSON reads them.
-    pub values: Map<String, Json>,
-    pub schema: Option<Json>,
+    pub values: Arc<Map<String, Json>>,
+    pub schema: Option<Arc<Json>>,
     pub dependencies: Vec<Dependency>,
     /// The charts under `charts/`.
     pub subcharts: Vec<Chart>,
@@ -275,11 +277,11 @@ pub fn load_files(files: Vec<File>, shown: &str) -> Result<Chart, ChartError> {
         )?);
     }
     Ok(Chart {
-        metadata,
+        metadata: Arc::new(metadata),
         templates,
         files: other,
-        values,
-        schema,
+        values: Arc::new(values),
+        schema: schema.map(Arc::new),
         dependencies,
         subcharts,
         source: shown.to_string(),

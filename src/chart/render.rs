@@ -60,8 +60,8 @@ pub fn render_chart(
     check_kube_version(chart, &kube.version, "")?;
     let mut chart = chart.clone();
     process_dependencies(&mut chart, user);
-    let values = coalesce(&chart, user);
-    super::schema::validate(&chart, &Json::Object(values.clone()))?;
+    let values = Json::Object(coalesce(&chart, user));
+    super::schema::validate(&chart, &values)?;
     let caps = Value::Object(Rc::new(Capabilities {
         kube_version: Rc::new(kube),
         api_versions: Rc::new(ApiVersions {
@@ -88,7 +88,7 @@ pub fn render_chart(
     let mut crds = Vec::new();
     collect(
         &chart,
-        &Value::from_json(&Json::Object(values)),
+        &Value::from_json(&values),
         &top,
         "",
         true,
@@ -126,22 +126,23 @@ struct Top {
     capabilities: Value,
 }
 
-struct Renderable {
+struct Renderable<'c> {
     name: String,
-    text: String,
+    /// The template's text, borrowed from the chart when it is UTF-8 (it nearly always is).
+    text: std::borrow::Cow<'c, str>,
     data: BTreeMap<String, Value>,
     base_path: String,
     library: bool,
 }
 
 /// A chart's templates with their data, its subcharts' first (Helm's `recAllTpls`).
-fn collect(
-    chart: &Chart,
+fn collect<'c>(
+    chart: &'c Chart,
     values: &Value,
     top: &Top,
     parent_path: &str,
     is_root: bool,
-    out: &mut Vec<Renderable>,
+    out: &mut Vec<Renderable<'c>>,
     crds: &mut Vec<(String, String)>,
 ) -> Value {
     let full_path = if parent_path.is_empty() {
@@ -184,7 +185,7 @@ fn collect(
     for t in &chart.templates {
         out.push(Renderable {
             name: format!("{full_path}/{}", t.name),
-            text: String::from_utf8_lossy(&t.data).into_owned(),
+            text: String::from_utf8_lossy(&t.data),
             data: data.clone(),
             base_path: format!("{full_path}/templates"),
             library: chart.is_library(),

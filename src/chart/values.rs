@@ -234,7 +234,7 @@ fn enable_dependencies(chart: &mut Chart, merged: &Values, path: &str) {
         used[i] = true;
         let mut sub = chart.subcharts[i].clone();
         if let Some(alias) = &dep.alias {
-            sub.metadata
+            std::sync::Arc::make_mut(&mut sub.metadata)
                 .insert("name".into(), Json::String(alias.clone()));
         }
         // Tags first; a condition that resolves to a bool decides over them.
@@ -324,9 +324,8 @@ fn import_values(chart: &mut Chart) {
         }
     }
     if !imported.is_empty() {
-        let own = std::mem::take(&mut chart.values);
-        merge_maps(&mut imported, own);
-        chart.values = imported;
+        merge_maps(&mut imported, chart.values.as_ref().clone());
+        chart.values = std::sync::Arc::new(imported);
     }
 }
 

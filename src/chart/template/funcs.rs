@@ -33,7 +33,7 @@ fn err<T>(message: impl Into<String>) -> Result<T, Failure> {
 pub(crate) fn lookup(name: &str) -> Option<Func> {
     // A table built once: matching the name against two hundred string literals on every call
     // was a tenth of a render.
-    static TABLE: std::sync::LazyLock<std::collections::HashMap<&'static str, Func>> =
+    static TABLE: std::sync::LazyLock<rustc_hash::FxHashMap<&'static str, Func>> =
         std::sync::LazyLock::new(|| {
             NAMES
                 .iter()

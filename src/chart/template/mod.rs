@@ -12,12 +12,13 @@
 pub mod certs;
 pub mod digest;
 pub mod funcs;
+mod parse;
 pub mod random;
 pub mod semver;
 pub mod value;
 pub mod yaml;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 use gotmpl::parse::{BranchNode, CommandNode, Expr, ListNode, Node, Number, PipeNode, Pos};
@@ -158,97 +159,17 @@ impl TemplateSet {
     }
 }
 
-/// Parses a template text, naming `file` in errors the way Helm does. As Go's parser does, it
-/// rejects a call of a function that does not exist (gotmpl's parser leaves that to execution).
+/// Parses a template text, naming `file` in errors the way Helm does.
 fn parse(file: &str, text: &str) -> Result<(ListNode, Vec<gotmpl::parse::DefineNode>)> {
-    let parsed =
-        gotmpl::parse::Parser::with_name(Some(file), text, "{{", "}}").and_then(|p| p.parse());
-    let (list, defines) = parsed.map_err(|e| parse_error(file, e))?;
-    let mut unknown = None;
-    check_functions_in_list(&list, &mut unknown);
-    for d in &defines {
-        check_functions_in_list(&d.body, &mut unknown);
-    }
-    if let Some((pos, name)) = unknown {
-        return Err(TemplateError {
-            file: file.into(),
-            line: pos.line,
-            column: 0,
-            message: format!("function {name:?} not defined"),
-            kind: ErrorKind::Parse,
-            context: None,
-        });
-    }
-    Ok((list, defines))
-}
-
-/// The first call of an unknown function in a tree, by position.
-fn check_functions_in_list(list: &ListNode, unknown: &mut Option<(Pos, String)>) {
-    for node in &list.nodes {
-        match node {
-            Node::Action(a) => check_functions_in_pipe(&a.pipe, unknown),
-            Node::If(b) | Node::With(b) | Node::Range(b) => {
-                check_functions_in_pipe(&b.pipe, unknown);
-                check_functions_in_list(&b.body, unknown);
-                if let Some(e) = &b.else_body {
-                    check_functions_in_list(e, unknown);
-                }
-            }
-            Node::Template(t) => {
-                if let Some(p) = &t.pipe {
-                    check_functions_in_pipe(p, unknown);
-                }
-            }
-            Node::List(l) => check_functions_in_list(l, unknown),
-            Node::Define(d) => check_functions_in_list(&d.body, unknown),
-            Node::Text(_) | Node::Break(_) | Node::Continue(_) => {}
-        }
-    }
-}
-
-fn check_functions_in_pipe(pipe: &PipeNode, unknown: &mut Option<(Pos, String)>) {
-    for cmd in &pipe.commands {
-        for arg in &cmd.args {
-            check_functions_in_expr(arg, unknown);
-        }
-    }
-}
-
-fn check_functions_in_expr(e: &Expr, unknown: &mut Option<(Pos, String)>) {
-    match e {
-        Expr::Identifier(pos, name) => {
-            let known = matches!(name.as_str(), "and" | "or") || funcs::lookup(name).is_some();
-            let earlier = unknown
-                .as_ref()
-                .is_some_and(|(p, _)| p.offset <= pos.offset);
-            if !known && !earlier {
-                *unknown = Some((*pos, name.to_string()));
-            }
-        }
-        Expr::Pipe(_, p) => check_functions_in_pipe(p, unknown),
-        Expr::Chain(_, inner, _) => check_functions_in_expr(inner, unknown),
-        _ => {}
-    }
-}
-
-fn parse_error(file: &str, e: gotmpl::TemplateError) -> TemplateError {
-    let (line, column, message) = match &e {
-        gotmpl::TemplateError::Parse {
-            line, col, message, ..
-        } => (*line, *col, message.clone()),
-        gotmpl::TemplateError::Lex {
-            line, col, message, ..
-        } => (*line, *col, message.clone()),
-        other => (0, 0, other.to_string()),
-    };
-    TemplateError {
+    let is_function = |name: &str| matches!(name, "and" | "or") || funcs::lookup(name).is_some();
+    parse::parse(text, &is_function).map_err(|e| TemplateError {
         file: file.into(),
-        line,
-        column,
-        message,
+        line: e.line,
+        column: 0,
+        message: e.message,
         kind: ErrorKind::Parse,
         context: None,
-    }
+    })
 }
 
 /// What a list of nodes ended with.
@@ -298,7 +219,7 @@ impl<'s> Exec<'s> {
             out: String::new(),
             file: "".into(),
             name: "".into(),
-            include_depth: HashMap::new(),
+            include_depth: HashMap::default(),
             steps: 0,
         }
     }
@@ -495,7 +416,7 @@ impl<'s> Exec<'s> {
                 e.file, e.line, e.message
             ))
         })?;
-        let mut layer = HashMap::new();
+        let mut layer = HashMap::default();
         for d in defines {
             layer.insert(
                 d.name.to_string(),
@@ -640,8 +561,7 @@ impl<'s> Exec<'s> {
             Expr::Identifier(pos, name) => self.call_function(name, rest, dot, piped, *pos),
             Expr::Field(pos, names) => {
                 let args = self.args(rest, dot, piped)?;
-                let at = chain_pos(*pos, 1 + names[0].len(), names.len() - 1);
-                self.chain(dot.clone(), names, &args, at, "")
+                self.chain(dot.clone(), names, &args, *pos, "")
             }
             Expr::Variable(pos, name, names) => {
                 let v = self.variable(name, *pos)?;
@@ -657,8 +577,7 @@ impl<'s> Exec<'s> {
                     return Ok(v);
                 }
                 let args = self.args(rest, dot, piped)?;
-                let at = chain_pos(*pos, name.len(), names.len());
-                self.chain(v, names, &args, at, name)
+                self.chain(v, names, &args, *pos, name)
             }
             Expr::Chain(pos, inner, names) => {
                 let v = self.arg(inner, dot)?;
@@ -691,17 +610,13 @@ impl<'s> Exec<'s> {
     fn arg(&mut self, e: &Expr, dot: &Value) -> Result<Value> {
         match e {
             Expr::Dot(_) => Ok(dot.clone()),
-            Expr::Field(pos, names) => {
-                let at = chain_pos(*pos, 1 + names[0].len(), names.len() - 1);
-                self.chain(dot.clone(), names, &[], at, "")
-            }
+            Expr::Field(pos, names) => self.chain(dot.clone(), names, &[], *pos, ""),
             Expr::Variable(pos, name, names) => {
                 let v = self.variable(name, *pos)?;
                 if names.is_empty() {
                     Ok(v)
                 } else {
-                    let at = chain_pos(*pos, name.len(), names.len());
-                    self.chain(v, names, &[], at, name)
+                    self.chain(v, names, &[], *pos, name)
                 }
             }
             Expr::Identifier(pos, name) => self.call_function(name, &[], dot, None, *pos),
@@ -859,15 +774,6 @@ fn go_column(src: &str, offset: usize) -> usize {
     let end = offset.min(src.len());
     let start = src[..end].rfind('\n').map_or(0, |i| i + 1);
     end - start
-}
-
-/// Where Go places a field chain (`.a.b`, `$x.a`): at its second part, because its parser
-/// takes the position of the token after the first.
-fn chain_pos(pos: Pos, first_len: usize, parts: usize) -> Pos {
-    if parts == 0 {
-        return pos;
-    }
-    Pos::new(pos.offset + first_len, pos.line)
 }
 
 #[cfg(test)]

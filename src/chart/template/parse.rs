@@ -1,0 +1,1119 @@
+//! Go's `text/template/parse`: a lexer and parser for Helm's templates, producing the `gotmpl`
+//! crate's syntax tree (which the executor walks).
+//!
+//! Why not gotmpl's own parser: its lexer compares both delimiters at every character of text
+//! and decodes each one, which made parsing half of a chart's render; this one finds `{{` with
+//! `memchr`. It also reports what Go's parser reports at parse time — undefined variables and
+//! functions, `break` outside `range` — and places nodes where Go does (a field chain `.a.b`
+//! at its second part), so errors carry Go's `line:column`.
+
+use std::sync::Arc;
+
+use gotmpl::parse::{
+    ActionNode, BranchNode, CommandNode, DefineNode, Expr, ListNode, Node, Number, PipeNode, Pos,
+    SmolStr, TemplateNode, TextNode,
+};
+
+/// A parse failure: line and message, in Go's words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParseError {
+    pub line: usize,
+    pub message: String,
+}
+
+type Result<T> = std::result::Result<T, ParseError>;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    Text,
+    LeftDelim,
+    RightDelim,
+    Space,
+    Identifier,
+    Field,
+    Variable,
+    Dot,
+    String,
+    RawString,
+    Char,
+    Number,
+    Bool,
+    Nil,
+    Pipe,
+    LeftParen,
+    RightParen,
+    Declare,
+    Assign,
+    Comma,
+    Keyword,
+    Eof,
+}
+
+#[derive(Debug, Clone)]
+struct Token {
+    kind: Kind,
+    /// Byte range in the source (for text: the text after trimming).
+    start: usize,
+    end: usize,
+    line: usize,
+}
+
+/// Splits a template into tokens, Go's way: text between actions, trim markers (`{{- `,
+/// ` -}}`) applied to the neighbouring text, comments dropped.
+struct Lexer<'s> {
+    src: &'s str,
+    bytes: &'s [u8],
+    pos: usize,
+    line: usize,
+    tokens: Vec<Token>,
+    paren_depth: usize,
+}
+
+const LEFT: &[u8] = b"{{";
+const RIGHT: &[u8] = b"}}";
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+fn is_alnum(c: char) -> bool {
+    c == '_' || c.is_alphanumeric()
+}
+
+impl<'s> Lexer<'s> {
+    fn new(src: &'s str) -> Self {
+        Lexer {
+            src,
+            bytes: src.as_bytes(),
+            pos: 0,
+            line: 1,
+            tokens: Vec::new(),
+            paren_depth: 0,
+        }
+    }
+
+    fn err(&self, message: impl Into<String>) -> ParseError {
+        ParseError {
+            line: self.line,
+            message: message.into(),
+        }
+    }
+
+    fn newlines(&self, from: usize, to: usize) -> usize {
+        memchr::memchr_iter(b'\n', &self.bytes[from..to]).count()
+    }
+
+    /// Moves to `to`, counting the lines passed.
+    fn advance(&mut self, to: usize) {
+        self.line += self.newlines(self.pos, to);
+        self.pos = to;
+    }
+
+    fn push(&mut self, kind: Kind, start: usize, end: usize, line: usize) {
+        self.tokens.push(Token {
+            kind,
+            start,
+            end,
+            line,
+        });
+    }
+
+    fn run(mut self) -> Result<Vec<Token>> {
+        let mut trim_next_text = false;
+        loop {
+            let found = memchr::memmem::find(&self.bytes[self.pos..], LEFT).map(|i| self.pos + i);
+            let text_end = found.unwrap_or(self.bytes.len());
+            // A left trim marker: `{{-` followed by a space.
+            let left_trim = found.is_some_and(|at| {
+                self.bytes.get(at + 2) == Some(&b'-')
+                    && self.bytes.get(at + 3).is_some_and(|b| is_space(*b))
+            });
+            let (mut ts, mut te) = (self.pos, text_end);
+            if trim_next_text {
+                while ts < te && is_space(self.bytes[ts]) {
+                    ts += 1;
+                }
+            }
+            if left_trim {
+                while te > ts && is_space(self.bytes[te - 1]) {
+                    te -= 1;
+                }
+            }
+            if te > ts {
+                let line = self.line + self.newlines(self.pos, ts);
+                self.push(Kind::Text, ts, te, line);
+            }
+            let Some(at) = found else {
+                self.advance(self.bytes.len());
+                self.push(Kind::Eof, self.pos, self.pos, self.line);
+                return Ok(self.tokens);
+            };
+            self.advance(at);
+            let delim_line = self.line;
+            let after = at + if left_trim { 4 } else { 2 };
+            self.advance(after);
+            // A comment: `/* ... */` right after the delimiter (and its trim marker).
+            if self.bytes[self.pos..].starts_with(b"/*") {
+                let Some(close) = memchr::memmem::find(&self.bytes[self.pos + 2..], b"*/") else {
+                    return Err(self.err("unclosed comment"));
+                };
+                self.advance(self.pos + 2 + close + 2);
+                let rest = &self.bytes[self.pos..];
+                if rest.starts_with(RIGHT) {
+                    self.advance(self.pos + 2);
+                    trim_next_text = false;
+                } else if rest.len() >= 4 && is_space(rest[0]) && rest[1..].starts_with(b"-}}") {
+                    self.advance(self.pos + 4);
+                    trim_next_text = true;
+                } else {
+                    return Err(self.err("comment ends before closing delimiter"));
+                }
+                continue;
+            }
+            self.push(Kind::LeftDelim, at, after, delim_line);
+            trim_next_text = self.action()?;
+        }
+    }
+
+    /// Lexes one action's inside, up to and including `}}`; says whether it ended with a right
+    /// trim marker.
+    fn action(&mut self) -> Result<bool> {
+        self.paren_depth = 0;
+        loop {
+            let rest = &self.bytes[self.pos..];
+            if rest.is_empty() {
+                return Err(self.err("unclosed action"));
+            }
+            // ` -}}`: right trim (the space is part of the marker).
+            if rest.len() >= 4 && is_space(rest[0]) && rest[1..].starts_with(b"-}}") {
+                if self.paren_depth > 0 {
+                    return Err(self.err("unclosed left paren"));
+                }
+                let start = self.pos;
+                self.advance(self.pos + 4);
+                self.push(Kind::RightDelim, start, self.pos, self.line);
+                return Ok(true);
+            }
+            if rest.starts_with(RIGHT) {
+                if self.paren_depth > 0 {
+                    return Err(self.err("unclosed left paren"));
+                }
+                let start = self.pos;
+                self.advance(self.pos + 2);
+                self.push(Kind::RightDelim, start, self.pos, self.line);
+                return Ok(false);
+            }
+            let start = self.pos;
+            let line = self.line;
+            let c = self.src[self.pos..].chars().next().expect("not at the end");
+            match c {
+                ' ' | '\t' | '\r' | '\n' => {
+                    let mut end = self.pos;
+                    while end < self.bytes.len() && is_space(self.bytes[end]) {
+                        end += 1;
+                    }
+                    // The last space of ` -}}` belongs to the trim marker (Go's lexSpace).
+                    if self.bytes[end..].starts_with(b"-}}") {
+                        end -= 1;
+                        if end == self.pos {
+                            continue;
+                        }
+                    }
+                    self.advance(end);
+                    self.push(Kind::Space, start, end, line);
+                }
+                '=' => {
+                    self.pos += 1;
+                    self.push(Kind::Assign, start, self.pos, line);
+                }
+                ':' => {
+                    if self.bytes.get(self.pos + 1) != Some(&b'=') {
+                        return Err(self.err("expected :="));
+                    }
+                    self.pos += 2;
+                    self.push(Kind::Declare, start, self.pos, line);
+                }
+                '|' => {
+                    self.pos += 1;
+                    self.push(Kind::Pipe, start, self.pos, line);
+                }
+                ',' => {
+                    self.pos += 1;
+                    self.push(Kind::Comma, start, self.pos, line);
+                }
+                '(' => {
+                    self.pos += 1;
+                    self.paren_depth += 1;
+                    self.push(Kind::LeftParen, start, self.pos, line);
+                }
+                ')' => {
+                    if self.paren_depth == 0 {
+                        return Err(self.err("unexpected right paren"));
+                    }
+                    self.paren_depth -= 1;
+                    self.pos += 1;
+                    self.push(Kind::RightParen, start, self.pos, line);
+                }
+                '"' => {
+                    let end = self.quoted(b'"')?;
+                    self.push(Kind::String, start, end, line);
+                }
+                '\'' => {
+                    let end = self.quoted(b'\'')?;
+                    self.push(Kind::Char, start, end, line);
+                }
+                '`' => {
+                    let Some(close) = memchr::memchr(b'`', &self.bytes[self.pos + 1..]) else {
+                        return Err(self.err("unterminated raw quoted string"));
+                    };
+                    let end = self.pos + 1 + close + 1;
+                    self.advance(end);
+                    self.push(Kind::RawString, start, end, line);
+                }
+                '$' => {
+                    let end = self.word_end(self.pos + 1);
+                    self.pos = end;
+                    self.push(Kind::Variable, start, end, line);
+                }
+                '.' => {
+                    // A number like `.5`, a field `.Name`, or dot.
+                    if self.bytes.get(self.pos + 1).is_some_and(u8::is_ascii_digit) {
+                        let end = self.number_end(self.pos);
+                        self.pos = end;
+                        self.push(Kind::Number, start, end, line);
+                    } else {
+                        let end = self.word_end(self.pos + 1);
+                        self.pos = end;
+                        let kind = if end == start + 1 {
+                            Kind::Dot
+                        } else {
+                            Kind::Field
+                        };
+                        self.push(kind, start, end, line);
+                    }
+                }
+                '+' | '-' | '0'..='9' => {
+                    let end = self.number_end(self.pos);
+                    if end == self.pos {
+                        return Err(self.err(format!("bad character {:?}", c)));
+                    }
+                    self.pos = end;
+                    self.push(Kind::Number, start, end, line);
+                }
+                c if is_alnum(c) => {
+                    let end = self.word_end(self.pos);
+                    self.pos = end;
+                    let kind = match &self.src[start..end] {
+                        "true" | "false" => Kind::Bool,
+                        "nil" => Kind::Nil,
+                        "block" | "break" | "continue" | "define" | "else" | "end" | "if"
+                        | "range" | "template" | "with" => Kind::Keyword,
+                        _ => Kind::Identifier,
+                    };
+                    self.push(kind, start, end, line);
+                }
+                other => {
+                    return Err(self.err(format!("unrecognized character in action: {other:?}")));
+                }
+            }
+        }
+    }
+
+    /// The end of an alphanumeric word starting at `from`.
+    fn word_end(&self, from: usize) -> usize {
+        let mut end = from;
+        for c in self.src[from..].chars() {
+            if is_alnum(c) {
+                end += c.len_utf8();
+            } else {
+                break;
+            }
+        }
+        end
+    }
+
+    /// The end of a Go number literal starting at `from` (sign, base prefixes, `_`, fractions,
+    /// exponents); `from` when there is none.
+    fn number_end(&self, from: usize) -> usize {
+        let b = self.bytes;
+        let mut i = from;
+        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+            i += 1;
+        }
+        let digits_start = i;
+        let hex = b[i..].starts_with(b"0x") || b[i..].starts_with(b"0X");
+        if hex
+            || b[i..].starts_with(b"0o")
+            || b[i..].starts_with(b"0O")
+            || b[i..].starts_with(b"0b")
+            || b[i..].starts_with(b"0B")
+        {
+            i += 2;
+        }
+        while i < b.len() {
+            let c = b[i];
+            let ok = c.is_ascii_digit()
+                || c == b'_'
+                || c == b'.'
+                || (hex && c.is_ascii_hexdigit())
+                || ((c == b'e' || c == b'E') && !hex)
+                || ((c == b'p' || c == b'P') && hex)
+                || ((c == b'+' || c == b'-')
+                    && i > digits_start
+                    && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P'));
+            if !ok {
+                break;
+            }
+            i += 1;
+        }
+        if i == digits_start { from } else { i }
+    }
+
+    /// The end of a quoted string or char starting at `self.pos`.
+    fn quoted(&mut self, quote: u8) -> Result<usize> {
+        let mut i = self.pos + 1;
+        while i < self.bytes.len() {
+            match self.bytes[i] {
+                b'\\' => i += 2,
+                b'\n' => {
+                    return Err(self.err(if quote == b'"' {
+                        "unterminated quoted string"
+                    } else {
+                        "unterminated character constant"
+                    }));
+                }
+                c if c == quote => {
+                    self.pos = i + 1;
+                    return Ok(i + 1);
+                }
+                _ => i += 1,
+            }
+        }
+        Err(self.err(if quote == b'"' {
+            "unterminated quoted string"
+        } else {
+            "unterminated character constant"
+        }))
+    }
+}
+
+/// Parses a template: its top-level list and the templates it `define`s (a `block` is both a
+/// definition and a call).
+pub fn parse(src: &str, is_function: &dyn Fn(&str) -> bool) -> Result<(ListNode, Vec<DefineNode>)> {
+    let tokens = Lexer::new(src).run()?;
+    let mut p = Parser {
+        src,
+        tokens,
+        at: 0,
+        defines: Vec::new(),
+        vars: vec!["$".into()],
+        range_depth: 0,
+        is_function,
+    };
+    let mut nodes = Vec::new();
+    loop {
+        if p.peek().kind == Kind::Eof {
+            break;
+        }
+        if p.define_follows() {
+            p.next();
+            p.skip_space();
+            p.next();
+            p.definition()?;
+            continue;
+        }
+        match p.text_or_action()? {
+            Item::Node(n) => nodes.push(n),
+            Item::End(t) | Item::Else(t) => {
+                return Err(p.error_at(&t, format!("unexpected {}", p.describe_end(&t))));
+            }
+        }
+    }
+    let pos = nodes.first().map_or(Pos::new(0, 1), node_pos);
+    Ok((ListNode { pos, nodes }, p.defines))
+}
+
+fn node_pos(n: &Node) -> Pos {
+    match n {
+        Node::List(l) => l.pos,
+        Node::Text(t) => t.pos,
+        Node::Action(a) => a.pos,
+        Node::If(b) | Node::Range(b) | Node::With(b) => b.pos,
+        Node::Template(t) => t.pos,
+        Node::Define(d) => d.pos,
+        Node::Break(p) | Node::Continue(p) => *p,
+    }
+}
+
+/// What reading one item found: a node, or the `{{end}}`/`{{else}}` that closes a list.
+enum Item {
+    Node(Node),
+    End(Token),
+    Else(Token),
+}
+
+struct Parser<'s, 'f> {
+    src: &'s str,
+    tokens: Vec<Token>,
+    at: usize,
+    defines: Vec<DefineNode>,
+    /// Variables in scope, innermost last (Go rejects an undefined one at parse time).
+    vars: Vec<SmolStr>,
+    range_depth: usize,
+    is_function: &'f dyn Fn(&str) -> bool,
+}
+
+impl Parser<'_, '_> {
+    /// Whether the next tokens are `{{ define`.
+    fn define_follows(&self) -> bool {
+        if self.peek().kind != Kind::LeftDelim {
+            return false;
+        }
+        self.tokens[self.at + 1..]
+            .iter()
+            .find(|t| t.kind != Kind::Space)
+            .is_some_and(|t| t.kind == Kind::Keyword && self.word(t) == "define")
+    }
+
+    fn peek(&self) -> &Token {
+        &self.tokens[self.at.min(self.tokens.len() - 1)]
+    }
+    fn next(&mut self) -> Token {
+        let t = self.peek().clone();
+        if self.at < self.tokens.len() - 1 {
+            self.at += 1;
+        }
+        t
+    }
+    fn word(&self, t: &Token) -> &str {
+        &self.src[t.start..t.end]
+    }
+    fn pos(&self, t: &Token) -> Pos {
+        Pos::new(t.start, t.line)
+    }
+    fn skip_space(&mut self) {
+        while self.peek().kind == Kind::Space {
+            self.next();
+        }
+    }
+    /// The next token that is not a space.
+    fn next_non_space(&mut self) -> Token {
+        self.skip_space();
+        self.next()
+    }
+    fn peek_non_space(&mut self) -> Token {
+        self.skip_space();
+        self.peek().clone()
+    }
+    fn error_at(&self, t: &Token, message: String) -> ParseError {
+        ParseError {
+            line: t.line,
+            message,
+        }
+    }
+    fn describe_end(&self, t: &Token) -> String {
+        format!("{{{{{}}}}}", self.word(t))
+    }
+    fn unexpected(&self, t: &Token, context: &str) -> ParseError {
+        let what = match t.kind {
+            Kind::Eof => "EOF".to_string(),
+            Kind::RightDelim => "\"}}\"".to_string(),
+            _ => format!("{:?}", self.word(t)),
+        };
+        self.error_at(t, format!("unexpected {what} in {context}"))
+    }
+
+    /// Text, or one action after its `{{`.
+    fn text_or_action(&mut self) -> Result<Item> {
+        let t = self.next();
+        match t.kind {
+            Kind::Text => Ok(Item::Node(Node::Text(TextNode {
+                pos: self.pos(&t),
+                text: Arc::from(&self.src[t.start..t.end]),
+            }))),
+            Kind::LeftDelim => self.action(),
+            _ => Err(self.unexpected(&t, "input")),
+        }
+    }
+
+    /// Nodes up to `{{end}}` or `{{else}}`, which is returned.
+    fn item_list(&mut self, context: &str) -> Result<(ListNode, Item)> {
+        let mut nodes = Vec::new();
+        loop {
+            if self.peek().kind == Kind::Eof {
+                let t = self.peek().clone();
+                return Err(self.error_at(&t, format!("unexpected EOF in {context}")));
+            }
+            if self.define_follows() {
+                let t = self.peek().clone();
+                return Err(self.error_at(&t, "unexpected <define> in command".into()));
+            }
+            match self.text_or_action()? {
+                Item::Node(n) => nodes.push(n),
+                end => {
+                    let pos = nodes.first().map_or_else(|| Pos::new(0, 0), node_pos);
+                    return Ok((ListNode { pos, nodes }, end));
+                }
+            }
+        }
+    }
+
+    fn action(&mut self) -> Result<Item> {
+        let t = self.peek_non_space();
+        if t.kind == Kind::Keyword {
+            let word = self.word(&t).to_string();
+            self.next();
+            return match word.as_str() {
+                "end" => {
+                    self.expect_right_delim("end")?;
+                    Ok(Item::End(t))
+                }
+                "else" => Ok(Item::Else(t)),
+                "if" => self.control(&t, "if").map(|b| Item::Node(Node::If(b))),
+                "with" => self.control(&t, "with").map(|b| Item::Node(Node::With(b))),
+                "range" => {
+                    self.range_depth += 1;
+                    let b = self.control(&t, "range");
+                    self.range_depth -= 1;
+                    b.map(|b| Item::Node(Node::Range(b)))
+                }
+                "template" => self.template(&t).map(|n| Item::Node(Node::Template(n))),
+                "block" => self.block(&t).map(Item::Node),
+                "break" | "continue" => {
+                    if self.range_depth == 0 {
+                        return Err(
+                            self.error_at(&t, format!("{{{{{word}}}}} outside {{{{range}}}}"))
+                        );
+                    }
+                    self.expect_right_delim(&word)?;
+                    let pos = self.pos(&t);
+                    Ok(Item::Node(if word == "break" {
+                        Node::Break(pos)
+                    } else {
+                        Node::Continue(pos)
+                    }))
+                }
+                "define" => Err(self.error_at(&t, "unexpected <define> in command".into())),
+                _ => Err(self.unexpected(&t, "command")),
+            };
+        }
+        let pipe = self.pipeline("command", Kind::RightDelim)?;
+        Ok(Item::Node(Node::Action(ActionNode {
+            pos: Pos::new(t.start, t.line),
+            pipe,
+        })))
+    }
+
+    fn expect_right_delim(&mut self, context: &str) -> Result<()> {
+        let t = self.next_non_space();
+        if t.kind != Kind::RightDelim {
+            return Err(self.unexpected(&t, context));
+        }
+        Ok(())
+    }
+
+    /// `if`/`with`/`range`: the pipeline, the body, and an `else` (which may chain another
+    /// `if`/`with`, Go's `else if`).
+    fn control(&mut self, keyword: &Token, context: &str) -> Result<BranchNode> {
+        let mark = self.vars.len();
+        let pipe = self.pipeline(context, Kind::RightDelim)?;
+        let (body, end) = self.item_list(context)?;
+        let else_body = match end {
+            Item::End(_) => None,
+            Item::Else(_) => {
+                let next = self.peek_non_space();
+                if next.kind == Kind::Keyword
+                    && context != "range"
+                    && (self.word(&next) == "if" || self.word(&next) == "with")
+                {
+                    // `{{else if …}}`: an `if` inside the else branch that ends with this one.
+                    let word = self.word(&next).to_string();
+                    self.next();
+                    let inner = self.control(&next, &word)?;
+                    let node = if word == "if" {
+                        Node::If(inner)
+                    } else {
+                        Node::With(inner)
+                    };
+                    Some(ListNode {
+                        pos: self.pos(&next),
+                        nodes: vec![node],
+                    })
+                } else {
+                    self.expect_right_delim("else")?;
+                    let (list, end) = self.item_list(context)?;
+                    match end {
+                        Item::End(_) => Some(list),
+                        Item::Else(t) => {
+                            return Err(self.error_at(&t, "expected end; found {{else}}".into()));
+                        }
+                        Item::Node(_) => unreachable!("item_list returns an end"),
+                    }
+                }
+            }
+            Item::Node(_) => unreachable!("item_list returns an end"),
+        };
+        self.vars.truncate(mark);
+        Ok(BranchNode {
+            pos: self.pos(keyword),
+            pipe,
+            body,
+            else_body,
+        })
+    }
+
+    /// `{{template "name" [pipeline]}}`.
+    fn template(&mut self, keyword: &Token) -> Result<TemplateNode> {
+        let name_token = self.next_non_space();
+        let name = self.string_value(&name_token, "template clause")?;
+        let pipe = if self.peek_non_space().kind == Kind::RightDelim {
+            self.next();
+            None
+        } else {
+            Some(self.pipeline("template clause", Kind::RightDelim)?)
+        };
+        Ok(TemplateNode {
+            pos: self.pos(keyword),
+            name: name.into(),
+            pipe,
+        })
+    }
+
+    /// `{{block "name" pipeline}}…{{end}}`: defines `name` and calls it.
+    fn block(&mut self, keyword: &Token) -> Result<Node> {
+        let name_token = self.next_non_space();
+        let name = self.string_value(&name_token, "block clause")?;
+        let pipe = self.pipeline("block clause", Kind::RightDelim)?;
+        let saved = std::mem::replace(&mut self.vars, vec!["$".into()]);
+        let (body, end) = self.item_list("block clause")?;
+        self.vars = saved;
+        if let Item::Else(t) = end {
+            return Err(self.error_at(&t, "unexpected {{else}}".into()));
+        }
+        self.defines.push(DefineNode {
+            pos: self.pos(keyword),
+            name: name.as_str().into(),
+            body,
+        });
+        Ok(Node::Template(TemplateNode {
+            pos: self.pos(keyword),
+            name: name.into(),
+            pipe: Some(pipe),
+        }))
+    }
+
+    /// `{{define "name"}}…{{end}}` (the keyword already read).
+    fn definition(&mut self) -> Result<()> {
+        let keyword = self.tokens[self.at - 1].clone();
+        let name_token = self.next_non_space();
+        let name = self.string_value(&name_token, "define clause")?;
+        self.expect_right_delim("define clause")?;
+        let saved_vars = std::mem::replace(&mut self.vars, vec!["$".into()]);
+        let saved_range = std::mem::replace(&mut self.range_depth, 0);
+        let (body, end) = self.item_list("define clause")?;
+        self.vars = saved_vars;
+        self.range_depth = saved_range;
+        if let Item::Else(t) = end {
+            return Err(self.error_at(&t, "unexpected {{else}}".into()));
+        }
+        self.defines.push(DefineNode {
+            pos: self.pos(&keyword),
+            name: name.into(),
+            body,
+        });
+        Ok(())
+    }
+
+    fn string_value(&self, t: &Token, context: &str) -> Result<String> {
+        match t.kind {
+            Kind::String => unquote(self.word(t))
+                .ok_or_else(|| self.error_at(t, format!("invalid syntax: {}", self.word(t)))),
+            Kind::RawString => {
+                let w = self.word(t);
+                Ok(w[1..w.len() - 1].to_string())
+            }
+            _ => Err(self.unexpected(t, context)),
+        }
+    }
+
+    /// A pipeline up to `end`: optional declarations, then commands joined by `|`.
+    fn pipeline(&mut self, context: &str, end: Kind) -> Result<PipeNode> {
+        let first = self.peek_non_space();
+        let mut decl: Vec<SmolStr> = Vec::new();
+        let mut is_assign = false;
+        // `$x :=`, `$x =`, `$i, $v :=` (range only).
+        if first.kind == Kind::Variable {
+            let save = self.at;
+            self.next();
+            let after = self.peek_non_space();
+            match after.kind {
+                Kind::Declare | Kind::Assign => {
+                    self.next();
+                    is_assign = after.kind == Kind::Assign;
+                    decl.push(self.word(&first).into());
+                    // In scope at once, as in Go (`$x := $x` reads the new one).
+                    self.vars.push(self.word(&first).into());
+                }
+                Kind::Comma if context == "range" => {
+                    self.next();
+                    let second = self.next_non_space();
+                    if second.kind != Kind::Variable {
+                        return Err(
+                            self.error_at(&second, "range can only initialize variables".into())
+                        );
+                    }
+                    let op = self.next_non_space();
+                    if op.kind != Kind::Declare && op.kind != Kind::Assign {
+                        return Err(self.unexpected(&op, "range"));
+                    }
+                    is_assign = op.kind == Kind::Assign;
+                    decl.push(self.word(&first).into());
+                    decl.push(self.word(&second).into());
+                    self.vars.push(self.word(&first).into());
+                    self.vars.push(self.word(&second).into());
+                }
+                Kind::Comma => {
+                    return Err(
+                        self.error_at(&after, format!("too many declarations in {context}"))
+                    );
+                }
+                _ => self.at = save,
+            }
+        }
+        let pos = self.pos(&first);
+        let mut commands = Vec::new();
+        loop {
+            let t = self.peek_non_space();
+            if t.kind == end {
+                self.next();
+                if commands.is_empty() {
+                    return Err(self.error_at(&t, format!("missing value for {context}")));
+                }
+                break;
+            }
+            if t.kind == Kind::Eof {
+                return Err(self.error_at(&t, format!("unexpected EOF in {context}")));
+            }
+            commands.push(self.command(context)?);
+            let after = self.peek_non_space();
+            if after.kind == Kind::Pipe {
+                self.next();
+                if matches!(
+                    self.peek_non_space().kind,
+                    Kind::RightDelim | Kind::RightParen
+                ) {
+                    let t = self.peek().clone();
+                    return Err(self.error_at(&t, "missing command after |".into()));
+                }
+            } else if after.kind != end {
+                return Err(self.unexpected(&after, context));
+            }
+        }
+        Ok(PipeNode {
+            pos,
+            decl,
+            commands,
+            is_assign,
+        })
+    }
+
+    /// One command: operands separated by spaces.
+    fn command(&mut self, context: &str) -> Result<CommandNode> {
+        let first = self.peek_non_space();
+        let mut args = Vec::new();
+        loop {
+            let t = self.peek().clone();
+            match t.kind {
+                Kind::Space => {
+                    self.next();
+                    continue;
+                }
+                Kind::RightDelim | Kind::RightParen | Kind::Pipe => break,
+                Kind::Eof => return Err(self.error_at(&t, format!("unexpected EOF in {context}"))),
+                _ => {}
+            }
+            let operand = self.operand()?;
+            args.push(operand);
+            // Operands must be separated by space.
+            match self.peek().kind {
+                Kind::Space | Kind::RightDelim | Kind::RightParen | Kind::Pipe => {}
+                _ => {
+                    let t = self.peek().clone();
+                    return Err(self.unexpected(&t, "operand"));
+                }
+            }
+        }
+        if args.is_empty() {
+            return Err(self.error_at(&first, "empty command".into()));
+        }
+        Ok(CommandNode {
+            pos: self.pos(&first),
+            args,
+        })
+    }
+
+    /// A term and the field chain after it (`(…).a.b`, `$x.a`, `.a.b`).
+    fn operand(&mut self) -> Result<Expr> {
+        let term = self.term()?;
+        if self.peek().kind != Kind::Field {
+            return Ok(term);
+        }
+        // Go places a chain at the token after the term.
+        let chain_token = self.peek().clone();
+        let chain_pos = self.pos(&chain_token);
+        let mut fields = Vec::new();
+        while self.peek().kind == Kind::Field {
+            let f = self.next();
+            fields.push(SmolStr::from(&self.src[f.start + 1..f.end]));
+        }
+        Ok(match term {
+            Expr::Field(_, mut first) => {
+                first.extend(fields);
+                Expr::Field(chain_pos, first)
+            }
+            Expr::Variable(_, name, mut first) => {
+                first.extend(fields);
+                Expr::Variable(chain_pos, name, first)
+            }
+            Expr::Bool(..)
+            | Expr::String(..)
+            | Expr::Number(..)
+            | Expr::Nil(..)
+            | Expr::Dot(..) => {
+                return Err(self.error_at(
+                    &chain_token,
+                    format!("unexpected . after term {:?}", self.word(&chain_token)),
+                ));
+            }
+            other => Expr::Chain(chain_pos, Box::new(other), fields),
+        })
+    }
+
+    fn term(&mut self) -> Result<Expr> {
+        let t = self.next();
+        let pos = self.pos(&t);
+        let word = self.word(&t);
+        Ok(match t.kind {
+            Kind::Identifier => {
+                if !(self.is_function)(word) {
+                    return Err(self.error_at(&t, format!("function {word:?} not defined")));
+                }
+                Expr::Identifier(pos, word.into())
+            }
+            Kind::Dot => Expr::Dot(pos),
+            Kind::Nil => Expr::Nil(pos),
+            Kind::Variable => {
+                if !self.vars.iter().any(|v| v == word) {
+                    return Err(self.error_at(&t, format!("undefined variable {word:?}")));
+                }
+                Expr::Variable(pos, word.into(), Vec::new())
+            }
+            Kind::Field => Expr::Field(pos, vec![SmolStr::from(&word[1..])]),
+            Kind::Bool => Expr::Bool(pos, word == "true"),
+            Kind::Number => Expr::Number(
+                pos,
+                parse_number(word)
+                    .ok_or_else(|| self.error_at(&t, format!("illegal number syntax: {word:?}")))?,
+            ),
+            Kind::Char => {
+                let inner = &word[1..word.len() - 1];
+                let c = unquote(&format!("\"{inner}\""))
+                    .and_then(|s| {
+                        let mut chars = s.chars();
+                        let c = chars.next()?;
+                        chars.next().is_none().then_some(c)
+                    })
+                    .ok_or_else(|| {
+                        self.error_at(&t, format!("malformed character constant: {word}"))
+                    })?;
+                Expr::Number(pos, Number::Int(c as i64))
+            }
+            Kind::String => Expr::String(
+                pos,
+                Arc::from(
+                    unquote(word)
+                        .ok_or_else(|| self.error_at(&t, format!("invalid syntax: {word}")))?,
+                ),
+            ),
+            Kind::RawString => Expr::String(pos, Arc::from(&word[1..word.len() - 1])),
+            Kind::LeftParen => {
+                let pipe = self.pipeline("parenthesized pipeline", Kind::RightParen)?;
+                Expr::Pipe(pos, pipe)
+            }
+            _ => return Err(self.unexpected(&t, "operand")),
+        })
+    }
+}
+
+/// Go's number literal syntax: ints (with base prefixes and `_`), floats; an integer too big for
+/// `int64` but fitting `uint64` stays unsigned.
+fn parse_number(text: &str) -> Option<Number> {
+    let clean: String = text.chars().filter(|c| *c != '_').collect();
+    let (neg, body) = match clean.as_bytes().first() {
+        Some(b'-') => (true, &clean[1..]),
+        Some(b'+') => (false, &clean[1..]),
+        _ => (false, clean.as_str()),
+    };
+    let lower = body.to_ascii_lowercase();
+    let int = if let Some(h) = lower.strip_prefix("0x") {
+        if h.contains('p') || h.contains('.') {
+            None
+        } else {
+            u64::from_str_radix(h, 16).ok()
+        }
+    } else if let Some(o) = lower.strip_prefix("0o") {
+        u64::from_str_radix(o, 8).ok()
+    } else if let Some(b) = lower.strip_prefix("0b") {
+        u64::from_str_radix(b, 2).ok()
+    } else if body.len() > 1 && body.starts_with('0') && body.bytes().all(|b| b.is_ascii_digit()) {
+        u64::from_str_radix(&body[1..], 8).ok()
+    } else if body.bytes().all(|b| b.is_ascii_digit()) {
+        body.parse::<u64>().ok()
+    } else {
+        None
+    };
+    if let Some(u) = int {
+        return Some(if neg {
+            if u > i64::MAX as u64 + 1 {
+                return None;
+            }
+            Number::Int((u as i128).wrapping_neg() as i64)
+        } else if u > i64::MAX as u64 {
+            Number::Uint(u)
+        } else {
+            Number::Int(u as i64)
+        });
+    }
+    let f: f64 = clean.parse().ok()?;
+    // A float literal with an integral value is still a float (`1.0`), as in Go's constants
+    // used as `interface{}` (they default to float64).
+    Some(Number::Float(f))
+}
+
+/// Go's `strconv.Unquote` for a double-quoted string.
+fn unquote(quoted: &str) -> Option<String> {
+    let inner = quoted.strip_prefix('"')?.strip_suffix('"')?;
+    if !inner.contains('\\') {
+        return Some(inner.to_string());
+    }
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next()? {
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            'r' => out.push('\r'),
+            'a' => out.push('\u{7}'),
+            'b' => out.push('\u{8}'),
+            'f' => out.push('\u{c}'),
+            'v' => out.push('\u{b}'),
+            '\\' => out.push('\\'),
+            '"' => out.push('"'),
+            '\'' => out.push('\''),
+            'x' => {
+                let h: String = chars.by_ref().take(2).collect();
+                out.push(char::from(u8::from_str_radix(&h, 16).ok()?));
+            }
+            'u' => {
+                let h: String = chars.by_ref().take(4).collect();
+                out.push(char::from_u32(u32::from_str_radix(&h, 16).ok()?)?);
+            }
+            'U' => {
+                let h: String = chars.by_ref().take(8).collect();
+                out.push(char::from_u32(u32::from_str_radix(&h, 16).ok()?)?);
+            }
+            d @ '0'..='7' => {
+                let rest: String = chars.by_ref().take(2).collect();
+                let v = u32::from_str_radix(&format!("{d}{rest}"), 8).ok()?;
+                out.push(char::from_u32(v)?);
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tree with every position left out (positions are Go's here, gotmpl's there).
+    fn shape(list: &ListNode, defines: &[DefineNode]) -> String {
+        let text = format!("{list:?} {defines:?}");
+        let pos = regex::Regex::new(r"Pos \{ offset: \d+, line: \d+ \}").unwrap();
+        pos.replace_all(&text, "Pos").into_owned()
+    }
+
+    fn ours(src: &str) -> Result<(ListNode, Vec<DefineNode>)> {
+        parse(src, &|name| {
+            matches!(name, "and" | "or") || crate::chart::template::funcs::lookup(name).is_some()
+        })
+    }
+
+    /// Every template of the test charts, plus syntax corners, parses to the same tree as
+    /// gotmpl's parser (the crate's own, kept as the reference).
+    #[test]
+    fn trees_match_gotmpls_parser() {
+        let mut sources: Vec<String> = walkdir::WalkDir::new(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/charts"),
+        )
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().components().any(|c| c.as_os_str() == "templates"))
+        .filter(|e| e.file_type().is_file())
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+        assert!(sources.len() > 50, "{}", sources.len());
+        for corner in [
+            "{{- /* c */ -}}  x {{ 1 -}} \n y {{- 2 }}",
+            "{{ $x := 1 }}{{ $x = 2 }}{{ range $i, $v := .l }}{{ $i }}{{ end }}",
+            "{{ if .a }}a{{ else if .b }}b{{ else with .c }}c{{ else }}d{{ end }}",
+            "{{ (dict \"a\" 1).a }} {{ $.x.y }} {{ .a.b.c | quote | upper }}",
+            "{{ 0x1F }} {{ -3 }} {{ 1.5e3 }} {{ 'a' }} {{ `raw\nline` }} {{ \"esc\\t\\\"\" }}",
+            "{{ range . }}{{ if . }}{{ break }}{{ end }}{{ continue }}{{ end }}",
+            "{{ block \"b\" . }}x{{ end }}{{ template \"b\" }}{{ define \"d\" }}y{{ end }}",
+            "{{ with $x := .a }}{{ $x }}{{ end }}{{ print\n  1\n  2 }}",
+        ] {
+            sources.push(corner.to_string());
+        }
+        for src in &sources {
+            let Ok(theirs) =
+                gotmpl::parse::Parser::with_name(None, src, "{{", "}}").and_then(|p| p.parse())
+            else {
+                assert!(
+                    ours(src).is_err(),
+                    "gotmpl rejects, winguard accepts:\n{src}"
+                );
+                continue;
+            };
+            // gotmpl leaves unknown functions to execution: any name is one here.
+            let mine = parse(src, &|_| true).unwrap_or_else(|e| panic!("{e:?}\n{src}"));
+            assert_eq!(
+                shape(&mine.0, &mine.1),
+                shape(&theirs.0, &theirs.1),
+                "\n{src}"
+            );
+        }
+    }
+
+    #[test]
+    fn errors_go_reports_at_parse_time() {
+        for (src, line, message) in [
+            ("a\n{{ $nope }}", 2, "undefined variable \"$nope\""),
+            ("{{ nosuch 1 }}", 1, "function \"nosuch\" not defined"),
+            ("{{ break }}", 1, "{{break}} outside {{range}}"),
+            ("{{ if .a }}\nx", 2, "unexpected EOF in if"),
+            ("{{ end }}", 1, "unexpected {{end}}"),
+            ("{{ .a", 1, "unclosed action"),
+            ("{{ \"open }}", 1, "unterminated quoted string"),
+            ("{{ .a | }}", 1, "missing command after |"),
+        ] {
+            let e = ours(src).unwrap_err();
+            assert_eq!((e.line, e.message.as_str()), (line, message), "{src}");
+        }
+    }
+}
