@@ -18,6 +18,13 @@ pub struct File {
     pub data: Arc<[u8]>,
 }
 
+/// A template file, its text read once (shared with the renders that parse it).
+#[derive(Debug, Clone)]
+pub struct Template {
+    pub name: String,
+    pub text: Arc<str>,
+}
+
 /// A dependency as `Chart.yaml` (or v1's `requirements.yaml`) declares it.
 #[derive(Debug, Clone, Default)]
 pub struct Dependency {
@@ -37,7 +44,7 @@ pub struct Chart {
     /// `Chart.yaml` as written. (Shared, like the values: a render works on a copy of the
     /// chart, which is then cheap.)
     pub metadata: Arc<Map<String, Json>>,
-    pub templates: Vec<File>,
+    pub templates: Vec<Template>,
     /// Every other file, for `.Files` (`crds/` included, as in Helm).
     pub files: Vec<File>,
     /// `values.yaml`, numbers as JSON reads them.
@@ -212,7 +219,10 @@ pub fn load_files(files: Vec<File>, shown: &str) -> Result<Chart, ChartError> {
             }
             "requirements.yaml" => requirements = Some(yaml_map(&file, shown)?),
             "requirements.lock" | "Chart.lock" => {}
-            name if name.starts_with("templates/") => templates.push(file),
+            name if name.starts_with("templates/") => templates.push(Template {
+                text: String::from_utf8_lossy(&file.data).into(),
+                name: file.name,
+            }),
             name if name.starts_with("charts/") => {
                 let rest = &name["charts/".len()..];
                 match rest.split_once('/') {

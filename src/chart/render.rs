@@ -102,7 +102,7 @@ pub fn render_chart(
     });
     let mut set = TemplateSet::default();
     for t in &templates {
-        set.add(&t.name, &t.text)?;
+        set.add(&t.name, t.text.clone())?;
     }
     let mut files = BTreeMap::new();
     for t in &templates {
@@ -110,12 +110,14 @@ pub fn render_chart(
         if base.starts_with('_') || (t.library) {
             continue;
         }
-        let mut data = t.data.clone();
+        // One data map per chart, its `.Template` set for each template in turn (as Helm does).
         let mut tmpl = BTreeMap::new();
         tmpl.insert("Name".into(), Value::from(t.name.as_str()));
         tmpl.insert("BasePath".into(), Value::from(t.base_path.as_str()));
-        data.insert("Template".into(), Value::map(tmpl));
-        let out = set.render(&t.name, &Value::map(data))?;
+        if let Value::Map(m) = &t.data {
+            m.borrow_mut().insert("Template".into(), Value::map(tmpl));
+        }
+        let out = set.render(&t.name, &t.data)?;
         files.insert(t.name.clone(), out);
     }
     Ok(Rendered { files, crds })
@@ -126,23 +128,23 @@ struct Top {
     capabilities: Value,
 }
 
-struct Renderable<'c> {
+struct Renderable {
     name: String,
-    /// The template's text, borrowed from the chart when it is UTF-8 (it nearly always is).
-    text: std::borrow::Cow<'c, str>,
-    data: BTreeMap<String, Value>,
+    text: std::sync::Arc<str>,
+    /// The chart's data map (`.Values`, `.Chart`, …), shared by its templates.
+    data: Value,
     base_path: String,
     library: bool,
 }
 
 /// A chart's templates with their data, its subcharts' first (Helm's `recAllTpls`).
-fn collect<'c>(
-    chart: &'c Chart,
+fn collect(
+    chart: &Chart,
     values: &Value,
     top: &Top,
     parent_path: &str,
     is_root: bool,
-    out: &mut Vec<Renderable<'c>>,
+    out: &mut Vec<Renderable>,
     crds: &mut Vec<(String, String)>,
 ) -> Value {
     let full_path = if parent_path.is_empty() {
@@ -182,12 +184,14 @@ fn collect<'c>(
     data.insert("Capabilities".into(), top.capabilities.clone());
     data.insert("Values".into(), own_values);
     data.insert("Subcharts".into(), Value::map(subcharts));
+    let data = Value::map(data);
+    let base_path = format!("{full_path}/templates");
     for t in &chart.templates {
         out.push(Renderable {
             name: format!("{full_path}/{}", t.name),
-            text: String::from_utf8_lossy(&t.data),
+            text: t.text.clone(),
             data: data.clone(),
-            base_path: format!("{full_path}/templates"),
+            base_path: base_path.clone(),
             library: chart.is_library(),
         });
     }
@@ -197,7 +201,7 @@ fn collect<'c>(
             String::from_utf8_lossy(&f.data).into_owned(),
         ));
     }
-    Value::map(data)
+    data
 }
 
 /// `.Chart`: Helm's metadata struct, field names as Go spells them, every field present.

@@ -21,7 +21,10 @@ pub struct Call<'c, 's> {
     pub(crate) dot: &'c Value,
 }
 
-pub(crate) type Func = fn(&mut Call<'_, '_>, Vec<Value>) -> Result<Value, Failure>;
+/// A function's arguments: inline for the few most calls have.
+pub(crate) type Args = smallvec::SmallVec<[Value; 4]>;
+
+pub(crate) type Func = fn(&mut Call<'_, '_>, Args) -> Result<Value, Failure>;
 
 type R = Result<Value, Failure>;
 
@@ -652,7 +655,7 @@ fn find(name: &str) -> Option<Func> {
         "kindIs" => |_, a| Ok(Value::Bool(string_arg(&a, 0)? == arg(&a, 1)?.kind_name())),
         "deepEqual" => |_, a| Ok(Value::Bool(arg(&a, 0)?.to_json() == arg(&a, 1)?.to_json())),
         // Sprig: lists.
-        "list" | "tuple" => |_, a| Ok(Value::list(a)),
+        "list" | "tuple" => |_, a| Ok(Value::list(a.into_vec())),
         "append" | "push" | "mustAppend" | "mustPush" => |_, a| {
             let mut l = to_list_strict(&arg(&a, 0)?, "append")?;
             l.push(arg(&a, 1)?);
@@ -1165,7 +1168,7 @@ fn range_list(start: i64, stop: i64, step: i64) -> R {
     Ok(Value::list(out))
 }
 
-fn seq(_: &mut Call<'_, '_>, a: Vec<Value>) -> R {
+fn seq(_: &mut Call<'_, '_>, a: Args) -> R {
     let n: Vec<i64> = a.iter().map(to_int).collect();
     let (start, step, end) = match n.as_slice() {
         [end] => (1, if *end >= 1 { 1 } else { -1 }, *end),
@@ -1186,7 +1189,7 @@ fn seq(_: &mut Call<'_, '_>, a: Vec<Value>) -> R {
 }
 
 /// Sprig's `merge`/`mergeOverwrite` (mergo): the sources into the first dict, in place.
-fn merge(a: Vec<Value>, overwrite: bool) -> R {
+fn merge(a: Args, overwrite: bool) -> R {
     let dst = map_arg(&a, 0)?;
     for src in &a[1..] {
         if let Value::Map(src) = src {
@@ -1219,7 +1222,7 @@ fn merge_into(dst: &mut BTreeMap<String, Value>, src: &BTreeMap<String, Value>, 
     }
 }
 
-fn len(_: &mut Call<'_, '_>, a: Vec<Value>) -> R {
+fn len(_: &mut Call<'_, '_>, a: Args) -> R {
     Ok(Value::Int(match arg(&a, 0)? {
         Value::Str(s) => s.len() as i64,
         Value::Bytes(b) => b.len() as i64,
@@ -1230,7 +1233,7 @@ fn len(_: &mut Call<'_, '_>, a: Vec<Value>) -> R {
     }))
 }
 
-fn index(_: &mut Call<'_, '_>, a: Vec<Value>) -> R {
+fn index(_: &mut Call<'_, '_>, a: Args) -> R {
     let mut cur = arg(&a, 0)?;
     for key in &a[1..] {
         cur = match (&cur, key) {
@@ -1253,7 +1256,7 @@ fn index(_: &mut Call<'_, '_>, a: Vec<Value>) -> R {
     Ok(cur)
 }
 
-fn slice(_: &mut Call<'_, '_>, a: Vec<Value>) -> R {
+fn slice(_: &mut Call<'_, '_>, a: Args) -> R {
     let v = arg(&a, 0)?;
     let bounds: Vec<i64> = a[1..].iter().map(to_int).collect();
     match v {
@@ -1297,7 +1300,7 @@ fn kind(v: &Value) -> Kind {
     }
 }
 
-fn eq(_: &mut Call<'_, '_>, a: Vec<Value>) -> R {
+fn eq(_: &mut Call<'_, '_>, a: Args) -> R {
     let first = arg(&a, 0)?;
     if a.len() < 2 {
         return err("missing argument for comparison");
@@ -1364,7 +1367,7 @@ fn go_print(a: &[Value]) -> String {
     out
 }
 
-fn printf_fn(_: &mut Call<'_, '_>, a: Vec<Value>) -> R {
+fn printf_fn(_: &mut Call<'_, '_>, a: Args) -> R {
     let format = string_arg(&a, 0)?;
     Ok(Value::from(printf(&format, &a[1..])))
 }

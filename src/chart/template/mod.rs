@@ -100,16 +100,16 @@ struct Body {
 #[derive(Default)]
 pub struct TemplateSet {
     bodies: HashMap<String, Body>,
-    sources: HashMap<Rc<str>, Rc<str>>,
+    sources: HashMap<Rc<str>, std::sync::Arc<str>>,
 }
 
 impl TemplateSet {
     /// Parses a file into the set. Definitions replace earlier ones of the same name (Helm
     /// parses parent charts after subcharts so the parent's win).
-    pub fn add(&mut self, file: &str, text: &str) -> Result<()> {
+    pub fn add(&mut self, file: &str, text: std::sync::Arc<str>) -> Result<()> {
         let file: Rc<str> = file.into();
-        let (list, defines) = parse(&file, text)?;
-        self.sources.insert(file.clone(), text.into());
+        let (list, defines) = parse(&file, &text)?;
+        self.sources.insert(file.clone(), text);
         for define in defines {
             // Go keeps an earlier non-empty definition over a later empty one.
             if define.body.is_empty_tree() && self.bodies.contains_key(define.name.as_str()) {
@@ -357,7 +357,11 @@ impl<'s> Exec<'s> {
         pos: Pos,
         name: &str,
     ) -> Result<String> {
-        let depth = self.include_depth.entry(name.to_string()).or_insert(0);
+        // Counted by name, as Helm counts; the name is stored once, not per call.
+        let depth = match self.include_depth.get_mut(name) {
+            Some(d) => d,
+            None => self.include_depth.entry(name.to_string()).or_insert(0),
+        };
         *depth += 1;
         if *depth > MAX_INCLUDE_DEPTH {
             return Err(self.error(
@@ -596,8 +600,8 @@ impl<'s> Exec<'s> {
         }
     }
 
-    fn args(&mut self, exprs: &[Expr], dot: &Value, piped: Option<Value>) -> Result<Vec<Value>> {
-        let mut args = Vec::with_capacity(exprs.len() + 1);
+    fn args(&mut self, exprs: &[Expr], dot: &Value, piped: Option<Value>) -> Result<funcs::Args> {
+        let mut args = funcs::Args::new();
         for e in exprs {
             args.push(self.arg(e, dot)?);
         }
@@ -782,7 +786,7 @@ mod tests {
 
     fn render(text: &str) -> std::result::Result<String, TemplateError> {
         let mut set = TemplateSet::default();
-        set.add("t.yaml", text)?;
+        set.add("t.yaml", text.into())?;
         set.render("t.yaml", &Value::map(Default::default()))
     }
 

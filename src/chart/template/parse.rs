@@ -87,7 +87,8 @@ impl<'s> Lexer<'s> {
             bytes: src.as_bytes(),
             pos: 0,
             line: 1,
-            tokens: Vec::new(),
+            // About one token per eight bytes of a typical chart template.
+            tokens: Vec::with_capacity(src.len() / 8 + 16),
             paren_depth: 0,
         }
     }
