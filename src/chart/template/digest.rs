@@ -8,6 +8,10 @@ pub fn sha256_hex(data: &[u8]) -> String {
     hex(ring::digest::digest(&ring::digest::SHA256, data).as_ref())
 }
 
+pub fn sha512_hex(data: &[u8]) -> String {
+    hex(ring::digest::digest(&ring::digest::SHA512, data).as_ref())
+}
+
 pub fn sha1_hex(data: &[u8]) -> String {
     hex(ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, data).as_ref())
 }

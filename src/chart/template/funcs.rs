@@ -235,6 +235,21 @@ const NAMES: &[&str] = &[
     "randInt",
     "now",
     "date",
+    "mustDate",
+    "dateInZone",
+    "mustDateInZone",
+    "htmlDate",
+    "htmlDateInZone",
+    "unixEpoch",
+    "ago",
+    "duration",
+    "toDate",
+    "mustToDate",
+    "b32enc",
+    "sha512sum",
+    "abbrevboth",
+    "biggest",
+    "urlJoin",
     "htpasswd",
     "base",
     "osBase",
@@ -988,8 +1003,105 @@ fn find(name: &str) -> Option<Func> {
                 to_int(&arg(&a, 1)?),
             )))
         },
-        "now" => |_, _| Ok(Value::from(jiff::Timestamp::now().to_string())),
-        "date" => |_, a| Ok(Value::from(super::random::format_now(&string_arg(&a, 0)?))),
+        "now" => |_, _| Ok(super::time::now()),
+        "date" | "mustDate" => |_, a| {
+            let t = super::time::time_of(&arg(&a, 1)?).unwrap_or_else(jiff::Zoned::now);
+            Ok(Value::from(super::time::format_go(&t, &string_arg(&a, 0)?)))
+        },
+        "dateInZone" | "mustDateInZone" => |_, a| {
+            let t = super::time::time_of(&arg(&a, 1)?).unwrap_or_else(jiff::Zoned::now);
+            let t = super::time::in_zone(t, &string_arg(&a, 2)?);
+            Ok(Value::from(super::time::format_go(&t, &string_arg(&a, 0)?)))
+        },
+        "htmlDate" => |_, a| {
+            let t = super::time::time_of(&arg(&a, 0)?).unwrap_or_else(jiff::Zoned::now);
+            Ok(Value::from(super::time::format_go(&t, "2006-01-02")))
+        },
+        "htmlDateInZone" => |_, a| {
+            let t = super::time::time_of(&arg(&a, 0)?).unwrap_or_else(jiff::Zoned::now);
+            let t = super::time::in_zone(t, &string_arg(&a, 1)?);
+            Ok(Value::from(super::time::format_go(&t, "2006-01-02")))
+        },
+        "unixEpoch" => |_, a| {
+            let t = super::time::time_of(&arg(&a, 0)?).unwrap_or_else(jiff::Zoned::now);
+            Ok(Value::from(t.timestamp().as_second().to_string()))
+        },
+        "ago" => |_, a| {
+            let t = super::time::time_of(&arg(&a, 0)?).unwrap_or_else(jiff::Zoned::now);
+            let secs = jiff::Timestamp::now().as_second() - t.timestamp().as_second();
+            Ok(Value::from(super::time::duration(secs)))
+        },
+        // Sprig reads only an `int64` or a string here; anything else (a literal `int`) is 0.
+        "duration" => |_, a| {
+            let secs = match arg(&a, 0)? {
+                Value::Int64(n) => n,
+                Value::Str(s) => s.parse().unwrap_or(0),
+                _ => 0,
+            };
+            Ok(Value::from(super::time::duration(secs)))
+        },
+        "toDate" | "mustToDate" => |_, a| {
+            let (layout, text) = (string_arg(&a, 0)?, string_arg(&a, 1)?);
+            let _ = layout;
+            let zoned = text
+                .parse::<jiff::Timestamp>()
+                .map(|t| t.to_zoned(jiff::tz::TimeZone::UTC))
+                .or_else(|_| {
+                    text.parse::<jiff::civil::Date>()
+                        .map_err(|e| e.to_string())
+                        .and_then(|d| {
+                            d.to_zoned(jiff::tz::TimeZone::UTC)
+                                .map_err(|e| e.to_string())
+                        })
+                })
+                .map_err(|e| Failure::Exec(format!("parsing time {text:?}: {e}")))?;
+            Ok(Value::Object(std::rc::Rc::new(super::time::Time(zoned))))
+        },
+        "b32enc" => |_, a| Ok(Value::from(base32_encode(strval(&arg(&a, 0)?).as_bytes()))),
+        "sha512sum" => |_, a| {
+            Ok(Value::from(super::digest::sha512_hex(
+                strval(&arg(&a, 0)?).as_bytes(),
+            )))
+        },
+        "abbrevboth" => |_, a| {
+            let (left, right) = (
+                to_int(&arg(&a, 0)?).max(0) as usize,
+                to_int(&arg(&a, 1)?).max(4) as usize,
+            );
+            let s = string_arg(&a, 2)?;
+            let start = if left > 4 && left < s.len() { left } else { 0 };
+            let mut out = if start > 0 {
+                format!("...{}", &s[start..])
+            } else {
+                s.clone()
+            };
+            if out.len() > right {
+                out = format!("{}...", &out[..right - 3]);
+            }
+            Ok(Value::from(out))
+        },
+        "biggest" => |_, a| Ok(Value::Int64(a.iter().map(to_int).max().unwrap_or(0))),
+        "urlJoin" => |_, a| {
+            let m = map_arg(&a, 0)?;
+            let m = m.borrow();
+            let part = |k: &str| m.get(k).map(strval).unwrap_or_default();
+            let mut out = String::new();
+            if !part("scheme").is_empty() {
+                out.push_str(&format!("{}://", part("scheme")));
+            }
+            if !part("userinfo").is_empty() {
+                out.push_str(&format!("{}@", part("userinfo")));
+            }
+            out.push_str(&part("host"));
+            out.push_str(&part("path"));
+            if !part("query").is_empty() {
+                out.push_str(&format!("?{}", part("query")));
+            }
+            if !part("fragment").is_empty() {
+                out.push_str(&format!("#{}", part("fragment")));
+            }
+            Ok(Value::from(out))
+        },
         "htpasswd" => |_, a| {
             Ok(Value::from(format!(
                 "{}:{}",
@@ -1904,4 +2016,24 @@ mod tests {
         }
         assert_eq!(count, super::NAMES.len());
     }
+}
+
+/// RFC 4648 base32 with padding (`b32enc`), as Go's `base32.StdEncoding`.
+fn base32_encode(data: &[u8]) -> String {
+    const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    let mut out = String::new();
+    for chunk in data.chunks(5) {
+        let mut buf = [0u8; 5];
+        buf[..chunk.len()].copy_from_slice(chunk);
+        let bits = u64::from_be_bytes([0, 0, 0, buf[0], buf[1], buf[2], buf[3], buf[4]]);
+        let chars = (chunk.len() * 8).div_ceil(5);
+        for i in 0..8 {
+            if i < chars {
+                out.push(ALPHABET[((bits >> (35 - i * 5)) & 31) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }

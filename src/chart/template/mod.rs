@@ -15,6 +15,7 @@ pub mod funcs;
 mod parse;
 pub mod random;
 pub mod semver;
+pub mod time;
 pub mod value;
 pub mod yaml;
 

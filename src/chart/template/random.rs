@@ -48,20 +48,3 @@ pub fn uuid_v4() -> String {
         &h[20..]
     )
 }
-
-/// `date FORMAT` of now, FORMAT in Go's reference-time layout (`2006-01-02`).
-pub fn format_now(layout: &str) -> String {
-    let now = jiff::Zoned::now();
-    let mut out = layout.to_string();
-    for (go, value) in [
-        ("2006", format!("{:04}", now.year())),
-        ("01", format!("{:02}", now.month())),
-        ("02", format!("{:02}", now.day())),
-        ("15", format!("{:02}", now.hour())),
-        ("04", format!("{:02}", now.minute())),
-        ("05", format!("{:02}", now.second())),
-    ] {
-        out = out.replace(go, &value);
-    }
-    out
-}

@@ -37,7 +37,7 @@ pub enum Value {
 
 /// A Helm object whose fields and methods a template can use (`.Files.Get "x"`,
 /// `.Capabilities.APIVersions.Has "apps/v1"`).
-pub trait Object {
+pub trait Object: std::any::Any {
     /// The Go type name, for errors and `typeOf`.
     fn type_name(&self) -> &str;
     /// A field (`.Capabilities.KubeVersion`); `None` when there is no such field.
