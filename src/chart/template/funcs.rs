@@ -1995,6 +1995,26 @@ fn path_clean(p: &str) -> String {
     }
 }
 
+/// RFC 4648 base32 with padding (`b32enc`), as Go's `base32.StdEncoding`.
+fn base32_encode(data: &[u8]) -> String {
+    const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    let mut out = String::new();
+    for chunk in data.chunks(5) {
+        let mut buf = [0u8; 5];
+        buf[..chunk.len()].copy_from_slice(chunk);
+        let bits = u64::from_be_bytes([0, 0, 0, buf[0], buf[1], buf[2], buf[3], buf[4]]);
+        let chars = (chunk.len() * 8).div_ceil(5);
+        for i in 0..8 {
+            if i < chars {
+                out.push(ALPHABET[((bits >> (35 - i * 5)) & 31) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     /// Every function `find` matches is in `NAMES` (the table `lookup` is built from): a function
@@ -2016,24 +2036,4 @@ mod tests {
         }
         assert_eq!(count, super::NAMES.len());
     }
-}
-
-/// RFC 4648 base32 with padding (`b32enc`), as Go's `base32.StdEncoding`.
-fn base32_encode(data: &[u8]) -> String {
-    const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-    let mut out = String::new();
-    for chunk in data.chunks(5) {
-        let mut buf = [0u8; 5];
-        buf[..chunk.len()].copy_from_slice(chunk);
-        let bits = u64::from_be_bytes([0, 0, 0, buf[0], buf[1], buf[2], buf[3], buf[4]]);
-        let chars = (chunk.len() * 8).div_ceil(5);
-        for i in 0..8 {
-            if i < chars {
-                out.push(ALPHABET[((bits >> (35 - i * 5)) & 31) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
