@@ -45,7 +45,22 @@ fn pre_commit(hook: &str, manifest: &str, home: &Path) -> Run {
         ),
     )
     .unwrap();
-    std::fs::copy(root().join(manifest), repo.path().join("app.yaml")).unwrap();
+    let source = root().join(manifest);
+    if source.is_dir() {
+        // A chart: copied whole, as a repository holds it.
+        let dest = repo.path().join(source.file_name().unwrap());
+        for entry in walkdir::WalkDir::new(&source) {
+            let entry = entry.unwrap();
+            let to = dest.join(entry.path().strip_prefix(&source).unwrap());
+            if entry.file_type().is_dir() {
+                std::fs::create_dir_all(&to).unwrap();
+            } else {
+                std::fs::copy(entry.path(), &to).unwrap();
+            }
+        }
+    } else {
+        std::fs::copy(source, repo.path().join("app.yaml")).unwrap();
+    }
     git(repo.path(), &["add", "."]);
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_winguard")).parent().unwrap();
     let path = format!(
@@ -90,4 +105,30 @@ fn system_hook_fails_on_a_bad_manifest_and_passes_on_a_good_one() {
 #[test]
 fn source_hook_builds_winguard_and_runs_it() {
     assert_hook("winguard");
+}
+
+/// A repository holding Helm charts: pre-commit passes the charts' templates and values files
+/// one by one, and winguard renders each chart they belong to (once) and lints the result.
+#[test]
+fn system_hook_renders_the_charts_whose_files_it_is_given() {
+    let home = tempfile::tempdir().unwrap();
+    let bad = pre_commit(
+        "winguard-system",
+        "testdata/charts/windows-iis",
+        home.path(),
+    );
+    assert_eq!(bad.code, 1, "{}{}", bad.stdout, bad.stderr);
+    assert!(
+        bad.stdout
+            .contains("--> windows-iis/templates/deployment.yaml:"),
+        "{}",
+        bad.stdout
+    );
+    assert!(!bad.stdout.contains("invalid YAML"), "{}", bad.stdout);
+    let good = pre_commit(
+        "winguard-system",
+        "testdata/charts/windows-daemonsets",
+        home.path(),
+    );
+    assert_eq!(good.code, 0, "{}{}", good.stdout, good.stderr);
 }

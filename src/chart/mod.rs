@@ -67,3 +67,28 @@ pub fn is_chart(path: &std::path::Path) -> bool {
             .and_then(|n| n.to_str())
             .is_some_and(|n| n.ends_with(".tgz") || n.ends_with(".tar.gz"))
 }
+
+/// The chart a file belongs to, when it is one of the chart's own files (under `templates/` or
+/// `charts/`, or its `Chart.yaml`, `values.yaml`, `values.schema.json`): the nearest directory
+/// above it with a `Chart.yaml`.
+pub fn chart_of_file(file: &std::path::Path) -> Option<std::path::PathBuf> {
+    let mut dir = file.parent()?;
+    let mut first = file.file_name()?.to_str()?.to_string();
+    loop {
+        if dir.join("Chart.yaml").is_file() {
+            let own = matches!(
+                first.as_str(),
+                "templates" | "charts" | "Chart.yaml" | "values.yaml" | "values.schema.json"
+            );
+            return own.then(|| dir.to_path_buf());
+        }
+        first = dir.file_name()?.to_str()?.to_string();
+        dir = dir.parent()?;
+        if dir.as_os_str().is_empty() {
+            dir = std::path::Path::new(".");
+            if !dir.join("Chart.yaml").is_file() {
+                return None;
+            }
+        }
+    }
+}

@@ -24,6 +24,16 @@ pub fn run_fix(args: FixArgs) -> u8 {
     for note in &sources.notes {
         eprintln!("note: {note}");
     }
+    // A chart's files are templates: the fixes belong in its values or templates, or in its
+    // rendered output (`winguard mutate` as Helm's post-renderer).
+    for chart in &sources.charts {
+        eprintln!(
+            "note: {} is a Helm chart, left as it is: lint it with `winguard lint`, or apply the \
+             fixes to its rendered output with `helm template … | winguard mutate` (or as a \
+             post-renderer)",
+            chart.display()
+        );
+    }
     let mut failed = !sources.errors.is_empty();
     for e in &sources.errors {
         eprintln!("error: {e}");

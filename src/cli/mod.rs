@@ -345,12 +345,30 @@ pub fn run(cli: Cli) -> u8 {
 /// The inputs of `lint`: charts are rendered (with the effective Kubernetes version, the same
 /// one the rules use) and read as their `helm template` output; the rest is read as files.
 fn read_lint_inputs(args: &LintArgs, setup: &LintSetup) -> crate::manifest::Sources {
-    let (charts, files): (Vec<PathBuf>, Vec<PathBuf>) = args
-        .paths
-        .iter()
-        .cloned()
-        .partition(|p| p.as_os_str() != "-" && crate::chart::is_chart(p));
+    // A chart given as such, or one a file given belongs to (a template, its values, its
+    // Chart.yaml: what pre-commit passes when one of them changes), is rendered once.
+    let mut charts: Vec<PathBuf> = Vec::new();
+    let mut files = Vec::new();
+    for p in &args.paths {
+        let chart = if p.as_os_str() == "-" {
+            None
+        } else if crate::chart::is_chart(p) {
+            Some(p.clone())
+        } else {
+            crate::chart::chart_of_file(p)
+        };
+        match chart {
+            Some(c) if !charts.contains(&c) => charts.push(c),
+            Some(_) => {}
+            None => files.push(p.clone()),
+        }
+    }
     let mut sources = crate::manifest::read_inputs(&files, args.max_file_size);
+    for found in std::mem::take(&mut sources.charts) {
+        if !charts.contains(&found) {
+            charts.push(found);
+        }
+    }
     for chart in charts {
         let shown = chart.display().to_string();
         match args.chart.render(

@@ -71,6 +71,9 @@ pub struct Sources {
     /// Things skipped on purpose (binary files in a directory), said on stderr.
     pub notes: Vec<String>,
     pub files: usize,
+    /// Helm charts found while walking directories (a directory with `Chart.yaml`): their
+    /// files are templates, not manifests, so the walk leaves them to the chart renderer.
+    pub charts: Vec<PathBuf>,
 }
 
 impl Sources {
@@ -94,6 +97,7 @@ pub fn read_inputs(inputs: &[PathBuf], max_file_size: u64) -> Sources {
     use rayon::prelude::*;
     let mut walk_errors = Vec::new();
     let mut jobs = Vec::new();
+    let mut charts = Vec::new();
     for input in inputs {
         if input.as_os_str() == "-" {
             let mut bytes = Vec::new();
@@ -116,6 +120,13 @@ pub fn read_inputs(inputs: &[PathBuf], max_file_size: u64) -> Sources {
             let mut files: Vec<PathBuf> = walkdir::WalkDir::new(input)
                 .sort_by_file_name()
                 .into_iter()
+                .filter_entry(|e| {
+                    let chart = e.file_type().is_dir() && e.path().join("Chart.yaml").is_file();
+                    if chart {
+                        charts.push(e.path().to_path_buf());
+                    }
+                    !chart
+                })
                 .filter_map(|entry| match entry {
                     Ok(e) => Some(e),
                     Err(e) => {
@@ -149,6 +160,7 @@ pub fn read_inputs(inputs: &[PathBuf], max_file_size: u64) -> Sources {
         .collect();
     let mut all = Sources {
         errors: walk_errors,
+        charts,
         ..Sources::default()
     };
     for part in parts {
