@@ -55,10 +55,12 @@ pub enum Renderer {
 
 #[derive(Debug, clap::Args)]
 pub struct RenderArgs {
-    /// `[RELEASE] CHART`: the release name (default `release-name`) and the chart directory or
-    /// `.tgz`.
-    #[arg(required = true, num_args = 1..=2, value_name = "RELEASE] [CHART")]
-    pub args: Vec<String>,
+    /// The release name (default `release-name`) when a chart follows; else the chart.
+    #[arg(value_name = "RELEASE|CHART")]
+    pub first: String,
+    /// The chart: a directory with `Chart.yaml`, or a packaged `.tgz`.
+    #[arg(value_name = "CHART")]
+    pub chart_path: Option<String>,
     #[command(flatten)]
     pub chart: ChartArgs,
     /// Kubernetes version for `.Capabilities.KubeVersion` and `kubeVersion` constraints
@@ -203,10 +205,9 @@ impl ChartArgs {
 
 /// `winguard render`: prints the manifests, or the error (exit 2).
 pub fn run(args: &RenderArgs) -> u8 {
-    let (release, chart) = match args.args.as_slice() {
-        [chart] => ("release-name", chart),
-        [release, chart] => (release.as_str(), chart),
-        _ => unreachable!("clap takes one or two"),
+    let (release, chart) = match &args.chart_path {
+        Some(chart) => (args.first.as_str(), chart),
+        None => ("release-name", &args.first),
     };
     match args
         .chart
