@@ -67,47 +67,49 @@ fn main() {
             (chart, values, opts)
         })
         .collect();
+    // Interleaved blocks (winguard's passes, then Helm's), as this machine's speed drifts over
+    // seconds: each block's ratio compares passes run close together.
+    const BLOCKS: usize = 5;
+    let per_block = rounds.div_ceil(BLOCKS);
     let mut bytes = 0;
-    let mut ours = Vec::new();
-    for _ in 0..rounds {
-        let t = Instant::now();
-        bytes = 0;
-        for (chart, values, opts) in &loaded {
-            let r = render_chart(chart, values, opts).unwrap();
-            bytes += r.files.values().map(String::len).sum::<usize>();
+    let (mut ours, mut helm, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..BLOCKS {
+        let mut block = Vec::new();
+        for _ in 0..per_block {
+            let t = Instant::now();
+            bytes = 0;
+            for (chart, values, opts) in &loaded {
+                let r = render_chart(chart, values, opts).unwrap();
+                bytes += r.files.values().map(String::len).sum::<usize>();
+            }
+            block.push(t.elapsed().as_secs_f64());
         }
-        ours.push(t.elapsed().as_secs_f64());
+        let helm_block = helm_passes(&cases, per_block);
+        ratios.push(median(helm_block.clone()) / median(block.clone()));
+        ours.extend(block);
+        helm.extend(helm_block);
     }
-
-    // Helm's engine, in-process in Python, the same cases and rounds.
-    let mut py = Command::new("python3")
-        .arg(root().join("benches/helm_render_timing.py"))
-        .arg(rounds.to_string())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("python3 with helm-python-sdk");
-    py.stdin
-        .take()
-        .unwrap()
-        .write_all(serde_json::to_string(&cases).unwrap().as_bytes())
-        .unwrap();
-    let out = py.wait_with_output().unwrap();
-    assert!(out.status.success(), "the Helm timing script failed");
-    let helm: Vec<f64> = serde_json::from_slice(&out.stdout).unwrap();
-
     let (o, h) = (median(ours), median(helm));
+    let mut sorted = ratios.clone();
+    sorted.sort_by(f64::total_cmp);
     println!(
-        "{} cases ({} KiB of output per pass), {rounds} passes each, median pass:",
+        "{} cases ({} KiB of output per pass), {} passes each in {BLOCKS} interleaved blocks, median pass:",
         cases.len(),
-        bytes / 1024
+        bytes / 1024,
+        per_block * BLOCKS
     );
     println!("  winguard engine: {:8.2} ms", o * 1e3);
     println!(
         "  Helm 4 engine:   {:8.2} ms (helm-python-sdk, in-process)",
         h * 1e3
     );
-    println!("  winguard is {:.1}x faster", h / o);
+    println!(
+        "  winguard is {:.1}x faster (medians); per block {:.1}x to {:.1}x, median {:.1}x",
+        h / o,
+        sorted[0],
+        sorted[sorted.len() - 1],
+        median(ratios)
+    );
 
     // `winguard lint CHART`, start-up included, on a typical chart.
     let exe = root().join("target/release/winguard");
@@ -132,4 +134,24 @@ fn main() {
     } else {
         println!("  (build target/release/winguard to time `winguard lint CHART`)");
     }
+}
+
+/// `passes` timed passes of Helm's engine over `cases`, in-process in Python (the charts are
+/// loaded before timing, as winguard's are).
+fn helm_passes(cases: &[Json], passes: usize) -> Vec<f64> {
+    let mut py = Command::new("python3")
+        .arg(root().join("benches/helm_render_timing.py"))
+        .arg(passes.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 with helm-python-sdk");
+    py.stdin
+        .take()
+        .unwrap()
+        .write_all(serde_json::to_string(cases).unwrap().as_bytes())
+        .unwrap();
+    let out = py.wait_with_output().unwrap();
+    assert!(out.status.success(), "the Helm timing script failed");
+    serde_json::from_slice(&out.stdout).unwrap()
 }

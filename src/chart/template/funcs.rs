@@ -294,13 +294,13 @@ fn find(name: &str) -> Option<Func> {
         "urlquery" => |_, a| Ok(Value::from(query_escape(&go_print(&a)))),
         // Helm's.
         "include" => |c, a| {
-            let name = string_arg(&a, 0)?;
+            let name = str_arg(&a, 0)?;
             let data = a.get(1).cloned().unwrap_or(Value::Nil);
             let pos = c.pos;
             c.exec.include(&name, &data, pos).map(Value::from)
         },
         "tpl" => |c, a| {
-            let text = string_arg(&a, 0)?;
+            let text = str_arg(&a, 0)?;
             let data = a.get(1).cloned().unwrap_or(Value::Nil);
             let pos = c.pos;
             c.exec.tpl(&text, &data, pos).map(Value::from)
@@ -353,21 +353,21 @@ fn find(name: &str) -> Option<Func> {
         "toToml" => |_, a| Ok(Value::from(super::yaml::to_toml(&arg(&a, 0)?.to_data()))),
         "lookup" => |_, _| Ok(Value::map(BTreeMap::new())),
         // Sprig: strings.
-        "trim" => |_, a| Ok(Value::from(string_arg(&a, 0)?.trim())),
+        "trim" => |_, a| Ok(Value::from(str_arg(&a, 0)?.trim())),
         "trimAll" => |_, a| {
             let cut: Vec<char> = string_arg(&a, 0)?.chars().collect();
             Ok(Value::from(string_arg(&a, 1)?.trim_matches(cut.as_slice())))
         },
         "trimPrefix" => |_, a| {
-            let (p, s) = (string_arg(&a, 0)?, string_arg(&a, 1)?);
-            Ok(Value::from(s.strip_prefix(p.as_str()).unwrap_or(&s)))
+            let (p, s) = (str_arg(&a, 0)?, str_arg(&a, 1)?);
+            Ok(Value::from(s.strip_prefix(&*p).unwrap_or(&s)))
         },
         "trimSuffix" => |_, a| {
-            let (p, s) = (string_arg(&a, 0)?, string_arg(&a, 1)?);
-            Ok(Value::from(s.strip_suffix(p.as_str()).unwrap_or(&s)))
+            let (p, s) = (str_arg(&a, 0)?, str_arg(&a, 1)?);
+            Ok(Value::from(s.strip_suffix(&*p).unwrap_or(&s)))
         },
-        "upper" => |_, a| Ok(Value::from(string_arg(&a, 0)?.to_uppercase())),
-        "lower" => |_, a| Ok(Value::from(string_arg(&a, 0)?.to_lowercase())),
+        "upper" => |_, a| Ok(Value::from(str_arg(&a, 0)?.to_uppercase())),
+        "lower" => |_, a| Ok(Value::from(str_arg(&a, 0)?.to_lowercase())),
         "title" => |_, a| Ok(Value::from(title(&string_arg(&a, 0)?))),
         "untitle" => |_, a| Ok(Value::from(untitle(&string_arg(&a, 0)?))),
         "repeat" => |_, a| {
@@ -421,26 +421,17 @@ fn find(name: &str) -> Option<Func> {
                     .collect::<String>(),
             ))
         },
-        "contains" => |_, a| {
-            Ok(Value::Bool(
-                string_arg(&a, 1)?.contains(string_arg(&a, 0)?.as_str()),
-            ))
-        },
-        "hasPrefix" => |_, a| {
-            Ok(Value::Bool(
-                string_arg(&a, 1)?.starts_with(string_arg(&a, 0)?.as_str()),
-            ))
-        },
-        "hasSuffix" => |_, a| {
-            Ok(Value::Bool(
-                string_arg(&a, 1)?.ends_with(string_arg(&a, 0)?.as_str()),
-            ))
-        },
+        "contains" => |_, a| Ok(Value::Bool(str_arg(&a, 1)?.contains(&*str_arg(&a, 0)?))),
+        "hasPrefix" => |_, a| Ok(Value::Bool(str_arg(&a, 1)?.starts_with(&*str_arg(&a, 0)?))),
+        "hasSuffix" => |_, a| Ok(Value::Bool(str_arg(&a, 1)?.ends_with(&*str_arg(&a, 0)?))),
         "quote" => |_, a| {
             let parts: Vec<String> = a
                 .iter()
                 .filter(|v| !v.is_nil())
-                .map(|v| go_quote(&strval(v)))
+                .map(|v| match v {
+                    Value::Str(s) => go_quote(s),
+                    other => go_quote(&strval(other)),
+                })
                 .collect();
             Ok(Value::from(parts.join(" ")))
         },
@@ -458,14 +449,16 @@ fn find(name: &str) -> Option<Func> {
         },
         "indent" => |_, a| {
             let n = to_int(&arg(&a, 0)?).max(0) as usize;
-            Ok(Value::from(indent(n, &string_arg(&a, 1)?)))
+            Ok(Value::from(indent(n, &str_arg(&a, 1)?)))
         },
         "nindent" => |_, a| {
             let n = to_int(&arg(&a, 0)?).max(0) as usize;
-            Ok(Value::from(format!("\n{}", indent(n, &string_arg(&a, 1)?))))
+            let mut out = String::from("\n");
+            indent_into(&mut out, n, &str_arg(&a, 1)?);
+            Ok(Value::from(out))
         },
         "replace" => |_, a| {
-            let (old, new, s) = (string_arg(&a, 0)?, string_arg(&a, 1)?, string_arg(&a, 2)?);
+            let (old, new, s) = (str_arg(&a, 0)?, str_arg(&a, 1)?, str_arg(&a, 2)?);
             Ok(Value::from(go_replace_all(&s, &old, &new)))
         },
         "plural" => |_, a| {
@@ -1161,8 +1154,13 @@ fn arg(a: &[Value], i: usize) -> R {
 
 /// A `string` parameter: Go does not convert other types into it.
 fn string_arg(a: &[Value], i: usize) -> Result<String, Failure> {
+    str_arg(a, i).map(|s| s.to_string())
+}
+
+/// A `string` parameter, shared rather than copied (for the functions templates call most).
+fn str_arg(a: &[Value], i: usize) -> Result<Rc<str>, Failure> {
     match arg(a, i)? {
-        Value::Str(s) => Ok(s.to_string()),
+        Value::Str(s) => Ok(s),
         Value::Nil => err("invalid value; expected string"),
         other => err(format!(
             "wrong type for value; expected string; got {}",
@@ -1693,11 +1691,21 @@ pub fn go_quote(s: &str) -> String {
 
 /// Sprig's `indent`: every line, the first included, gets `n` spaces.
 fn indent(n: usize, s: &str) -> String {
-    let pad = " ".repeat(n);
-    let mut out = String::with_capacity(s.len() + pad.len());
-    out.push_str(&pad);
-    out.push_str(&s.replace('\n', &format!("\n{pad}")));
+    let mut out = String::new();
+    indent_into(&mut out, n, s);
     out
+}
+
+fn indent_into(out: &mut String, n: usize, s: &str) {
+    let lines = memchr::memchr_iter(b'\n', s.as_bytes()).count() + 1;
+    out.reserve(s.len() + lines * n);
+    for (i, line) in s.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.extend(std::iter::repeat_n(' ', n));
+        out.push_str(line);
+    }
 }
 
 /// Go's `strings.ReplaceAll` (an empty `old` inserts `new` between every character).

@@ -154,6 +154,10 @@ impl TemplateSet {
         })?;
         exec.file = body.file.clone();
         exec.name = name.into();
+        // Output is usually about as long as the template: grown once, not doubling up to it.
+        if let Some(src) = self.sources.get(&body.file) {
+            exec.out.reserve(src.len() + src.len() / 2);
+        }
         exec.vars.push(("$".into(), data.clone()));
         exec.run_list(&body.list.clone(), data)?;
         Ok(exec.out.replace("<no value>", ""))
@@ -200,7 +204,8 @@ pub struct Exec<'s> {
     set: &'s TemplateSet,
     /// Templates `tpl` defined, visible while its text runs.
     overlay: Vec<HashMap<String, Body>>,
-    vars: Vec<(Rc<str>, Value)>,
+    /// Variables, innermost last (names are short: kept inline, no allocation per binding).
+    vars: Vec<(gotmpl::parse::SmolStr, Value)>,
     out: String,
     file: Rc<str>,
     /// The template running (a file, or a `define`'s name), for `executing "NAME"`.
@@ -538,7 +543,7 @@ impl<'s> Exec<'s> {
             slot.1 = value;
             return;
         }
-        self.vars.push((name.into(), value));
+        self.vars.push((gotmpl::parse::SmolStr::new(name), value));
     }
 
     fn pipe(&mut self, pipe: &PipeNode, dot: &Value) -> Result<Value> {

@@ -122,7 +122,10 @@ impl<'s> Lexer<'s> {
     fn run(mut self) -> Result<Vec<Token>> {
         let mut trim_next_text = false;
         loop {
-            let found = memchr::memmem::find(&self.bytes[self.pos..], LEFT).map(|i| self.pos + i);
+            // One searcher for every call: building it is most of the cost of a short search.
+            static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+                std::sync::LazyLock::new(|| memchr::memmem::Finder::new(LEFT));
+            let found = FINDER.find(&self.bytes[self.pos..]).map(|i| self.pos + i);
             let text_end = found.unwrap_or(self.bytes.len());
             // A left trim marker: `{{-` followed by a space.
             let left_trim = found.is_some_and(|at| {
