@@ -212,6 +212,9 @@ fn lookup_path<'v>(values: &'v Values, path: &str) -> Option<&'v Json> {
 /// Applies aliases, conditions and tags to a chart's dependencies, recursively, and imports
 /// values from enabled subcharts (Helm's `ProcessDependenciesWithMerge`).
 pub fn process_dependencies(chart: &mut Chart, user: &Values) {
+    if chart.subcharts.is_empty() && chart.dependencies.is_empty() {
+        return;
+    }
     let merged = coalesce(chart, user);
     enable_dependencies(chart, &merged, "");
     import_values(chart);

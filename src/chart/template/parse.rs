@@ -326,7 +326,18 @@ impl<'s> Lexer<'s> {
     /// The end of an alphanumeric word starting at `from`.
     fn word_end(&self, from: usize) -> usize {
         let mut end = from;
-        for c in self.src[from..].chars() {
+        // ASCII first (nearly every name), characters only past it.
+        while end < self.bytes.len() {
+            let b = self.bytes[end];
+            if b.is_ascii_alphanumeric() || b == b'_' {
+                end += 1;
+            } else if b < 0x80 {
+                return end;
+            } else {
+                break;
+            }
+        }
+        for c in self.src[end..].chars() {
             if is_alnum(c) {
                 end += c.len_utf8();
             } else {
