@@ -17,8 +17,6 @@ use super::{Exec, Failure};
 pub struct Call<'c, 's> {
     pub(crate) exec: &'c mut Exec<'s>,
     pub(crate) pos: Pos,
-    #[allow(dead_code)]
-    pub(crate) dot: &'c Value,
 }
 
 /// A function's arguments: inline for the few most calls have.
@@ -586,10 +584,8 @@ fn find(name: &str) -> Option<Func> {
                 string_arg(&a, 1)?,
                 string_arg(&a, 2)?,
             );
-            Ok(Value::from(
-                re.replace_all(&s, go_expand_template(&repl).as_str())
-                    .into_owned(),
-            ))
+            // Go's `$1`/`${name}` expansion is the regex crate's too.
+            Ok(Value::from(re.replace_all(&s, &*repl).into_owned()))
         },
         "regexReplaceAllLiteral" | "mustRegexReplaceAllLiteral" => |_, a| {
             let (re, s, repl) = (
@@ -1847,12 +1843,6 @@ pub(crate) fn regex(pattern: &str) -> Result<regex::Regex, Failure> {
         c.insert(pattern.to_string(), re.clone());
     });
     Ok(re)
-}
-
-/// Go's `$1`/`${name}` replacement syntax, in the `regex` crate's (which is the same, except
-/// that Go reads `$1a` as the group named `1a`; written `${1}a` here it is the same).
-fn go_expand_template(repl: &str) -> String {
-    repl.to_string()
 }
 
 fn html_escape(s: &str) -> String {

@@ -753,11 +753,7 @@ impl<'s> Exec<'s> {
         };
         let args = self.args(exprs, dot, piped)?;
         self.step(pos)?;
-        let mut call = funcs::Call {
-            exec: self,
-            pos,
-            dot,
-        };
+        let mut call = funcs::Call { exec: self, pos };
         match func(&mut call, args) {
             Ok(v) => Ok(v),
             Err(Failure::Exec(m)) => Err(self.error(
