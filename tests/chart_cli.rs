@@ -230,3 +230,46 @@ fn the_helm_renderer_needs_helm_on_path() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("`helm` is not on PATH"), "{}", r.stderr);
 }
+
+#[test]
+fn a_directory_walk_renders_the_charts_it_finds() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = |from: &std::path::Path, to: &std::path::Path| {
+        for entry in walkdir::WalkDir::new(from) {
+            let entry = entry.unwrap();
+            let target = to.join(entry.path().strip_prefix(from).unwrap());
+            if entry.file_type().is_dir() {
+                std::fs::create_dir_all(&target).unwrap();
+            } else {
+                std::fs::copy(entry.path(), &target).unwrap();
+            }
+        }
+    };
+    copy(
+        &root().join("testdata/charts/windows-iis"),
+        &dir.path().join("charts/windows-iis"),
+    );
+    std::fs::copy(
+        root().join("testdata/examples/iis-app.yaml"),
+        dir.path().join("iis-app.yaml"),
+    )
+    .unwrap();
+    let (code, report) = json(&["lint", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 1, "{report:#}");
+    // No template was read as a manifest (they are not YAML before rendering).
+    assert_eq!(report["errors"].as_array().unwrap().len(), 0, "{report:#}");
+    let files: std::collections::BTreeSet<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["file"].as_str().unwrap())
+        .collect();
+    assert!(
+        files.contains("windows-iis/templates/deployment.yaml"),
+        "{files:?}"
+    );
+    assert!(
+        files.iter().any(|f| f.starts_with("merchant/")),
+        "{files:?}"
+    );
+}
