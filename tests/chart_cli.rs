@@ -124,6 +124,18 @@ fn lint_renders_the_chart_and_points_into_its_templates() {
         text.stdout
     );
     assert!(text.stdout.contains("|     spec:"), "{}", text.stdout);
+    // Fixes can't be written into templates: the hint says where they apply.
+    assert!(
+        text.stdout
+            .contains("2 fixable in the rendered output with `winguard mutate`"),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        !text.stdout.contains("fixable with `winguard fix`"),
+        "{}",
+        text.stdout
+    );
 }
 
 #[test]

@@ -317,11 +317,12 @@ pub fn run(cli: Cli) -> u8 {
                 Ok(s) => s,
                 Err(code) => return code,
             };
-            let sources = read_lint_inputs(&args, &setup);
+            let (sources, charts) = read_lint_inputs(&args, &setup);
             for note in &sources.notes {
                 eprintln!("note: {note}");
             }
-            let report = lint_sources(&setup, sources);
+            let mut report = lint_sources(&setup, sources);
+            report.charts = charts;
             let mut code = EXIT_CLEAN;
             if let Err(e) = write_outputs(&args, &report, &setup.rules) {
                 eprintln!("error: {e}");
@@ -344,7 +345,7 @@ pub fn run(cli: Cli) -> u8 {
 
 /// The inputs of `lint`: charts are rendered (with the effective Kubernetes version, the same
 /// one the rules use) and read as their `helm template` output; the rest is read as files.
-fn read_lint_inputs(args: &LintArgs, setup: &LintSetup) -> crate::manifest::Sources {
+fn read_lint_inputs(args: &LintArgs, setup: &LintSetup) -> (crate::manifest::Sources, Vec<String>) {
     // A chart given as such, or one a file given belongs to (a template, its values, its
     // Chart.yaml: what pre-commit passes when one of them changes), is rendered once.
     let mut charts: Vec<PathBuf> = Vec::new();
@@ -369,6 +370,7 @@ fn read_lint_inputs(args: &LintArgs, setup: &LintSetup) -> crate::manifest::Sour
             charts.push(found);
         }
     }
+    let mut rendered = Vec::new();
     for chart in charts {
         let shown = chart.display().to_string();
         match args.chart.render(
@@ -376,7 +378,10 @@ fn read_lint_inputs(args: &LintArgs, setup: &LintSetup) -> crate::manifest::Sour
             &args.release_name,
             Some(&setup.config.kubernetes_version),
         ) {
-            Ok(text) => crate::manifest::read_bytes(&shown, text.into_bytes(), false, &mut sources),
+            Ok(text) => {
+                crate::manifest::read_bytes(&shown, text.into_bytes(), false, &mut sources);
+                rendered.push(shown);
+            }
             Err(e) => sources.errors.push(crate::manifest::InputError {
                 file: e.file.clone(),
                 line: (e.line > 0).then_some(e.line as u32),
@@ -385,7 +390,7 @@ fn read_lint_inputs(args: &LintArgs, setup: &LintSetup) -> crate::manifest::Sour
             }),
         }
     }
-    sources
+    (sources, rendered)
 }
 
 fn write_outputs(

@@ -102,6 +102,8 @@ pub struct Report {
     pub errors: Vec<InputError>,
     pub files: usize,
     pub objects: usize,
+    /// The inputs that are charts winguard rendered: their fixes can't be written back.
+    pub charts: Vec<String>,
 }
 
 impl Report {

@@ -153,7 +153,7 @@ fn render_tail(report: &Report, renderer: &Renderer, mut out: String) -> String 
         report.count(Severity::Warning),
         report.count(Severity::Info),
     );
-    let fixable = report
+    let (in_charts, fixable): (Vec<&Located>, Vec<&Located>) = report
         .findings
         .iter()
         .filter(|f| {
@@ -162,7 +162,8 @@ fn render_tail(report: &Report, renderer: &Renderer, mut out: String) -> String 
                 .as_ref()
                 .is_some_and(|x| x.applicability == Applicability::Safe)
         })
-        .count();
+        .partition(|f| report.charts.iter().any(|c| *c == f.source.name));
+    let (in_charts, fixable) = (in_charts.len(), fixable.len());
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     if report.findings.is_empty() && report.errors.is_empty() {
         out.push_str(&format!(
@@ -191,6 +192,12 @@ fn render_tail(report: &Report, renderer: &Renderer, mut out: String) -> String 
         ));
         if fixable > 0 {
             out.push_str(&format!("{fixable} fixable with `winguard fix`.\n"));
+        }
+        if in_charts > 0 {
+            out.push_str(&format!(
+                "{in_charts} fixable in the rendered output with `winguard mutate` as a Helm \
+                 post-renderer (`winguard fix` leaves chart templates alone).\n"
+            ));
         }
     }
     out
