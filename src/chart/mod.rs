@@ -80,7 +80,20 @@ pub fn chart_of_file(file: &std::path::Path) -> Option<std::path::PathBuf> {
                 first.as_str(),
                 "templates" | "charts" | "Chart.yaml" | "values.yaml" | "values.schema.json"
             );
-            return own.then(|| dir.to_path_buf());
+            if !own {
+                return None;
+            }
+            // A subchart's file belongs to the chart that holds it (its values come from there).
+            let mut root = dir.to_path_buf();
+            while let Some(holder) = root
+                .parent()
+                .filter(|p| p.file_name().is_some_and(|n| n == "charts"))
+                .and_then(|p| p.parent())
+                .filter(|g| g.join("Chart.yaml").is_file())
+            {
+                root = holder.to_path_buf();
+            }
+            return Some(root);
         }
         first = dir.file_name()?.to_str()?.to_string();
         dir = dir.parent()?;
@@ -90,5 +103,22 @@ pub fn chart_of_file(file: &std::path::Path) -> Option<std::path::PathBuf> {
                 return None;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn files_map_to_the_outermost_chart_that_holds_them() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/charts");
+        let of = |p: &str| super::chart_of_file(&root.join(p));
+        assert_eq!(of("windows-iis/templates/deployment.yaml"), Some(root.join("windows-iis")));
+        assert_eq!(of("windows-iis/values.yaml"), Some(root.join("windows-iis")));
+        assert_eq!(of("windows-iis/files/web.config"), None);
+        assert_eq!(
+            of("subchart-values/charts/backend/templates/cm.yaml"),
+            Some(root.join("subchart-values"))
+        );
+        assert_eq!(of("cases.yaml"), None);
     }
 }
