@@ -112,8 +112,14 @@ mod tests {
     fn files_map_to_the_outermost_chart_that_holds_them() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/charts");
         let of = |p: &str| super::chart_of_file(&root.join(p));
-        assert_eq!(of("windows-iis/templates/deployment.yaml"), Some(root.join("windows-iis")));
-        assert_eq!(of("windows-iis/values.yaml"), Some(root.join("windows-iis")));
+        assert_eq!(
+            of("windows-iis/templates/deployment.yaml"),
+            Some(root.join("windows-iis"))
+        );
+        assert_eq!(
+            of("windows-iis/values.yaml"),
+            Some(root.join("windows-iis"))
+        );
         assert_eq!(of("windows-iis/files/web.config"), None);
         assert_eq!(
             of("subchart-values/charts/backend/templates/cm.yaml"),

@@ -87,8 +87,8 @@ impl<'s> Lexer<'s> {
             bytes: src.as_bytes(),
             pos: 0,
             line: 1,
-            // About one token per eight bytes of a typical chart template.
-            tokens: Vec::with_capacity(src.len() / 8 + 16),
+            // Up to a token per three bytes in action-dense helpers: sized once, not regrown.
+            tokens: Vec::with_capacity(src.len() / 3 + 16),
             paren_depth: 0,
         }
     }
@@ -425,7 +425,7 @@ pub fn parse(src: &str, is_function: &dyn Fn(&str) -> bool) -> Result<(ListNode,
         range_depth: 0,
         is_function,
     };
-    let mut nodes = Vec::new();
+    let mut nodes = Vec::with_capacity(16);
     loop {
         if p.peek().kind == Kind::Eof {
             break;
@@ -553,7 +553,7 @@ impl Parser<'_, '_> {
 
     /// Nodes up to `{{end}}` or `{{else}}`, which is returned.
     fn item_list(&mut self, context: &str) -> Result<(ListNode, Item)> {
-        let mut nodes = Vec::new();
+        let mut nodes = Vec::with_capacity(8);
         loop {
             if self.peek().kind == Kind::Eof {
                 let t = self.peek().clone();
@@ -796,7 +796,7 @@ impl Parser<'_, '_> {
             }
         }
         let pos = self.pos(&first);
-        let mut commands = Vec::new();
+        let mut commands = Vec::with_capacity(2);
         loop {
             let t = self.peek_non_space();
             if t.kind == end {
@@ -835,7 +835,7 @@ impl Parser<'_, '_> {
     /// One command: operands separated by spaces.
     fn command(&mut self, context: &str) -> Result<CommandNode> {
         let first = self.peek_non_space();
-        let mut args = Vec::new();
+        let mut args = Vec::with_capacity(4);
         loop {
             let t = self.peek().clone();
             match t.kind {
@@ -876,7 +876,7 @@ impl Parser<'_, '_> {
         // Go places a chain at the token after the term.
         let chain_token = self.peek().clone();
         let chain_pos = self.pos(&chain_token);
-        let mut fields = Vec::new();
+        let mut fields = Vec::with_capacity(2);
         while self.peek().kind == Kind::Field {
             let f = self.next();
             fields.push(SmolStr::from(&self.src[f.start + 1..f.end]));
