@@ -57,7 +57,7 @@ pub fn render_chart(
     opts: &RenderOptions,
 ) -> Result<Rendered, ChartError> {
     let kube = kube_version(opts.kube_version.as_deref())?;
-    check_kube_version(chart, &kube.version, "")?;
+    check_kube_version(chart, &kube.version)?;
     let mut chart = chart.clone();
     process_dependencies(&mut chart, user);
     let values = Json::Object(coalesce(&chart, user));
@@ -280,7 +280,7 @@ fn kube_version(given: Option<&str>) -> Result<KubeVersion, ChartError> {
 }
 
 /// The chart's `kubeVersion` constraint, checked for it and every subchart.
-fn check_kube_version(chart: &Chart, version: &str, _path: &str) -> Result<(), ChartError> {
+fn check_kube_version(chart: &Chart, version: &str) -> Result<(), ChartError> {
     if let Some(constraint) = chart.kube_version() {
         let ok = super::template::semver::matches(constraint, version).map_err(|e| {
             ChartError::new(
@@ -301,7 +301,7 @@ fn check_kube_version(chart: &Chart, version: &str, _path: &str) -> Result<(), C
         }
     }
     for sub in &chart.subcharts {
-        check_kube_version(sub, version, _path)?;
+        check_kube_version(sub, version)?;
     }
     Ok(())
 }
@@ -315,13 +315,16 @@ fn helm_version() -> Value {
     Value::map(m)
 }
 
-/// The API group versions Helm 4 assumes without a cluster (client-go's built-in scheme).
+/// The API group versions Helm 4 assumes without a cluster (client-go's built-in scheme and
+/// the CRD API), as helm-python-sdk 0.2.2's `.Capabilities.APIVersions.Has` answers.
 pub fn default_api_versions() -> &'static [&'static str] {
     &[
         "v1",
         "admissionregistration.k8s.io/v1",
         "admissionregistration.k8s.io/v1alpha1",
         "admissionregistration.k8s.io/v1beta1",
+        "apiextensions.k8s.io/v1",
+        "apiextensions.k8s.io/v1beta1",
         "apps/v1",
         "apps/v1beta1",
         "apps/v1beta2",
@@ -332,8 +335,6 @@ pub fn default_api_versions() -> &'static [&'static str] {
         "authorization.k8s.io/v1beta1",
         "autoscaling/v1",
         "autoscaling/v2",
-        "autoscaling/v2beta1",
-        "autoscaling/v2beta2",
         "batch/v1",
         "batch/v1beta1",
         "certificates.k8s.io/v1",
@@ -353,7 +354,6 @@ pub fn default_api_versions() -> &'static [&'static str] {
         "flowcontrol.apiserver.k8s.io/v1beta3",
         "internal.apiserver.k8s.io/v1alpha1",
         "networking.k8s.io/v1",
-        "networking.k8s.io/v1alpha1",
         "networking.k8s.io/v1beta1",
         "node.k8s.io/v1",
         "node.k8s.io/v1alpha1",
@@ -368,12 +368,11 @@ pub fn default_api_versions() -> &'static [&'static str] {
         "resource.k8s.io/v1beta1",
         "resource.k8s.io/v1beta2",
         "scheduling.k8s.io/v1",
-        "scheduling.k8s.io/v1alpha1",
         "scheduling.k8s.io/v1beta1",
         "storage.k8s.io/v1",
         "storage.k8s.io/v1alpha1",
         "storage.k8s.io/v1beta1",
-        "storagemigration.k8s.io/v1alpha1",
+        "storagemigration.k8s.io/v1beta1",
     ]
 }
 
