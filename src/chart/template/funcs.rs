@@ -295,7 +295,10 @@ fn find(name: &str) -> Option<Func> {
             let name = str_arg(&a, 0)?;
             let data = a.get(1).cloned().unwrap_or(Value::Nil);
             let pos = c.pos;
-            c.exec.include(&name, &data, pos).map(Value::from)
+            let out = c.exec.include(&name, &data, pos)?;
+            let value = Value::from(out.as_str());
+            c.exec.recycle(out);
+            Ok(value)
         },
         "tpl" => |c, a| {
             let text = str_arg(&a, 0)?;

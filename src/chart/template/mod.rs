@@ -206,6 +206,10 @@ pub struct Exec<'s> {
     overlay: Vec<HashMap<String, Body>>,
     /// Variables, innermost last (names are short: kept inline, no allocation per binding).
     vars: Vec<(gotmpl::parse::SmolStr, Value)>,
+    /// Where the running template's variables start: a called template sees only its own.
+    frame: usize,
+    /// Output buffers of finished `include`s, reused by the next (they grow once, not per call).
+    spare: Vec<String>,
     out: String,
     file: Rc<str>,
     /// The template running (a file, or a `define`'s name), for `executing "NAME"`.
@@ -223,6 +227,8 @@ impl<'s> Exec<'s> {
             overlay: Vec::new(),
             vars: Vec::new(),
             out: String::new(),
+            frame: 0,
+            spare: Vec::new(),
             file: "".into(),
             name: "".into(),
             include_depth: HashMap::default(),
@@ -345,6 +351,7 @@ impl<'s> Exec<'s> {
                 };
                 let out = self.call_template(&body, file, &data, t.pos, &t.name)?;
                 self.out.push_str(&out);
+                self.recycle(out);
                 Ok(Flow::Normal)
             }
             Node::List(l) => self.run_list(l, dot),
@@ -377,8 +384,11 @@ impl<'s> Exec<'s> {
                 )),
             ));
         }
-        let saved_vars = std::mem::replace(&mut self.vars, vec![("$".into(), data.clone())]);
-        let saved_out = std::mem::take(&mut self.out);
+        let saved_frame = std::mem::replace(&mut self.frame, self.vars.len());
+        self.vars
+            .push((gotmpl::parse::SmolStr::new_static("$"), data.clone()));
+        let buffer = self.spare.pop().unwrap_or_default();
+        let saved_out = std::mem::replace(&mut self.out, buffer);
         let saved_file = std::mem::replace(&mut self.file, file);
         let saved_name = std::mem::replace(&mut self.name, name.into());
         // `include` may nest a thousand deep (Helm's bound): the stack grows on demand instead
@@ -386,7 +396,8 @@ impl<'s> Exec<'s> {
         let result =
             stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || self.run_list(body, data));
         let out = std::mem::replace(&mut self.out, saved_out);
-        self.vars = saved_vars;
+        self.vars.truncate(self.frame);
+        self.frame = saved_frame;
         self.file = saved_file;
         self.name = saved_name;
         if let Some(d) = self.include_depth.get_mut(name) {
@@ -394,6 +405,14 @@ impl<'s> Exec<'s> {
         }
         result?;
         Ok(out)
+    }
+
+    /// Gives a finished output buffer back for the next `include`.
+    pub(crate) fn recycle(&mut self, mut buffer: String) {
+        if self.spare.len() < 32 {
+            buffer.clear();
+            self.spare.push(buffer);
+        }
     }
 
     /// `include NAME DATA` (Helm).
@@ -539,7 +558,13 @@ impl<'s> Exec<'s> {
     }
 
     fn bind(&mut self, name: &str, value: Value, assign: bool) {
-        if assign && let Some(slot) = self.vars.iter_mut().rev().find(|(n, _)| &**n == name) {
+        let frame = self.frame;
+        if assign
+            && let Some(slot) = self.vars[frame..]
+                .iter_mut()
+                .rev()
+                .find(|(n, _)| &**n == name)
+        {
             slot.1 = value;
             return;
         }
@@ -652,7 +677,7 @@ impl<'s> Exec<'s> {
     }
 
     fn variable(&self, name: &str, pos: Pos) -> Result<Value> {
-        self.vars
+        self.vars[self.frame..]
             .iter()
             .rev()
             .find(|(n, _)| &**n == name)
