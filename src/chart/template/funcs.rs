@@ -247,6 +247,9 @@ const NAMES: &[&str] = &[
     "sha512sum",
     "abbrevboth",
     "biggest",
+    "urlParse",
+    "randBytes",
+    "shuffle",
     "urlJoin",
     "htpasswd",
     "base",
@@ -1073,6 +1076,26 @@ fn find(name: &str) -> Option<Func> {
             Ok(Value::from(out))
         },
         "biggest" => |_, a| Ok(Value::Int64(a.iter().map(to_int).max().unwrap_or(0))),
+        "urlParse" => |_, a| Ok(url_parse(&str_arg(&a, 0)?)),
+        "randBytes" => |_, a| {
+            use base64::Engine;
+            let n = to_int(&arg(&a, 0)?).clamp(0, 1 << 20) as usize;
+            let bytes: Vec<u8> = super::random::string(n as i64, super::random::ASCII)
+                .bytes()
+                .collect();
+            Ok(Value::from(
+                base64::engine::general_purpose::STANDARD.encode(bytes),
+            ))
+        },
+        "shuffle" => |_, a| {
+            let s = str_arg(&a, 0)?;
+            let mut chars: Vec<char> = s.chars().collect();
+            for i in (1..chars.len()).rev() {
+                let j = super::random::int_between(0, i as i64 + 1) as usize;
+                chars.swap(i, j);
+            }
+            Ok(Value::from(chars.into_iter().collect::<String>()))
+        },
         "urlJoin" => |_, a| {
             let m = map_arg(&a, 0)?;
             let m = m.borrow();
@@ -1994,6 +2017,51 @@ fn path_clean(p: &str) -> String {
         (false, true) => ".".into(),
         (false, false) => joined,
     }
+}
+
+/// Sprig's `urlParse`: Go's `url.Parse` parts as a dict (`scheme`, `host`, `hostname`, `path`,
+/// `query`, `opaque`, `fragment`, `userinfo`).
+fn url_parse(text: &str) -> Value {
+    let mut m = BTreeMap::new();
+    let (rest, fragment) = text.split_once('#').unwrap_or((text, ""));
+    let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let (scheme, rest) = match rest.split_once("://") {
+        Some((s, r))
+            if !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) =>
+        {
+            (s, r)
+        }
+        _ => ("", rest),
+    };
+    let (authority, path) = if scheme.is_empty() {
+        ("", rest)
+    } else {
+        match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, ""),
+        }
+    };
+    let (userinfo, host) = authority.rsplit_once('@').unwrap_or(("", authority));
+    let hostname = if host.starts_with('[') {
+        host.split(']').next().unwrap_or("").trim_start_matches('[')
+    } else {
+        host.split(':').next().unwrap_or("")
+    };
+    for (k, v) in [
+        ("scheme", scheme),
+        ("host", host),
+        ("hostname", hostname),
+        ("path", path),
+        ("query", query),
+        ("opaque", ""),
+        ("fragment", fragment),
+        ("userinfo", userinfo),
+    ] {
+        m.insert(k.to_string(), Value::from(v));
+    }
+    Value::map(m)
 }
 
 /// RFC 4648 base32 with padding (`b32enc`), as Go's `base32.StdEncoding`.
