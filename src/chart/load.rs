@@ -114,8 +114,7 @@ fn read_dir_files(dir: &Path) -> Result<Vec<File>, ChartError> {
         Err(_) => HelmIgnore::default(),
     };
     let mut files = Vec::new();
-    let walker = walkdir::WalkDir::new(dir).sort_by_file_name().into_iter();
-    let mut walker = walker;
+    let mut walker = walkdir::WalkDir::new(dir).sort_by_file_name().into_iter();
     while let Some(entry) = walker.next() {
         let entry = entry
             .map_err(|e| ChartError::new(&shown, format!("cannot read chart {shown}: {e}")))?;

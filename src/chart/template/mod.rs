@@ -1,8 +1,9 @@
 //! Go's `text/template`, executed the way Helm executes it.
 //!
-//! Parsing is the `gotmpl` crate's: its lexer and parser follow Go's (trim markers, `break`/
-//! `continue`, `define`/`block`, number literals) and give every node a line. Execution is our
-//! own, because gotmpl's executor cannot do what Helm needs: its functions get no access to the
+//! The syntax tree is the `gotmpl` crate's (Go's nodes: trim markers, `break`/`continue`,
+//! `define`/`block`, number literals, a line on every node); our `parse` module builds it,
+//! faster than gotmpl's own parser and with Go's parse-time errors. Execution is our own, because
+//! gotmpl's executor cannot do what Helm needs: its functions get no access to the
 //! template set (Helm's `include` and `tpl` execute other templates), a field can't be a method
 //! with arguments (`.Files.Get "x"`, `.Capabilities.APIVersions.Has "v1"`), its values have one
 //! integer type (Helm values are `float64` and print as `1e+06`; literals are `int`, Sprig returns

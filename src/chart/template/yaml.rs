@@ -160,9 +160,6 @@ fn literal_block(s: &str, indent: usize) -> Option<String> {
             out.push_str(line);
         }
     }
-    if chomp == "+" {
-        // The final newline is part of the value; an extra empty line keeps it.
-    }
     Some(out)
 }
 
