@@ -285,3 +285,43 @@ fn a_directory_walk_renders_the_charts_it_finds() {
         "{files:?}"
     );
 }
+
+/// Numbers keep Helm's Go types: `float64` from values files and `--set-json`, `int64` from
+/// `--set` (so `1000000` prints as `1e+06` from a file and as `1000000` from `--set`).
+#[test]
+fn numbers_keep_the_go_type_of_where_they_came_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = dir.path().join("types");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: types\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(chart.join("values.yaml"), "file: 1000000\n").unwrap();
+    std::fs::write(
+        chart.join("templates/cm.yaml"),
+        "file: {{ .Values.file }} {{ typeOf .Values.file }}\n\
+         set: {{ .Values.set }} {{ typeOf .Values.set }}\n\
+         json: {{ .Values.json }} {{ typeOf .Values.json }}\n\
+         fromJson: {{ typeOf (fromJson \"{\\\"a\\\": 1}\").a }}\n",
+    )
+    .unwrap();
+    let r = run(&[
+        "render",
+        chart.to_str().unwrap(),
+        "--set",
+        "set=1000000",
+        "--set-json",
+        "json=1000000",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for line in [
+        "file: 1e+06 float64",
+        "set: 1000000 int64",
+        "json: 1e+06 float64",
+        "fromJson: float64",
+    ] {
+        assert!(r.stdout.contains(line), "{line} not in\n{}", r.stdout);
+    }
+}

@@ -12,6 +12,7 @@ use gotmpl::parse::Pos;
 
 use super::value::{MapRef, Value, format_float_g};
 use super::{Exec, Failure};
+use crate::chart::values::floats;
 
 /// What a function gets besides its arguments: the execution (for `include`/`tpl`).
 pub struct Call<'c, 's> {
@@ -144,7 +145,6 @@ const NAMES: &[&str] = &[
     "all",
     "any",
     "ternary",
-    "fromJsonString",
     "typeOf",
     "typeIs",
     "typeIsLike",
@@ -340,19 +340,24 @@ fn find(name: &str) -> Option<Func> {
         "toRawJson" | "mustToRawJson" => |_, a| Ok(Value::from(arg(&a, 0)?.to_json().to_string())),
         "fromJson" | "mustFromJson" => |_, a| {
             let text = string_arg(&a, 0)?;
-            Ok(match serde_json::from_str::<serde_json::Value>(&text) {
-                Ok(v @ serde_json::Value::Object(_)) => Value::from_json(&v),
-                Ok(_) => error_map("json: cannot unmarshal into a map"),
-                Err(e) => error_map(&e.to_string()),
-            })
+            // Go's json.Unmarshal: every number a float64.
+            Ok(
+                match serde_json::from_str::<serde_json::Value>(&text).map(floats) {
+                    Ok(v @ serde_json::Value::Object(_)) => Value::from_json(&v),
+                    Ok(_) => error_map("json: cannot unmarshal into a map"),
+                    Err(e) => error_map(&e.to_string()),
+                },
+            )
         },
         "fromJsonArray" | "mustFromJsonArray" => |_, a| {
             let text = string_arg(&a, 0)?;
-            Ok(match serde_json::from_str::<serde_json::Value>(&text) {
-                Ok(v @ serde_json::Value::Array(_)) => Value::from_json(&v),
-                Ok(_) => Value::list(vec![Value::from("json: cannot unmarshal into a list")]),
-                Err(e) => Value::list(vec![Value::from(e.to_string())]),
-            })
+            Ok(
+                match serde_json::from_str::<serde_json::Value>(&text).map(floats) {
+                    Ok(v @ serde_json::Value::Array(_)) => Value::from_json(&v),
+                    Ok(_) => Value::list(vec![Value::from("json: cannot unmarshal into a list")]),
+                    Err(e) => Value::list(vec![Value::from(e.to_string())]),
+                },
+            )
         },
         "toToml" => |_, a| Ok(Value::from(super::yaml::to_toml(&arg(&a, 0)?.to_data()))),
         "lookup" => |_, _| Ok(Value::map(BTreeMap::new())),
@@ -653,7 +658,6 @@ fn find(name: &str) -> Option<Func> {
                 arg(&a, 1)?
             })
         },
-        "fromJsonString" => |_, a| Ok(Value::from(string_arg(&a, 0)?)),
         "typeOf" => |_, a| Ok(Value::from(arg(&a, 0)?.type_name())),
         "typeIs" => |_, a| Ok(Value::Bool(string_arg(&a, 0)? == arg(&a, 1)?.type_name())),
         "typeIsLike" => |_, a| {

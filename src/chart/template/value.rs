@@ -259,12 +259,16 @@ impl Value {
         }
     }
 
-    /// Converts parsed JSON (values files, `fromJson`): numbers become `float64`, as in Helm.
+    /// Converts values (see [`crate::chart::values`]): a JSON float is a Go `float64` (what YAML
+    /// and JSON give), a JSON integer an `int64` (what `--set` gives).
     pub fn from_json(v: &serde_json::Value) -> Value {
         match v {
             serde_json::Value::Null => Value::Nil,
             serde_json::Value::Bool(b) => Value::Bool(*b),
-            serde_json::Value::Number(n) => Value::Float(n.as_f64().unwrap_or(0.0)),
+            serde_json::Value::Number(n) => match n.as_i64() {
+                Some(i) if !n.is_f64() => Value::Int64(i),
+                _ => Value::Float(n.as_f64().unwrap_or(0.0)),
+            },
             serde_json::Value::String(s) => Value::Str(s.as_str().into()),
             serde_json::Value::Array(a) => Value::list(a.iter().map(Value::from_json).collect()),
             serde_json::Value::Object(m) => Value::map(
