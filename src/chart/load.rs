@@ -346,7 +346,11 @@ impl HelmIgnore {
             negate: false,
             dir_only: false,
             whole_path: true,
-            pattern: regex::Regex::new(&glob_regex("templates/.?*")).expect("valid"),
+            pattern: regex::Regex::new(&super::glob_regex(
+                "templates/.?*",
+                super::Glob::FilepathMatch,
+            ))
+            .expect("valid"),
         }];
         for line in text.lines() {
             let line = line.trim();
@@ -363,7 +367,9 @@ impl HelmIgnore {
             };
             let whole_path = pattern.contains('/');
             let pattern = pattern.trim_start_matches('/');
-            if let Ok(re) = regex::Regex::new(&glob_regex(pattern)) {
+            if let Ok(re) =
+                regex::Regex::new(&super::glob_regex(pattern, super::Glob::FilepathMatch))
+            {
                 rules.push(IgnoreRule {
                     negate,
                     dir_only,
@@ -395,51 +401,6 @@ impl HelmIgnore {
         }
         false
     }
-}
-
-/// Go's `filepath.Match` pattern as an anchored regex (`*` stays within one path part).
-fn glob_regex(pattern: &str) -> String {
-    let mut re = String::from("^");
-    let mut chars = pattern.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '*' => {
-                if chars.peek() == Some(&'*') {
-                    chars.next();
-                    re.push_str(".*");
-                } else {
-                    re.push_str("[^/]*");
-                }
-            }
-            '?' => re.push_str("[^/]"),
-            '[' => {
-                re.push('[');
-                if chars.peek() == Some(&'!') || chars.peek() == Some(&'^') {
-                    chars.next();
-                    re.push('^');
-                }
-                for c in chars.by_ref() {
-                    if c == ']' {
-                        break;
-                    }
-                    if c == '\\' {
-                        re.push_str("\\\\");
-                    } else {
-                        re.push(c);
-                    }
-                }
-                re.push(']');
-            }
-            '\\' => {
-                if let Some(n) = chars.next() {
-                    re.push_str(&regex::escape(&n.to_string()));
-                }
-            }
-            c => re.push_str(&regex::escape(&c.to_string())),
-        }
-    }
-    re.push('$');
-    re
 }
 
 #[cfg(test)]

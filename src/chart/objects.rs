@@ -18,7 +18,7 @@ impl Files {
     }
 
     fn glob(&self, pattern: &str) -> Result<Files, String> {
-        let re = super::template::funcs::regex(&glob_regex(pattern))
+        let re = super::template::funcs::regex(&super::glob_regex(pattern, super::Glob::Gobwas))
             .map_err(|_| format!("bad glob pattern {pattern:?}"))?;
         Ok(Files {
             files: self
@@ -124,42 +124,6 @@ impl Object for Files {
                 .collect(),
         )
     }
-}
-
-/// Go's `gobwas/glob` with `/` as separator, as `.Files.Glob` matches (`*` within one part,
-/// `**` across parts).
-fn glob_regex(pattern: &str) -> String {
-    let mut re = String::from("^");
-    let mut chars = pattern.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '*' if chars.peek() == Some(&'*') => {
-                chars.next();
-                re.push_str(".*");
-            }
-            '*' => re.push_str("[^/]*"),
-            '?' => re.push_str("[^/]"),
-            '{' => re.push_str("(?:"),
-            '}' => re.push(')'),
-            ',' => re.push('|'),
-            '[' => {
-                re.push('[');
-                if chars.peek() == Some(&'!') {
-                    chars.next();
-                    re.push('^');
-                }
-            }
-            ']' => re.push(']'),
-            '\\' => {
-                if let Some(n) = chars.next() {
-                    re.push_str(&regex::escape(&n.to_string()));
-                }
-            }
-            c => re.push_str(&regex::escape(&c.to_string())),
-        }
-    }
-    re.push('$');
-    re
 }
 
 /// `.Capabilities.KubeVersion`: prints as its version (`v1.34.0`).
