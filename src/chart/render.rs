@@ -57,6 +57,8 @@ pub fn render_chart(
     opts: &RenderOptions,
 ) -> Result<Rendered, ChartError> {
     let kube = kube_version(opts.kube_version.as_deref())?;
+    // CAs `genCA` made in an earlier render are of no use to this one.
+    super::template::certs::forget_issuers();
     check_kube_version(chart, &kube.version)?;
     let mut chart = chart.clone();
     process_dependencies(&mut chart, user);
@@ -107,7 +109,8 @@ pub fn render_chart(
     let mut files = BTreeMap::new();
     for t in &templates {
         let base = t.name.rsplit('/').next().unwrap_or(&t.name);
-        if base.starts_with('_') || (t.library) {
+        // Partials only define templates; they are not rendered.
+        if base.starts_with('_') {
             continue;
         }
         // One data map per chart, its `.Template` set for each template in turn (as Helm does).
@@ -134,7 +137,6 @@ struct Renderable {
     /// The chart's data map (`.Values`, `.Chart`, …), shared by its templates.
     data: Value,
     base_path: String,
-    library: bool,
 }
 
 /// A chart's templates with their data, its subcharts' first (Helm's `recAllTpls`).
@@ -187,12 +189,20 @@ fn collect(
     let data = Value::map(data);
     let base_path = format!("{full_path}/templates");
     for t in &chart.templates {
+        // A library chart's only templates are its partials (Helm does not even parse the rest).
+        let partial = t
+            .name
+            .rsplit('/')
+            .next()
+            .is_some_and(|b| b.starts_with('_'));
+        if chart.is_library() && !partial {
+            continue;
+        }
         out.push(Renderable {
             name: format!("{full_path}/{}", t.name),
             text: t.text.clone(),
             data: data.clone(),
             base_path: base_path.clone(),
-            library: chart.is_library(),
         });
     }
     for f in chart.crds() {

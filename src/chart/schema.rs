@@ -67,7 +67,6 @@ fn json_type(v: Option<&Json>) -> &'static str {
     match v {
         Some(Json::Null) | None => "null",
         Some(Json::Bool(_)) => "boolean",
-        Some(Json::Number(n)) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => "number",
         Some(Json::Number(_)) => "number",
         Some(Json::String(_)) => "string",
         Some(Json::Array(_)) => "array",

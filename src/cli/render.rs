@@ -101,10 +101,7 @@ impl ChartArgs {
             let Some((key, path)) = arg.split_once('=') else {
                 return Err(ChartError::new(
                     "--set-file",
-                    format!(
-                        "failed parsing --set-file data {arg:?}: key {key:?} has no value",
-                        key = arg
-                    ),
+                    format!("failed parsing --set-file data {arg:?}: expected KEY=FILE"),
                 ));
             };
             let content = std::fs::read_to_string(path).map_err(|e| {

@@ -54,6 +54,11 @@ fn pair(cert: String, key: String) -> Value {
     Value::map(m)
 }
 
+/// Drops the CAs kept for `genSignedCert` (one render's worth at most).
+pub fn forget_issuers() {
+    ISSUERS.with(|i| i.borrow_mut().clear());
+}
+
 pub fn gen_ca(cn: &str, days: i64) -> Result<Value, String> {
     let mut p = params(cn, &[], &[], days)?;
     p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);

@@ -1084,11 +1084,8 @@ fn find(name: &str) -> Option<Func> {
         "randBytes" => |_, a| {
             use base64::Engine;
             let n = to_int(&arg(&a, 0)?).clamp(0, 1 << 20) as usize;
-            let bytes: Vec<u8> = super::random::string(n as i64, super::random::ASCII)
-                .bytes()
-                .collect();
             Ok(Value::from(
-                base64::engine::general_purpose::STANDARD.encode(bytes),
+                base64::engine::general_purpose::STANDARD.encode(super::random::bytes(n)),
             ))
         },
         "shuffle" => |_, a| {

@@ -8,7 +8,7 @@ pub const ALPHA: &str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 pub const NUMERIC: &str = "0123456789";
 pub const ASCII: &str = " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~";
 
-fn bytes(n: usize) -> Vec<u8> {
+pub fn bytes(n: usize) -> Vec<u8> {
     let mut buf = vec![0u8; n];
     // The system's generator only fails if the OS has none; zeros are then still a valid shape.
     let _ = SystemRandom::new().fill(&mut buf);
