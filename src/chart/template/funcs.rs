@@ -1004,29 +1004,29 @@ fn find(name: &str) -> Option<Func> {
         },
         "now" => |_, _| Ok(super::time::now()),
         "date" | "mustDate" => |_, a| {
-            let t = super::time::time_of(&arg(&a, 1)?).unwrap_or_else(jiff::Zoned::now);
+            let t = super::time::time_of(&arg(&a, 1)?);
             Ok(Value::from(super::time::format_go(&t, &string_arg(&a, 0)?)))
         },
         "dateInZone" | "mustDateInZone" => |_, a| {
-            let t = super::time::time_of(&arg(&a, 1)?).unwrap_or_else(jiff::Zoned::now);
+            let t = super::time::time_of(&arg(&a, 1)?);
             let t = super::time::in_zone(t, &string_arg(&a, 2)?);
             Ok(Value::from(super::time::format_go(&t, &string_arg(&a, 0)?)))
         },
         "htmlDate" => |_, a| {
-            let t = super::time::time_of(&arg(&a, 0)?).unwrap_or_else(jiff::Zoned::now);
+            let t = super::time::time_of(&arg(&a, 0)?);
             Ok(Value::from(super::time::format_go(&t, "2006-01-02")))
         },
         "htmlDateInZone" => |_, a| {
-            let t = super::time::time_of(&arg(&a, 0)?).unwrap_or_else(jiff::Zoned::now);
+            let t = super::time::time_of(&arg(&a, 0)?);
             let t = super::time::in_zone(t, &string_arg(&a, 1)?);
             Ok(Value::from(super::time::format_go(&t, "2006-01-02")))
         },
         "unixEpoch" => |_, a| {
-            let t = super::time::time_of(&arg(&a, 0)?).unwrap_or_else(jiff::Zoned::now);
+            let t = super::time::time_of(&arg(&a, 0)?);
             Ok(Value::from(t.timestamp().as_second().to_string()))
         },
         "ago" => |_, a| {
-            let t = super::time::time_of(&arg(&a, 0)?).unwrap_or_else(jiff::Zoned::now);
+            let t = super::time::time_of(&arg(&a, 0)?);
             let secs = jiff::Timestamp::now().as_second() - t.timestamp().as_second();
             Ok(Value::from(super::time::duration(secs)))
         },
@@ -1040,8 +1040,9 @@ fn find(name: &str) -> Option<Func> {
             Ok(Value::from(super::time::duration(secs)))
         },
         "toDate" | "mustToDate" => |_, a| {
-            let (layout, text) = (string_arg(&a, 0)?, string_arg(&a, 1)?);
-            let _ = layout;
+            // Go layouts are not parsed: the text is read as RFC 3339 or a plain date, the forms
+            // charts pass (`toDate "2006-01-02" "2024-05-01"`).
+            let text = string_arg(&a, 1)?;
             let zoned = text
                 .parse::<jiff::Timestamp>()
                 .map(|t| t.to_zoned(jiff::tz::TimeZone::UTC))

@@ -32,21 +32,23 @@ pub fn now() -> Value {
     Value::Object(Rc::new(Time(jiff::Zoned::now())))
 }
 
-/// A time argument: a `time.Time`, or Unix seconds (Sprig accepts both).
-pub fn time_of(v: &Value) -> Option<jiff::Zoned> {
-    match v {
-        Value::Int(s) | Value::Int64(s) => jiff::Timestamp::from_second(*s)
+/// A time argument: a `time.Time`, or Unix seconds (Sprig accepts both); anything else is now.
+pub fn time_of(v: &Value) -> jiff::Zoned {
+    let from_unix = |s: i64| {
+        jiff::Timestamp::from_second(s)
             .ok()
-            .map(|t| t.to_zoned(jiff::tz::TimeZone::system())),
-        Value::Float(f) => jiff::Timestamp::from_second(*f as i64)
-            .ok()
-            .map(|t| t.to_zoned(jiff::tz::TimeZone::system())),
+            .map(|t| t.to_zoned(jiff::tz::TimeZone::system()))
+    };
+    let t = match v {
+        Value::Int(s) | Value::Int64(s) => from_unix(*s),
+        Value::Float(f) => from_unix(*f as i64),
         Value::Object(o) => {
             let any: &dyn std::any::Any = o.as_ref();
             any.downcast_ref::<Time>().map(|t| t.0.clone())
         }
-        _ => Some(jiff::Zoned::now()),
-    }
+        _ => None,
+    };
+    t.unwrap_or_else(jiff::Zoned::now)
 }
 
 pub fn in_zone(t: jiff::Zoned, zone: &str) -> jiff::Zoned {
