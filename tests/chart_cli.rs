@@ -155,7 +155,8 @@ with tarfile.open(out, "w:gz") as t:
     assert_eq!(r.code, 0, "{}", r.stderr);
     let (code, report) = json(&["lint", tgz.to_str().unwrap()]);
     assert_eq!(report["summary"]["objects"], 2, "{report:#}");
-    assert!(code == 0 || code == 1, "{report:#}");
+    // The per-build DaemonSets select, tolerate and pin their builds: nothing to find.
+    assert_eq!(code, 0, "{report:#}");
     let rendered = run(&["render", tgz.to_str().unwrap()]);
     assert_eq!(sources(&rendered.stdout).len(), 2, "{}", rendered.stdout);
 }

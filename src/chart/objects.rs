@@ -171,7 +171,19 @@ impl Object for KubeVersion {
 
 /// `.Capabilities.APIVersions`: `Has "apps/v1"` or `Has "apps/v1/Deployment"`.
 pub struct ApiVersions {
-    pub versions: Vec<String>,
+    /// Helm's defaults, shared by every render.
+    pub defaults: &'static [&'static str],
+    /// `--api-versions`.
+    pub extra: Vec<String>,
+}
+
+impl ApiVersions {
+    fn all(&self) -> impl Iterator<Item = &str> {
+        self.defaults
+            .iter()
+            .copied()
+            .chain(self.extra.iter().map(String::as_str))
+    }
 }
 
 impl Object for ApiVersions {
@@ -181,22 +193,17 @@ impl Object for ApiVersions {
     fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, String>> {
         match name {
             "Has" => Some(match args.first() {
-                Some(Value::Str(s)) => Ok(Value::Bool(self.versions.iter().any(|v| v == &**s))),
+                Some(Value::Str(s)) => Ok(Value::Bool(self.all().any(|v| v == &**s))),
                 _ => Err("wrong type for value; expected string".into()),
             }),
             _ => None,
         }
     }
     fn display(&self) -> String {
-        format!("[{}]", self.versions.join(" "))
+        format!("[{}]", self.all().collect::<Vec<_>>().join(" "))
     }
     fn to_data(&self) -> Value {
-        Value::list(
-            self.versions
-                .iter()
-                .map(|v| Value::from(v.as_str()))
-                .collect(),
-        )
+        Value::list(self.all().map(Value::from).collect())
     }
 }
 

@@ -67,11 +67,8 @@ pub fn render_chart(
     let caps = Value::Object(Rc::new(Capabilities {
         kube_version: Rc::new(kube),
         api_versions: Rc::new(ApiVersions {
-            versions: default_api_versions()
-                .iter()
-                .map(|s| s.to_string())
-                .chain(opts.api_versions.iter().cloned())
-                .collect(),
+            defaults: default_api_versions(),
+            extra: opts.api_versions.clone(),
         }),
         helm_version: helm_version(),
     }));
