@@ -1852,17 +1852,20 @@ fn wrap(s: &str, width: usize, newline: &str) -> String {
 }
 
 /// A compiled regex, kept for the next call with the same pattern (templates call the
-/// `regex*` functions in loops).
-pub(crate) fn regex(pattern: &str) -> Result<regex::Regex, Failure> {
+/// `regex*` functions in loops). Shared, not cloned: a cloned `Regex` starts a search cache of
+/// its own, which cost more than the search.
+pub(crate) fn regex(pattern: &str) -> Result<std::rc::Rc<regex::Regex>, Failure> {
     thread_local! {
-        static CACHE: std::cell::RefCell<std::collections::HashMap<String, regex::Regex>> =
-            std::cell::RefCell::new(std::collections::HashMap::new());
+        static CACHE: std::cell::RefCell<rustc_hash::FxHashMap<String, std::rc::Rc<regex::Regex>>> =
+            std::cell::RefCell::new(rustc_hash::FxHashMap::default());
     }
     if let Some(re) = CACHE.with(|c| c.borrow().get(pattern).cloned()) {
         return Ok(re);
     }
-    let re = regex::Regex::new(pattern)
-        .map_err(|e| Failure::Exec(format!("error parsing regexp: {e}")))?;
+    let re = std::rc::Rc::new(
+        regex::Regex::new(pattern)
+            .map_err(|e| Failure::Exec(format!("error parsing regexp: {e}")))?,
+    );
     CACHE.with(|c| {
         let mut c = c.borrow_mut();
         if c.len() > 1000 {

@@ -161,7 +161,19 @@ impl TemplateSet {
         }
         exec.vars.push(("$".into(), data.clone()));
         exec.run_list(&body.list.clone(), data)?;
-        Ok(exec.out.replace("<no value>", ""))
+        Ok(without_no_value(exec.out))
+    }
+}
+
+/// Helm removes every `<no value>` (what Go prints for a missing key) from a rendered
+/// template; most have none, and keep their buffer rather than being copied.
+fn without_no_value(out: String) -> String {
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"<no value>"));
+    if FINDER.find(out.as_bytes()).is_some() {
+        out.replace("<no value>", "")
+    } else {
+        out
     }
 }
 
@@ -460,9 +472,7 @@ impl<'s> Exec<'s> {
         let file = self.file.clone();
         let result = self.call_template(&list, file, data, pos, "tpl");
         self.overlay.pop();
-        result
-            .map(|s| s.replace("<no value>", ""))
-            .map_err(Failure::Nested)
+        result.map(without_no_value).map_err(Failure::Nested)
     }
 
     fn branch(&mut self, b: &BranchNode, dot: &Value, with: bool) -> Result<Flow> {

@@ -49,7 +49,7 @@ enum Kind {
     Eof,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 struct Token {
     kind: Kind,
     /// Byte range in the source (for text: the text after trimming).
@@ -68,6 +68,17 @@ struct Lexer<'s> {
     tokens: Vec<Token>,
     paren_depth: usize,
 }
+
+/// The ASCII bytes of a name (letters, digits, `_`), looked up rather than tested in turn.
+static WORD_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 128 {
+        table[b] = (b as u8).is_ascii_alphanumeric() || b == b'_' as usize;
+        b += 1;
+    }
+    table
+};
 
 const LEFT: &[u8] = b"{{";
 const RIGHT: &[u8] = b"}}";
@@ -101,7 +112,13 @@ impl<'s> Lexer<'s> {
     }
 
     fn newlines(&self, from: usize, to: usize) -> usize {
-        memchr::memchr_iter(b'\n', &self.bytes[from..to]).count()
+        let span = &self.bytes[from..to];
+        // Most spans are a delimiter or one space: a plain loop beats setting up a SIMD count.
+        if span.len() < 32 {
+            span.iter().filter(|b| **b == b'\n').count()
+        } else {
+            memchr::memchr_iter(b'\n', span).count()
+        }
     }
 
     /// Moves to `to`, counting the lines passed.
@@ -325,18 +342,15 @@ impl<'s> Lexer<'s> {
 
     /// The end of an alphanumeric word starting at `from`.
     fn word_end(&self, from: usize) -> usize {
-        let mut end = from;
         // ASCII first (nearly every name), characters only past it.
-        while end < self.bytes.len() {
-            let b = self.bytes[end];
-            if b.is_ascii_alphanumeric() || b == b'_' {
-                end += 1;
-            } else if b < 0x80 {
-                return end;
-            } else {
-                break;
-            }
+        let ascii = self.bytes[from..]
+            .iter()
+            .position(|b| !WORD_BYTE[*b as usize])
+            .map_or(self.bytes.len(), |i| from + i);
+        if self.bytes.get(ascii).is_none_or(|b| *b < 0x80) {
+            return ascii;
         }
+        let mut end = ascii;
         for c in self.src[end..].chars() {
             if is_alnum(c) {
                 end += c.len_utf8();
@@ -494,7 +508,7 @@ impl Parser<'_, '_> {
         &self.tokens[self.at.min(self.tokens.len() - 1)]
     }
     fn next(&mut self) -> Token {
-        let t = self.peek().clone();
+        let t = *self.peek();
         if self.at < self.tokens.len() - 1 {
             self.at += 1;
         }
@@ -518,7 +532,7 @@ impl Parser<'_, '_> {
     }
     fn peek_non_space(&mut self) -> Token {
         self.skip_space();
-        self.peek().clone()
+        *self.peek()
     }
     fn error_at(&self, t: &Token, message: String) -> ParseError {
         ParseError {
@@ -556,11 +570,11 @@ impl Parser<'_, '_> {
         let mut nodes = Vec::with_capacity(8);
         loop {
             if self.peek().kind == Kind::Eof {
-                let t = self.peek().clone();
+                let t = *self.peek();
                 return Err(self.error_at(&t, format!("unexpected EOF in {context}")));
             }
             if self.define_follows() {
-                let t = self.peek().clone();
+                let t = *self.peek();
                 return Err(self.error_at(&t, "unexpected <define> in command".into()));
             }
             match self.text_or_action()? {
@@ -719,7 +733,7 @@ impl Parser<'_, '_> {
 
     /// `{{define "name"}}…{{end}}` (the keyword already read).
     fn definition(&mut self) -> Result<()> {
-        let keyword = self.tokens[self.at - 1].clone();
+        let keyword = self.tokens[self.at - 1];
         let name_token = self.next_non_space();
         let name = self.string_value(&name_token, "define clause")?;
         self.expect_right_delim("define clause")?;
@@ -817,7 +831,7 @@ impl Parser<'_, '_> {
                     self.peek_non_space().kind,
                     Kind::RightDelim | Kind::RightParen
                 ) {
-                    let t = self.peek().clone();
+                    let t = *self.peek();
                     return Err(self.error_at(&t, "missing command after |".into()));
                 }
             } else if after.kind != end {
@@ -837,7 +851,7 @@ impl Parser<'_, '_> {
         let first = self.peek_non_space();
         let mut args = Vec::with_capacity(4);
         loop {
-            let t = self.peek().clone();
+            let t = *self.peek();
             match t.kind {
                 Kind::Space => {
                     self.next();
@@ -853,7 +867,7 @@ impl Parser<'_, '_> {
             match self.peek().kind {
                 Kind::Space | Kind::RightDelim | Kind::RightParen | Kind::Pipe => {}
                 _ => {
-                    let t = self.peek().clone();
+                    let t = *self.peek();
                     return Err(self.unexpected(&t, "operand"));
                 }
             }
@@ -874,7 +888,7 @@ impl Parser<'_, '_> {
             return Ok(term);
         }
         // Go places a chain at the token after the term.
-        let chain_token = self.peek().clone();
+        let chain_token = *self.peek();
         let chain_pos = self.pos(&chain_token);
         let mut fields = Vec::with_capacity(2);
         while self.peek().kind == Kind::Field {
