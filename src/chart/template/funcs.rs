@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use gotmpl::parse::Pos;
+use super::ast::Pos;
 
 use super::value::{MapRef, Value, format_float_g};
 use super::{Exec, Failure};

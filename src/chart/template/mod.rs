@@ -1,15 +1,17 @@
 //! Go's `text/template`, executed the way Helm executes it.
 //!
-//! The syntax tree is the `gotmpl` crate's (Go's nodes: trim markers, `break`/`continue`,
-//! `define`/`block`, number literals, a line on every node); our `parse` module builds it,
-//! faster than gotmpl's own parser and with Go's parse-time errors. Execution is our own, because
-//! gotmpl's executor cannot do what Helm needs: its functions get no access to the
+//! The syntax tree is Go's (trim markers, `break`/`continue`, `define`/`block`, number literals,
+//! a line on every node), in our own layout ([`ast`]: names and texts are ranges of the source,
+//! functions resolved while parsing); our `parse` module builds it with Go's parse-time errors,
+//! and a unit test checks its trees against the `gotmpl` crate's parser. Execution is our own,
+//! because gotmpl's executor cannot do what Helm needs: its functions get no access to the
 //! template set (Helm's `include` and `tpl` execute other templates), a field can't be a method
 //! with arguments (`.Files.Get "x"`, `.Capabilities.APIVersions.Has "v1"`), its values have one
 //! integer type (Helm values are `float64` and print as `1e+06`; literals are `int`, Sprig returns
 //! `int64`), and its run-time errors carry no position (Helm reports `file:line:col`). Execution
 //! is bounded in steps, output and `include` depth, so a template can neither hang nor fill memory.
 
+pub(crate) mod ast;
 pub mod certs;
 pub mod digest;
 pub mod funcs;
@@ -23,7 +25,9 @@ pub mod yaml;
 use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
-use gotmpl::parse::{BranchNode, CommandNode, Expr, ListNode, Node, Number, PipeNode, Pos};
+use std::sync::Arc;
+
+use ast::{BranchNode, Callee, CommandNode, Expr, ListNode, Node, Number, PipeNode, Pos, Span};
 
 pub use value::{Object, Value};
 
@@ -92,47 +96,48 @@ impl std::fmt::Display for TemplateError {
     }
 }
 
-/// A parsed body and the file it came from (for positions).
+/// A parsed body: its tree, the source its names and texts are ranges of, the file it came
+/// from (for positions) and its name (a file's, a `define`'s, or `tpl`).
 struct Body {
-    list: Rc<ListNode>,
+    list: ListNode,
+    source: Arc<str>,
     file: Rc<str>,
+    name: Rc<str>,
 }
 
 /// Every template of a render: the files and the `define`s in them, by name.
 #[derive(Default)]
 pub struct TemplateSet {
-    bodies: HashMap<String, Body>,
-    sources: HashMap<Rc<str>, std::sync::Arc<str>>,
+    bodies: HashMap<String, Rc<Body>>,
 }
 
 impl TemplateSet {
     /// Parses a file into the set. Definitions replace earlier ones of the same name (Helm
     /// parses parent charts after subcharts so the parent's win).
-    pub fn add(&mut self, file: &str, text: std::sync::Arc<str>) -> Result<()> {
+    pub fn add(&mut self, file: &str, text: Arc<str>) -> Result<()> {
         let file: Rc<str> = file.into();
         let (list, defines) = parse(&file, &text)?;
-        self.sources.insert(file.clone(), text);
         for define in defines {
             // Go keeps an earlier non-empty definition over a later empty one.
-            if define.body.is_empty_tree() && self.bodies.contains_key(define.name.as_str()) {
+            if define.body.is_empty_tree(&text) && self.bodies.contains_key(&define.name) {
                 continue;
             }
-            self.bodies.insert(
-                define.name.to_string(),
-                Body {
-                    list: Rc::new(define.body),
-                    file: file.clone(),
-                },
-            );
+            let body = Body {
+                list: define.body,
+                source: text.clone(),
+                file: file.clone(),
+                name: define.name.as_str().into(),
+            };
+            self.bodies.insert(define.name, Rc::new(body));
         }
-        if !list.is_empty_tree() || !self.bodies.contains_key(&*file) {
-            self.bodies.insert(
-                file.to_string(),
-                Body {
-                    list: Rc::new(list),
-                    file: file.clone(),
-                },
-            );
+        if !list.is_empty_tree(&text) || !self.bodies.contains_key(&*file) {
+            let body = Body {
+                list,
+                source: text,
+                file: file.clone(),
+                name: file.clone(),
+            };
+            self.bodies.insert(file.to_string(), Rc::new(body));
         }
         Ok(())
     }
@@ -144,7 +149,6 @@ impl TemplateSet {
     /// Executes the template `name` with `data` as dot and `$`. Helm removes every
     /// `<no value>` from the result.
     pub fn render(&self, name: &str, data: &Value) -> Result<String> {
-        let mut exec = Exec::new(self);
         let body = self.bodies.get(name).ok_or_else(|| TemplateError {
             file: name.into(),
             line: 0,
@@ -153,14 +157,11 @@ impl TemplateSet {
             kind: ErrorKind::Exec,
             context: None,
         })?;
-        exec.file = body.file.clone();
-        exec.name = name.into();
+        let mut exec = Exec::new(self, body.clone());
         // Output is usually about as long as the template: grown once, not doubling up to it.
-        if let Some(src) = self.sources.get(&body.file) {
-            exec.out.reserve(src.len() + src.len() / 2);
-        }
-        exec.vars.push(("$".into(), data.clone()));
-        exec.run_list(&body.list.clone(), data)?;
+        exec.out.reserve(body.source.len() + body.source.len() / 2);
+        exec.vars.push((DOLLAR, data.clone()));
+        exec.run_list(&body.list, data)?;
         Ok(without_no_value(exec.out))
     }
 }
@@ -178,9 +179,13 @@ fn without_no_value(out: String) -> String {
 }
 
 /// Parses a template text, naming `file` in errors the way Helm does.
-fn parse(file: &str, text: &str) -> Result<(ListNode, Vec<gotmpl::parse::DefineNode>)> {
-    let is_function = |name: &str| matches!(name, "and" | "or") || funcs::lookup(name).is_some();
-    parse::parse(text, &is_function).map_err(|e| TemplateError {
+fn parse(file: &str, text: &str) -> Result<(ListNode, Vec<ast::DefineNode>)> {
+    let resolve = |name: &str| match name {
+        "and" => Some(Callee::And),
+        "or" => Some(Callee::Or),
+        _ => funcs::lookup(name).map(Callee::Func),
+    };
+    parse::parse(text, &resolve).map_err(|e| TemplateError {
         file: file.into(),
         line: e.line,
         column: 0,
@@ -216,17 +221,17 @@ impl From<String> for Failure {
 pub struct Exec<'s> {
     set: &'s TemplateSet,
     /// Templates `tpl` defined, visible while its text runs.
-    overlay: Vec<HashMap<String, Body>>,
-    /// Variables, innermost last (names are short: kept inline, no allocation per binding).
-    vars: Vec<(gotmpl::parse::SmolStr, Value)>,
+    overlay: Vec<HashMap<String, Rc<Body>>>,
+    /// Variables, innermost last, named by their place in the running body's source (a frame's
+    /// variables are all its body's; `$` is [`DOLLAR`]).
+    vars: Vec<(Span, Value)>,
     /// Where the running template's variables start: a called template sees only its own.
     frame: usize,
     /// Output buffers of finished `include`s, reused by the next (they grow once, not per call).
     spare: Vec<String>,
     out: String,
-    file: Rc<str>,
-    /// The template running (a file, or a `define`'s name), for `executing "NAME"`.
-    name: Rc<str>,
+    /// The body running: its source for names and texts, its file and name for errors.
+    cur: Rc<Body>,
     include_depth: HashMap<String, usize>,
     steps: u64,
 }
@@ -234,7 +239,7 @@ pub struct Exec<'s> {
 type Result<T> = std::result::Result<T, TemplateError>;
 
 impl<'s> Exec<'s> {
-    fn new(set: &'s TemplateSet) -> Self {
+    fn new(set: &'s TemplateSet, body: Rc<Body>) -> Self {
         Exec {
             set,
             overlay: Vec::new(),
@@ -242,24 +247,19 @@ impl<'s> Exec<'s> {
             out: String::new(),
             frame: 0,
             spare: Vec::new(),
-            file: "".into(),
-            name: "".into(),
+            cur: body,
             include_depth: HashMap::default(),
             steps: 0,
         }
     }
 
     fn error(&self, pos: Pos, failure: Failure) -> TemplateError {
-        let column = self
-            .set
-            .sources
-            .get(&self.file)
-            .map_or(0, |src| go_column(src, pos.offset));
+        let column = go_column(&self.cur.source, pos.offset as usize);
         match failure {
             Failure::Nested(e) => e,
             Failure::Fail(message) => TemplateError {
-                file: self.file.to_string(),
-                line: pos.line,
+                file: self.cur.file.to_string(),
+                line: pos.line as usize,
                 column,
                 message,
                 kind: ErrorKind::Fail,
@@ -273,27 +273,29 @@ impl<'s> Exec<'s> {
                         None => (String::from("<>"), message),
                     };
                 TemplateError {
-                    file: self.file.to_string(),
-                    line: pos.line,
+                    file: self.cur.file.to_string(),
+                    line: pos.line as usize,
                     column,
                     message,
                     kind: ErrorKind::Exec,
-                    context: Some(format!("executing {:?} at {expr}", self.name.as_ref())),
+                    context: Some(format!("executing {:?} at {expr}", self.cur.name.as_ref())),
                 }
             }
         }
     }
 
-    fn body(&self, name: &str) -> Option<(Rc<ListNode>, Rc<str>)> {
+    fn body(&self, name: &str) -> Option<Rc<Body>> {
         for layer in self.overlay.iter().rev() {
             if let Some(b) = layer.get(name) {
-                return Some((b.list.clone(), b.file.clone()));
+                return Some(b.clone());
             }
         }
-        self.set
-            .bodies
-            .get(name)
-            .map(|b| (b.list.clone(), b.file.clone()))
+        self.set.bodies.get(name).cloned()
+    }
+
+    /// The text of a name or text in the running body.
+    fn text(&self, span: Span) -> &str {
+        span.of(&self.cur.source)
     }
 
     fn step(&mut self, pos: Pos) -> Result<()> {
@@ -331,14 +333,14 @@ impl<'s> Exec<'s> {
 
     fn run_node(&mut self, node: &Node, dot: &Value) -> Result<Flow> {
         match node {
-            Node::Text(t) => {
-                self.out.push_str(&t.text);
+            Node::Text(text) => {
+                self.out.push_str(text.of(&self.cur.source));
                 Ok(Flow::Normal)
             }
-            Node::Action(a) => {
-                self.step(a.pos)?;
-                let v = self.pipe(&a.pipe, dot)?;
-                if a.pipe.decl.is_empty() {
+            Node::Action(pos, pipe) => {
+                self.step(*pos)?;
+                let v = self.pipe(pipe, dot)?;
+                if pipe.decl.is_empty() {
                     self.print(&v);
                 }
                 Ok(Flow::Normal)
@@ -352,39 +354,30 @@ impl<'s> Exec<'s> {
                     Some(p) => self.pipe(p, dot)?,
                     None => Value::Nil,
                 };
-                let Some((body, file)) = self.body(&t.name) else {
+                let Some(body) = self.body(&t.name) else {
                     return Err(self.error(
                         t.pos,
                         Failure::Exec(format!(
                             "<{:?}>: template: no template {:?} associated with template \"gotpl\"",
-                            t.name.as_str(),
-                            t.name.as_str()
+                            &*t.name, &*t.name
                         )),
                     ));
                 };
-                let out = self.call_template(&body, file, &data, t.pos, &t.name)?;
+                let out = self.call_template(body, &data, t.pos)?;
                 self.out.push_str(&out);
                 self.recycle(out);
                 Ok(Flow::Normal)
             }
-            Node::List(l) => self.run_list(l, dot),
-            Node::Define(_) => Ok(Flow::Normal),
-            Node::Break(_) => Ok(Flow::Break),
-            Node::Continue(_) => Ok(Flow::Continue),
+            Node::Break => Ok(Flow::Break),
+            Node::Continue => Ok(Flow::Continue),
         }
     }
 
     /// Runs a named template with its own variables (`$` is its data) into a string.
-    fn call_template(
-        &mut self,
-        body: &ListNode,
-        file: Rc<str>,
-        data: &Value,
-        pos: Pos,
-        name: &str,
-    ) -> Result<String> {
+    fn call_template(&mut self, body: Rc<Body>, data: &Value, pos: Pos) -> Result<String> {
+        let name = body.name.clone();
         // Counted by name, as Helm counts; the name is stored once, not per call.
-        let depth = match self.include_depth.get_mut(name) {
+        let depth = match self.include_depth.get_mut(&*name) {
             Some(d) => d,
             None => self.include_depth.entry(name.to_string()).or_insert(0),
         };
@@ -398,22 +391,20 @@ impl<'s> Exec<'s> {
             ));
         }
         let saved_frame = std::mem::replace(&mut self.frame, self.vars.len());
-        self.vars
-            .push((gotmpl::parse::SmolStr::new_static("$"), data.clone()));
+        self.vars.push((DOLLAR, data.clone()));
         let buffer = self.spare.pop().unwrap_or_default();
         let saved_out = std::mem::replace(&mut self.out, buffer);
-        let saved_file = std::mem::replace(&mut self.file, file);
-        let saved_name = std::mem::replace(&mut self.name, name.into());
+        let saved_body = std::mem::replace(&mut self.cur, body.clone());
         // `include` may nest a thousand deep (Helm's bound): the stack grows on demand instead
         // of overflowing the caller's thread.
-        let result =
-            stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || self.run_list(body, data));
+        let result = stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || {
+            self.run_list(&body.list, data)
+        });
         let out = std::mem::replace(&mut self.out, saved_out);
         self.vars.truncate(self.frame);
         self.frame = saved_frame;
-        self.file = saved_file;
-        self.name = saved_name;
-        if let Some(d) = self.include_depth.get_mut(name) {
+        self.cur = saved_body;
+        if let Some(d) = self.include_depth.get_mut(&*name) {
             *d -= 1;
         }
         result?;
@@ -435,13 +426,12 @@ impl<'s> Exec<'s> {
         data: &Value,
         pos: Pos,
     ) -> std::result::Result<String, Failure> {
-        let Some((body, file)) = self.body(name) else {
+        let Some(body) = self.body(name) else {
             return Err(Failure::Exec(format!(
                 "error calling include: template: no template {name:?} associated with template \"gotpl\""
             )));
         };
-        self.call_template(&body, file, data, pos, name)
-            .map_err(Failure::Nested)
+        self.call_template(body, data, pos).map_err(Failure::Nested)
     }
 
     /// `tpl TEXT DATA` (Helm): the text is parsed as a template of the calling file, sees every
@@ -452,25 +442,32 @@ impl<'s> Exec<'s> {
         data: &Value,
         pos: Pos,
     ) -> std::result::Result<String, Failure> {
-        let (list, defines) = parse(&self.file, text).map_err(|e| {
+        let (list, defines) = parse(&self.cur.file, text).map_err(|e| {
             Failure::Exec(format!(
                 "error calling tpl: cannot parse template {text:?}: template: {}:{}: {}",
                 e.file, e.line, e.message
             ))
         })?;
+        let source: Arc<str> = text.into();
+        let file = self.cur.file.clone();
         let mut layer = HashMap::default();
         for d in defines {
-            layer.insert(
-                d.name.to_string(),
-                Body {
-                    list: Rc::new(d.body),
-                    file: self.file.clone(),
-                },
-            );
+            let body = Body {
+                list: d.body,
+                source: source.clone(),
+                file: file.clone(),
+                name: d.name.as_str().into(),
+            };
+            layer.insert(d.name, Rc::new(body));
         }
         self.overlay.push(layer);
-        let file = self.file.clone();
-        let result = self.call_template(&list, file, data, pos, "tpl");
+        let body = Body {
+            list,
+            source,
+            file,
+            name: "tpl".into(),
+        };
+        let result = self.call_template(Rc::new(body), data, pos);
         self.overlay.pop();
         result.map(without_no_value).map_err(Failure::Nested)
     }
@@ -552,10 +549,10 @@ impl<'s> Exec<'s> {
             let inner_mark = self.vars.len();
             match b.pipe.decl.len() {
                 0 => {}
-                1 => self.bind(&b.pipe.decl[0], item.clone(), b.pipe.is_assign),
+                1 => self.bind(b.pipe.decl[0], item.clone(), b.pipe.is_assign),
                 _ => {
-                    self.bind(&b.pipe.decl[0], key, b.pipe.is_assign);
-                    self.bind(&b.pipe.decl[1], item.clone(), b.pipe.is_assign);
+                    self.bind(b.pipe.decl[0], key, b.pipe.is_assign);
+                    self.bind(b.pipe.decl[1], item.clone(), b.pipe.is_assign);
                 }
             }
             let flow = self.run_list(&b.body, &item)?;
@@ -568,24 +565,27 @@ impl<'s> Exec<'s> {
         Ok(Flow::Normal)
     }
 
-    fn bind(&mut self, name: &str, value: Value, assign: bool) {
+    fn bind(&mut self, name: Span, value: Value, assign: bool) {
         let frame = self.frame;
-        if assign
-            && let Some(slot) = self.vars[frame..]
+        if assign {
+            let src = &self.cur.source;
+            let wanted = var_name(src, name);
+            if let Some(slot) = self.vars[frame..]
                 .iter_mut()
                 .rev()
-                .find(|(n, _)| &**n == name)
-        {
-            slot.1 = value;
-            return;
+                .find(|(n, _)| var_name(src, *n) == wanted)
+            {
+                slot.1 = value;
+                return;
+            }
         }
-        self.vars.push((gotmpl::parse::SmolStr::new(name), value));
+        self.vars.push((name, value));
     }
 
     fn pipe(&mut self, pipe: &PipeNode, dot: &Value) -> Result<Value> {
         let value = self.commands(&pipe.commands, dot)?;
         for name in &pipe.decl {
-            self.bind(name, value.clone(), pipe.is_assign);
+            self.bind(*name, value.clone(), pipe.is_assign);
         }
         Ok(value)
     }
@@ -604,15 +604,18 @@ impl<'s> Exec<'s> {
         };
         let rest = &cmd.args[1..];
         match first {
-            Expr::Identifier(pos, name) => self.call_function(name, rest, dot, piped, *pos),
+            Expr::Function(pos, name, callee) => {
+                self.call_function(*callee, *name, rest, dot, piped, *pos)
+            }
             Expr::Field(pos, names) => {
                 let args = self.args(rest, dot, piped)?;
-                self.chain(dot.clone(), names, &args, *pos, "")
+                self.chain(dot.clone(), names, &args, *pos, None)
             }
             Expr::Variable(pos, name, names) => {
-                let v = self.variable(name, *pos)?;
+                let v = self.variable(*name, *pos)?;
                 if names.is_empty() {
                     if !rest.is_empty() || piped.is_some() {
+                        let name = self.text(*name);
                         return Err(self.error(
                             *pos,
                             Failure::Exec(format!(
@@ -623,12 +626,12 @@ impl<'s> Exec<'s> {
                     return Ok(v);
                 }
                 let args = self.args(rest, dot, piped)?;
-                self.chain(v, names, &args, *pos, name)
+                self.chain(v, names, &args, *pos, Some(*name))
             }
             Expr::Chain(pos, inner, names) => {
                 let v = self.arg(inner, dot)?;
                 let args = self.args(rest, dot, piped)?;
-                self.chain(v, names, &args, *pos, "")
+                self.chain(v, names, &args, *pos, None)
             }
             other => {
                 if !rest.is_empty() || piped.is_some() {
@@ -656,17 +659,19 @@ impl<'s> Exec<'s> {
     fn arg(&mut self, e: &Expr, dot: &Value) -> Result<Value> {
         match e {
             Expr::Dot(_) => Ok(dot.clone()),
-            Expr::Field(pos, names) => self.chain(dot.clone(), names, &[], *pos, ""),
+            Expr::Field(pos, names) => self.chain(dot.clone(), names, &[], *pos, None),
             Expr::Variable(pos, name, names) => {
-                let v = self.variable(name, *pos)?;
+                let v = self.variable(*name, *pos)?;
                 if names.is_empty() {
                     Ok(v)
                 } else {
-                    self.chain(v, names, &[], *pos, name)
+                    self.chain(v, names, &[], *pos, Some(*name))
                 }
             }
-            Expr::Identifier(pos, name) => self.call_function(name, &[], dot, None, *pos),
-            Expr::String(_, s) => Ok(Value::Str(s.as_ref().into())),
+            Expr::Function(pos, name, callee) => {
+                self.call_function(*callee, *name, &[], dot, None, *pos)
+            }
+            Expr::String(_, s) => Ok(Value::Str(s.clone())),
             Expr::Number(_, n) => Ok(match n {
                 Number::Int(i) => Value::Int(*i),
                 Number::Uint(u) => Value::Int64(*u as i64),
@@ -682,40 +687,44 @@ impl<'s> Exec<'s> {
             }
             Expr::Chain(pos, inner, names) => {
                 let v = self.arg(inner, dot)?;
-                self.chain(v, names, &[], *pos, "")
+                self.chain(v, names, &[], *pos, None)
             }
         }
     }
 
-    fn variable(&self, name: &str, pos: Pos) -> Result<Value> {
+    fn variable(&self, name: Span, pos: Pos) -> Result<Value> {
+        let src = &self.cur.source;
+        let wanted = var_name(src, name);
         self.vars[self.frame..]
             .iter()
             .rev()
-            .find(|(n, _)| &**n == name)
+            .find(|(n, _)| var_name(src, *n) == wanted)
             .map(|(_, v)| v.clone())
             .ok_or_else(|| {
                 self.error(
                     pos,
-                    Failure::Exec(format!("<{name}>: undefined variable: {name}")),
+                    Failure::Exec(format!("<{wanted}>: undefined variable: {wanted}")),
                 )
             })
     }
 
     /// `.a.b.c ARGS`: fields walked in order; the last may be a method given the arguments.
+    /// `root` is the variable the chain starts from, if any (for errors).
     fn chain(
-        &mut self,
+        &self,
         mut v: Value,
-        names: &[gotmpl::parse::SmolStr],
+        names: &[Span],
         args: &[Value],
         pos: Pos,
-        root: &str,
+        root: Option<Span>,
     ) -> Result<Value> {
         for (i, name) in names.iter().enumerate() {
             let last = i + 1 == names.len();
             let call_args: &[Value] = if last { args } else { &[] };
-            v = self.field(&v, name, call_args).map_err(|m| {
+            v = self.field(&v, self.text(*name), call_args).map_err(|m| {
                 // Go names the whole chain (`<.Values.missing.deeper>`).
-                let shown: Vec<&str> = names.iter().map(|n| n.as_str()).collect();
+                let shown: Vec<&str> = names.iter().map(|n| self.text(*n)).collect();
+                let root = root.map_or("", |r| self.text(r));
                 self.error(
                     pos,
                     Failure::Exec(format!("<{root}.{}>: {m}", shown.join("."))),
@@ -760,42 +769,43 @@ impl<'s> Exec<'s> {
 
     fn call_function(
         &mut self,
-        name: &str,
+        callee: Callee,
+        name: Span,
         exprs: &[Expr],
         dot: &Value,
         piped: Option<Value>,
         pos: Pos,
     ) -> Result<Value> {
-        // `and` and `or` stop at the deciding argument, unevaluated beyond it.
-        if name == "and" || name == "or" {
-            let want = name == "or";
-            let mut last = Value::Nil;
-            for e in exprs {
-                last = self.arg(e, dot)?;
-                if last.truthy() == want {
-                    return Ok(last);
+        let func = match callee {
+            // `and` and `or` stop at the deciding argument, unevaluated beyond it.
+            Callee::And | Callee::Or => {
+                let want = matches!(callee, Callee::Or);
+                let mut last = Value::Nil;
+                for e in exprs {
+                    last = self.arg(e, dot)?;
+                    if last.truthy() == want {
+                        return Ok(last);
+                    }
                 }
+                if let Some(p) = piped {
+                    last = p;
+                }
+                return Ok(last);
             }
-            if let Some(p) = piped {
-                last = p;
-            }
-            return Ok(last);
-        }
-        let Some(func) = funcs::lookup(name) else {
-            return Err(self.error(
-                pos,
-                Failure::Exec(format!("<{name}>: function {name:?} not defined")),
-            ));
+            Callee::Func(func) => func,
         };
         let args = self.args(exprs, dot, piped)?;
         self.step(pos)?;
         let mut call = funcs::Call { exec: self, pos };
         match func(&mut call, args) {
             Ok(v) => Ok(v),
-            Err(Failure::Exec(m)) => Err(self.error(
-                pos,
-                Failure::Exec(format!("<{name}>: error calling {name}: {m}")),
-            )),
+            Err(Failure::Exec(m)) => {
+                let name = self.text(name);
+                Err(self.error(
+                    pos,
+                    Failure::Exec(format!("<{name}>: error calling {name}: {m}")),
+                ))
+            }
             Err(other) => Err(self.error(pos, other)),
         }
     }
@@ -809,6 +819,17 @@ impl<'s> Exec<'s> {
             other => other.write_go(&mut self.out),
         }
     }
+}
+
+/// How a variable's name is kept: `$`, or where the name stands in the running body's source.
+const DOLLAR: Span = Span {
+    start: u32::MAX,
+    end: u32::MAX,
+};
+
+/// A variable's name: `$` for [`DOLLAR`], else its text in `src`.
+fn var_name(src: &str, name: Span) -> &str {
+    if name == DOLLAR { "$" } else { name.of(src) }
 }
 
 /// The column Go reports for a byte offset: the byte count from the line's start (0-based).

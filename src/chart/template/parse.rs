@@ -1,5 +1,5 @@
-//! Go's `text/template/parse`: a lexer and parser for Helm's templates, producing the `gotmpl`
-//! crate's syntax tree (which the executor walks).
+//! Go's `text/template/parse`: a lexer and parser for Helm's templates, producing the syntax
+//! tree of [`super::ast`] (which the executor walks).
 //!
 //! Why not gotmpl's own parser: its lexer compares both delimiters at every character of text
 //! and decodes each one, which made parsing half of a chart's render; this one finds `{{` with
@@ -7,11 +7,11 @@
 //! functions, `break` outside `range` — and places nodes where Go does (a field chain `.a.b`
 //! at its second part), so errors carry Go's `line:column`.
 
-use std::sync::Arc;
+use std::rc::Rc;
 
-use gotmpl::parse::{
-    ActionNode, BranchNode, CommandNode, DefineNode, Expr, ListNode, Node, Number, PipeNode, Pos,
-    SmolStr, TemplateNode, TextNode,
+use super::ast::{
+    BranchNode, Callee, CommandNode, DefineNode, Expr, ListNode, Node, Number, PipeNode, Pos, Span,
+    TemplateNode,
 };
 
 /// A parse failure: line and message, in Go's words.
@@ -428,16 +428,21 @@ impl<'s> Lexer<'s> {
 
 /// Parses a template: its top-level list and the templates it `define`s (a `block` is both a
 /// definition and a call).
-pub fn parse(src: &str, is_function: &dyn Fn(&str) -> bool) -> Result<(ListNode, Vec<DefineNode>)> {
+/// Function names are resolved by `resolve` as they are read (Go's parser rejects an unknown
+/// one).
+pub fn parse(
+    src: &str,
+    resolve: &dyn Fn(&str) -> Option<Callee>,
+) -> Result<(ListNode, Vec<DefineNode>)> {
     let tokens = Lexer::new(src).run()?;
     let mut p = Parser {
         src,
         tokens,
         at: 0,
         defines: Vec::new(),
-        vars: vec!["$".into()],
+        vars: vec!["$"],
         range_depth: 0,
-        is_function,
+        resolve,
     };
     let mut nodes = Vec::with_capacity(16);
     loop {
@@ -458,20 +463,7 @@ pub fn parse(src: &str, is_function: &dyn Fn(&str) -> bool) -> Result<(ListNode,
             }
         }
     }
-    let pos = nodes.first().map_or(Pos::new(0, 1), node_pos);
-    Ok((ListNode { pos, nodes }, p.defines))
-}
-
-fn node_pos(n: &Node) -> Pos {
-    match n {
-        Node::List(l) => l.pos,
-        Node::Text(t) => t.pos,
-        Node::Action(a) => a.pos,
-        Node::If(b) | Node::Range(b) | Node::With(b) => b.pos,
-        Node::Template(t) => t.pos,
-        Node::Define(d) => d.pos,
-        Node::Break(p) | Node::Continue(p) => *p,
-    }
+    Ok((ListNode { nodes }, p.defines))
 }
 
 /// What reading one item found: a node, or the `{{end}}`/`{{else}}` that closes a list.
@@ -487,12 +479,12 @@ struct Parser<'s, 'f> {
     at: usize,
     defines: Vec<DefineNode>,
     /// Variables in scope, innermost last (Go rejects an undefined one at parse time).
-    vars: Vec<SmolStr>,
+    vars: Vec<&'s str>,
     range_depth: usize,
-    is_function: &'f dyn Fn(&str) -> bool,
+    resolve: &'f dyn Fn(&str) -> Option<Callee>,
 }
 
-impl Parser<'_, '_> {
+impl<'s> Parser<'s, '_> {
     /// Whether the next tokens are `{{ define`.
     fn define_follows(&self) -> bool {
         if self.peek().kind != Kind::LeftDelim {
@@ -514,7 +506,7 @@ impl Parser<'_, '_> {
         }
         t
     }
-    fn word(&self, t: &Token) -> &str {
+    fn word(&self, t: &Token) -> &'s str {
         &self.src[t.start..t.end]
     }
     fn pos(&self, t: &Token) -> Pos {
@@ -556,10 +548,7 @@ impl Parser<'_, '_> {
     fn text_or_action(&mut self) -> Result<Item> {
         let t = self.next();
         match t.kind {
-            Kind::Text => Ok(Item::Node(Node::Text(TextNode {
-                pos: self.pos(&t),
-                text: Arc::from(&self.src[t.start..t.end]),
-            }))),
+            Kind::Text => Ok(Item::Node(Node::Text(Span::new(t.start, t.end)))),
             Kind::LeftDelim => self.action(),
             _ => Err(self.unexpected(&t, "input")),
         }
@@ -579,10 +568,7 @@ impl Parser<'_, '_> {
             }
             match self.text_or_action()? {
                 Item::Node(n) => nodes.push(n),
-                end => {
-                    let pos = nodes.first().map_or_else(|| Pos::new(0, 0), node_pos);
-                    return Ok((ListNode { pos, nodes }, end));
-                }
+                end => return Ok((ListNode { nodes }, end)),
             }
         }
     }
@@ -598,15 +584,21 @@ impl Parser<'_, '_> {
                     Ok(Item::End(t))
                 }
                 "else" => Ok(Item::Else(t)),
-                "if" => self.control(&t, "if").map(|b| Item::Node(Node::If(b))),
-                "with" => self.control(&t, "with").map(|b| Item::Node(Node::With(b))),
+                "if" => self
+                    .control(&t, "if")
+                    .map(|b| Item::Node(Node::If(Box::new(b)))),
+                "with" => self
+                    .control(&t, "with")
+                    .map(|b| Item::Node(Node::With(Box::new(b)))),
                 "range" => {
                     self.range_depth += 1;
                     let b = self.control(&t, "range");
                     self.range_depth -= 1;
-                    b.map(|b| Item::Node(Node::Range(b)))
+                    b.map(|b| Item::Node(Node::Range(Box::new(b))))
                 }
-                "template" => self.template(&t).map(|n| Item::Node(Node::Template(n))),
+                "template" => self
+                    .template(&t)
+                    .map(|n| Item::Node(Node::Template(Box::new(n)))),
                 "block" => self.block(&t).map(Item::Node),
                 "break" | "continue" => {
                     if self.range_depth == 0 {
@@ -615,11 +607,10 @@ impl Parser<'_, '_> {
                         );
                     }
                     self.expect_right_delim(&word)?;
-                    let pos = self.pos(&t);
                     Ok(Item::Node(if word == "break" {
-                        Node::Break(pos)
+                        Node::Break
                     } else {
-                        Node::Continue(pos)
+                        Node::Continue
                     }))
                 }
                 "define" => Err(self.error_at(&t, "unexpected <define> in command".into())),
@@ -627,10 +618,7 @@ impl Parser<'_, '_> {
             };
         }
         let pipe = self.pipeline("command", Kind::RightDelim)?;
-        Ok(Item::Node(Node::Action(ActionNode {
-            pos: Pos::new(t.start, t.line),
-            pipe,
-        })))
+        Ok(Item::Node(Node::Action(Pos::new(t.start, t.line), pipe)))
     }
 
     fn expect_right_delim(&mut self, context: &str) -> Result<()> {
@@ -660,14 +648,11 @@ impl Parser<'_, '_> {
                     self.next();
                     let inner = self.control(&next, &word)?;
                     let node = if word == "if" {
-                        Node::If(inner)
+                        Node::If(Box::new(inner))
                     } else {
-                        Node::With(inner)
+                        Node::With(Box::new(inner))
                     };
-                    Some(ListNode {
-                        pos: self.pos(&next),
-                        nodes: vec![node],
-                    })
+                    Some(ListNode { nodes: vec![node] })
                 } else {
                     self.expect_right_delim("else")?;
                     let (list, end) = self.item_list(context)?;
@@ -713,31 +698,27 @@ impl Parser<'_, '_> {
         let name_token = self.next_non_space();
         let name = self.string_value(&name_token, "block clause")?;
         let pipe = self.pipeline("block clause", Kind::RightDelim)?;
-        let saved = std::mem::replace(&mut self.vars, vec!["$".into()]);
+        let saved = std::mem::replace(&mut self.vars, vec!["$"]);
         let (body, end) = self.item_list("block clause")?;
         self.vars = saved;
         if let Item::Else(t) = end {
             return Err(self.error_at(&t, "unexpected {{else}}".into()));
         }
-        self.defines.push(DefineNode {
+        let call = TemplateNode {
             pos: self.pos(keyword),
             name: name.as_str().into(),
-            body,
-        });
-        Ok(Node::Template(TemplateNode {
-            pos: self.pos(keyword),
-            name: name.into(),
             pipe: Some(pipe),
-        }))
+        };
+        self.defines.push(DefineNode { name, body });
+        Ok(Node::Template(Box::new(call)))
     }
 
     /// `{{define "name"}}…{{end}}` (the keyword already read).
     fn definition(&mut self) -> Result<()> {
-        let keyword = self.tokens[self.at - 1];
         let name_token = self.next_non_space();
         let name = self.string_value(&name_token, "define clause")?;
         self.expect_right_delim("define clause")?;
-        let saved_vars = std::mem::replace(&mut self.vars, vec!["$".into()]);
+        let saved_vars = std::mem::replace(&mut self.vars, vec!["$"]);
         let saved_range = std::mem::replace(&mut self.range_depth, 0);
         let (body, end) = self.item_list("define clause")?;
         self.vars = saved_vars;
@@ -745,11 +726,7 @@ impl Parser<'_, '_> {
         if let Item::Else(t) = end {
             return Err(self.error_at(&t, "unexpected {{else}}".into()));
         }
-        self.defines.push(DefineNode {
-            pos: self.pos(&keyword),
-            name: name.into(),
-            body,
-        });
+        self.defines.push(DefineNode { name, body });
         Ok(())
     }
 
@@ -768,7 +745,7 @@ impl Parser<'_, '_> {
     /// A pipeline up to `end`: optional declarations, then commands joined by `|`.
     fn pipeline(&mut self, context: &str, end: Kind) -> Result<PipeNode> {
         let first = self.peek_non_space();
-        let mut decl: Vec<SmolStr> = Vec::new();
+        let mut decl: Vec<Span> = Vec::new();
         let mut is_assign = false;
         // `$x :=`, `$x =`, `$i, $v :=` (range only).
         if first.kind == Kind::Variable {
@@ -779,9 +756,9 @@ impl Parser<'_, '_> {
                 Kind::Declare | Kind::Assign => {
                     self.next();
                     is_assign = after.kind == Kind::Assign;
-                    decl.push(self.word(&first).into());
+                    decl.push(Span::new(first.start, first.end));
                     // In scope at once, as in Go (`$x := $x` reads the new one).
-                    self.vars.push(self.word(&first).into());
+                    self.vars.push(self.word(&first));
                 }
                 Kind::Comma if context == "range" => {
                     self.next();
@@ -796,10 +773,10 @@ impl Parser<'_, '_> {
                         return Err(self.unexpected(&op, "range"));
                     }
                     is_assign = op.kind == Kind::Assign;
-                    decl.push(self.word(&first).into());
-                    decl.push(self.word(&second).into());
-                    self.vars.push(self.word(&first).into());
-                    self.vars.push(self.word(&second).into());
+                    decl.push(Span::new(first.start, first.end));
+                    decl.push(Span::new(second.start, second.end));
+                    self.vars.push(self.word(&first));
+                    self.vars.push(self.word(&second));
                 }
                 Kind::Comma => {
                     return Err(
@@ -809,7 +786,6 @@ impl Parser<'_, '_> {
                 _ => self.at = save,
             }
         }
-        let pos = self.pos(&first);
         let mut commands = Vec::with_capacity(2);
         loop {
             let t = self.peek_non_space();
@@ -839,7 +815,6 @@ impl Parser<'_, '_> {
             }
         }
         Ok(PipeNode {
-            pos,
             decl,
             commands,
             is_assign,
@@ -875,10 +850,7 @@ impl Parser<'_, '_> {
         if args.is_empty() {
             return Err(self.error_at(&first, "empty command".into()));
         }
-        Ok(CommandNode {
-            pos: self.pos(&first),
-            args,
-        })
+        Ok(CommandNode { args })
     }
 
     /// A term and the field chain after it (`(…).a.b`, `$x.a`, `.a.b`).
@@ -893,16 +865,18 @@ impl Parser<'_, '_> {
         let mut fields = Vec::with_capacity(2);
         while self.peek().kind == Kind::Field {
             let f = self.next();
-            fields.push(SmolStr::from(&self.src[f.start + 1..f.end]));
+            fields.push(Span::new(f.start + 1, f.end));
         }
         Ok(match term {
-            Expr::Field(_, mut first) => {
-                first.extend(fields);
-                Expr::Field(chain_pos, first)
+            Expr::Field(_, first) => {
+                let mut all = first.into_vec();
+                all.extend(fields);
+                Expr::Field(chain_pos, all.into_boxed_slice())
             }
-            Expr::Variable(_, name, mut first) => {
-                first.extend(fields);
-                Expr::Variable(chain_pos, name, first)
+            Expr::Variable(_, name, first) => {
+                let mut all = first.into_vec();
+                all.extend(fields);
+                Expr::Variable(chain_pos, name, all.into_boxed_slice())
             }
             Expr::Bool(..)
             | Expr::String(..)
@@ -914,7 +888,7 @@ impl Parser<'_, '_> {
                     format!("unexpected . after term {:?}", self.word(&chain_token)),
                 ));
             }
-            other => Expr::Chain(chain_pos, Box::new(other), fields),
+            other => Expr::Chain(chain_pos, Box::new(other), fields.into_boxed_slice()),
         })
     }
 
@@ -924,20 +898,20 @@ impl Parser<'_, '_> {
         let word = self.word(&t);
         Ok(match t.kind {
             Kind::Identifier => {
-                if !(self.is_function)(word) {
+                let Some(callee) = (self.resolve)(word) else {
                     return Err(self.error_at(&t, format!("function {word:?} not defined")));
-                }
-                Expr::Identifier(pos, word.into())
+                };
+                Expr::Function(pos, Span::new(t.start, t.end), callee)
             }
             Kind::Dot => Expr::Dot(pos),
             Kind::Nil => Expr::Nil(pos),
             Kind::Variable => {
-                if !self.vars.iter().any(|v| v == word) {
+                if !self.vars.contains(&word) {
                     return Err(self.error_at(&t, format!("undefined variable {word:?}")));
                 }
-                Expr::Variable(pos, word.into(), Vec::new())
+                Expr::Variable(pos, Span::new(t.start, t.end), Box::default())
             }
-            Kind::Field => Expr::Field(pos, vec![SmolStr::from(&word[1..])]),
+            Kind::Field => Expr::Field(pos, Box::new([Span::new(t.start + 1, t.end)])),
             Kind::Bool => Expr::Bool(pos, word == "true"),
             Kind::Number => Expr::Number(
                 pos,
@@ -959,15 +933,15 @@ impl Parser<'_, '_> {
             }
             Kind::String => Expr::String(
                 pos,
-                Arc::from(
+                Rc::from(
                     unquote(word)
                         .ok_or_else(|| self.error_at(&t, format!("invalid syntax: {word}")))?,
                 ),
             ),
-            Kind::RawString => Expr::String(pos, Arc::from(&word[1..word.len() - 1])),
+            Kind::RawString => Expr::String(pos, Rc::from(&word[1..word.len() - 1])),
             Kind::LeftParen => {
                 let pipe = self.pipeline("parenthesized pipeline", Kind::RightParen)?;
-                Expr::Pipe(pos, pipe)
+                Expr::Pipe(pos, Box::new(pipe))
             }
             _ => return Err(self.unexpected(&t, "operand")),
         })
@@ -1070,17 +1044,113 @@ fn unquote(quoted: &str) -> Option<String> {
 mod tests {
     use super::*;
 
+    use gotmpl::parse as go;
+
     /// The tree with every position left out (positions are Go's here, gotmpl's there).
-    fn shape(list: &ListNode, defines: &[DefineNode]) -> String {
+    fn shape(list: &go::ListNode, defines: &[go::DefineNode]) -> String {
         let text = format!("{list:?} {defines:?}");
         let pos = regex::Regex::new(r"Pos \{ offset: \d+, line: \d+ \}").unwrap();
         pos.replace_all(&text, "Pos").into_owned()
     }
 
+    /// Our tree in gotmpl's types, its names and texts read from `src` (positions left out:
+    /// `shape` drops them).
+    struct ToGotmpl<'a>(&'a str);
+
+    impl ToGotmpl<'_> {
+        fn names(&self, spans: &[Span]) -> Vec<go::SmolStr> {
+            spans.iter().map(|s| s.of(self.0).into()).collect()
+        }
+        fn list(&self, l: &ListNode) -> go::ListNode {
+            go::ListNode {
+                pos: go::Pos::new(0, 0),
+                nodes: l.nodes.iter().map(|n| self.node(n)).collect(),
+            }
+        }
+        fn node(&self, n: &Node) -> go::Node {
+            let p = go::Pos::new(0, 0);
+            match n {
+                Node::Text(t) => go::Node::Text(go::TextNode {
+                    pos: p,
+                    text: t.of(self.0).into(),
+                }),
+                Node::Action(_, pipe) => go::Node::Action(go::ActionNode {
+                    pos: p,
+                    pipe: self.pipe(pipe),
+                }),
+                Node::If(b) => go::Node::If(self.branch(b)),
+                Node::Range(b) => go::Node::Range(self.branch(b)),
+                Node::With(b) => go::Node::With(self.branch(b)),
+                Node::Template(t) => go::Node::Template(go::TemplateNode {
+                    pos: p,
+                    name: (*t.name).into(),
+                    pipe: t.pipe.as_ref().map(|pipe| self.pipe(pipe)),
+                }),
+                Node::Break => go::Node::Break(p),
+                Node::Continue => go::Node::Continue(p),
+            }
+        }
+        fn branch(&self, b: &BranchNode) -> go::BranchNode {
+            go::BranchNode {
+                pos: go::Pos::new(0, 0),
+                pipe: self.pipe(&b.pipe),
+                body: self.list(&b.body),
+                else_body: b.else_body.as_ref().map(|l| self.list(l)),
+            }
+        }
+        fn pipe(&self, pipe: &PipeNode) -> go::PipeNode {
+            go::PipeNode {
+                pos: go::Pos::new(0, 0),
+                decl: self.names(&pipe.decl),
+                commands: pipe
+                    .commands
+                    .iter()
+                    .map(|c| go::CommandNode {
+                        pos: go::Pos::new(0, 0),
+                        args: c.args.iter().map(|e| self.expr(e)).collect(),
+                    })
+                    .collect(),
+                is_assign: pipe.is_assign,
+            }
+        }
+        fn expr(&self, e: &Expr) -> go::Expr {
+            let p = go::Pos::new(0, 0);
+            match e {
+                Expr::Dot(_) => go::Expr::Dot(p),
+                Expr::Field(_, names) => go::Expr::Field(p, self.names(names)),
+                Expr::Variable(_, name, names) => {
+                    go::Expr::Variable(p, name.of(self.0).into(), self.names(names))
+                }
+                Expr::Function(_, name, _) => go::Expr::Identifier(p, name.of(self.0).into()),
+                Expr::String(_, s) => go::Expr::String(p, (**s).into()),
+                Expr::Number(_, n) => go::Expr::Number(
+                    p,
+                    match *n {
+                        Number::Int(i) => go::Number::Int(i),
+                        Number::Uint(u) => go::Number::Uint(u),
+                        Number::Float(f) => go::Number::Float(f),
+                    },
+                ),
+                Expr::Bool(_, b) => go::Expr::Bool(p, *b),
+                Expr::Nil(_) => go::Expr::Nil(p),
+                Expr::Pipe(_, pipe) => go::Expr::Pipe(p, self.pipe(pipe)),
+                Expr::Chain(_, inner, names) => {
+                    go::Expr::Chain(p, Box::new(self.expr(inner)), self.names(names))
+                }
+            }
+        }
+    }
+
+    fn resolve(name: &str) -> Option<Callee> {
+        match name {
+            "and" => Some(Callee::And),
+            "or" => Some(Callee::Or),
+            _ => crate::chart::template::funcs::lookup(name).map(Callee::Func),
+        }
+    }
+
     fn ours(src: &str) -> Result<(ListNode, Vec<DefineNode>)> {
-        parse(src, &|name| {
-            matches!(name, "and" | "or") || crate::chart::template::funcs::lookup(name).is_some()
-        })
+        parse(src, &resolve)
     }
 
     /// Every template of the test charts, plus syntax corners, parses to the same tree as
@@ -1120,9 +1190,19 @@ mod tests {
                 continue;
             };
             // gotmpl leaves unknown functions to execution: any name is one here.
-            let mine = parse(src, &|_| true).unwrap_or_else(|e| panic!("{e:?}\n{src}"));
+            let any = |name: &str| resolve(name).or(Some(Callee::And));
+            let (list, defines) = parse(src, &any).unwrap_or_else(|e| panic!("{e:?}\n{src}"));
+            let to = ToGotmpl(src);
+            let defines: Vec<go::DefineNode> = defines
+                .iter()
+                .map(|d| go::DefineNode {
+                    pos: go::Pos::new(0, 0),
+                    name: d.name.as_str().into(),
+                    body: to.list(&d.body),
+                })
+                .collect();
             assert_eq!(
-                shape(&mine.0, &mine.1),
+                shape(&to.list(&list), &defines),
                 shape(&theirs.0, &theirs.1),
                 "\n{src}"
             );
