@@ -1,11 +1,122 @@
-//! Helm's built-in objects that have methods: `.Files`, `.Capabilities`,
-//! `.Capabilities.KubeVersion` and `.Capabilities.APIVersions`.
+//! Helm's built-in objects that are Go structs rather than maps: `.Chart`, `.Files`,
+//! `.Capabilities`, `.Capabilities.KubeVersion` and `.Capabilities.APIVersions`.
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
 use super::template::{Object, Value};
+
+/// `.Chart`: Helm's `*chart.Metadata`, each field read from `Chart.yaml` when a template asks
+/// for it (a struct, not a map: templates read it, and building every field for each render cost
+/// more than the reads).
+pub struct ChartMetadata {
+    pub metadata: Arc<serde_json::Map<String, serde_json::Value>>,
+    /// The `dependencies` entries as written, for `.Chart.Dependencies`.
+    pub dependencies: Vec<serde_json::Map<String, serde_json::Value>>,
+    pub is_root: bool,
+}
+
+impl ChartMetadata {
+    /// Go's field names, in the struct's order, with `IsRoot` last.
+    const FIELDS: [&'static str; 18] = [
+        "Name",
+        "Home",
+        "Sources",
+        "Version",
+        "Description",
+        "Keywords",
+        "Maintainers",
+        "Icon",
+        "APIVersion",
+        "Condition",
+        "Tags",
+        "AppVersion",
+        "Deprecated",
+        "Annotations",
+        "KubeVersion",
+        "Dependencies",
+        "Type",
+        "IsRoot",
+    ];
+
+    fn text(&self, key: &str) -> Value {
+        Value::from(
+            self.metadata
+                .get(key)
+                .and_then(|v| v.as_str())
+                .unwrap_or(""),
+        )
+    }
+
+    fn list(&self, key: &str) -> Value {
+        match self.metadata.get(key) {
+            Some(v @ serde_json::Value::Array(_)) => Value::from_json(v),
+            _ => Value::list(Vec::new()),
+        }
+    }
+
+    /// Every field, as a map of Go's names (how the struct prints).
+    fn fields(&self) -> BTreeMap<String, Value> {
+        Self::FIELDS
+            .iter()
+            .filter_map(|name| Some((name.to_string(), self.field(name)?)))
+            .collect()
+    }
+}
+
+impl Object for ChartMetadata {
+    fn type_name(&self) -> &str {
+        "*chart.Metadata"
+    }
+    fn field(&self, name: &str) -> Option<Value> {
+        use serde_json::Value as Json;
+        Some(match name {
+            "Name" => self.text("name"),
+            "Home" => self.text("home"),
+            "Sources" => self.list("sources"),
+            "Version" => self.text("version"),
+            "Description" => self.text("description"),
+            "Keywords" => self.list("keywords"),
+            "Maintainers" => self.list("maintainers"),
+            "Icon" => self.text("icon"),
+            "APIVersion" => self.text("apiVersion"),
+            "Condition" => self.text("condition"),
+            "Tags" => self.text("tags"),
+            "AppVersion" => match self.metadata.get("appVersion") {
+                Some(Json::String(s)) => Value::from(s.as_str()),
+                Some(Json::Number(n)) => Value::from(n.to_string()),
+                _ => Value::from(""),
+            },
+            "Deprecated" => Value::Bool(
+                self.metadata
+                    .get("deprecated")
+                    .and_then(Json::as_bool)
+                    .unwrap_or(false),
+            ),
+            "Annotations" => match self.metadata.get("annotations") {
+                Some(v @ Json::Object(_)) => Value::from_json(v),
+                _ => Value::map(BTreeMap::new()),
+            },
+            "KubeVersion" => self.text("kubeVersion"),
+            "Dependencies" => Value::list(
+                self.dependencies
+                    .iter()
+                    .map(|d| Value::from_json(&Json::Object(d.clone())))
+                    .collect(),
+            ),
+            "Type" => self.text("type"),
+            "IsRoot" => Value::Bool(self.is_root),
+            _ => return None,
+        })
+    }
+    fn display(&self) -> String {
+        Value::map(self.fields()).to_print()
+    }
+    fn to_data(&self) -> Value {
+        Value::map(self.fields())
+    }
+}
 
 /// `.Files`: the chart's non-template files.
 pub struct Files {

@@ -8,7 +8,7 @@ use serde_json::Value as Json;
 
 use super::ChartError;
 use super::load::Chart;
-use super::objects::{ApiVersions, Capabilities, Files, KubeVersion};
+use super::objects::{ApiVersions, Capabilities, ChartMetadata, Files, KubeVersion};
 use super::template::{TemplateSet, Value};
 use super::values::{Values, coalesce, process_dependencies};
 
@@ -168,7 +168,14 @@ fn collect(
         subcharts.insert(sub.name().to_string(), data);
     }
     let mut data = BTreeMap::new();
-    data.insert("Chart".into(), chart_metadata(chart, is_root));
+    data.insert(
+        "Chart".into(),
+        Value::Object(Rc::new(ChartMetadata {
+            metadata: chart.metadata.clone(),
+            dependencies: chart.dependencies.iter().map(|d| d.raw.clone()).collect(),
+            is_root,
+        })),
+    );
     data.insert(
         "Files".into(),
         Value::Object(Rc::new(Files {
@@ -209,61 +216,6 @@ fn collect(
         ));
     }
     data
-}
-
-/// `.Chart`: Helm's metadata struct, field names as Go spells them, every field present.
-fn chart_metadata(chart: &Chart, is_root: bool) -> Value {
-    let m = &chart.metadata;
-    let text = |k: &str| Value::from(m.get(k).and_then(Json::as_str).unwrap_or(""));
-    let list = |k: &str| match m.get(k) {
-        Some(v @ Json::Array(_)) => Value::from_json(v),
-        _ => Value::list(Vec::new()),
-    };
-    let mut out = BTreeMap::new();
-    out.insert("Name".into(), text("name"));
-    out.insert("Home".into(), text("home"));
-    out.insert("Sources".into(), list("sources"));
-    out.insert("Version".into(), text("version"));
-    out.insert("Description".into(), text("description"));
-    out.insert("Keywords".into(), list("keywords"));
-    out.insert("Maintainers".into(), list("maintainers"));
-    out.insert("Icon".into(), text("icon"));
-    out.insert("APIVersion".into(), text("apiVersion"));
-    out.insert("Condition".into(), text("condition"));
-    out.insert("Tags".into(), text("tags"));
-    out.insert(
-        "AppVersion".into(),
-        match m.get("appVersion") {
-            Some(Json::String(s)) => Value::from(s.as_str()),
-            Some(Json::Number(n)) => Value::from(n.to_string()),
-            _ => Value::from(""),
-        },
-    );
-    out.insert(
-        "Deprecated".into(),
-        Value::Bool(m.get("deprecated").and_then(Json::as_bool).unwrap_or(false)),
-    );
-    out.insert(
-        "Annotations".into(),
-        match m.get("annotations") {
-            Some(v @ Json::Object(_)) => Value::from_json(v),
-            _ => Value::map(BTreeMap::new()),
-        },
-    );
-    out.insert("KubeVersion".into(), text("kubeVersion"));
-    out.insert(
-        "Dependencies".into(),
-        Value::list(
-            chart
-                .dependencies
-                .iter()
-                .map(|d| Value::from_json(&Json::Object(d.raw.clone())))
-                .collect(),
-        ),
-    );
-    out.insert("Type".into(), text("type"));
-    out.insert("IsRoot".into(), Value::Bool(is_root));
-    Value::map(out)
 }
 
 /// `--kube-version` (`1.34`, `v1.34.2`) as Helm's capabilities hold it.
