@@ -1959,20 +1959,34 @@ fn from_yaml_list(text: &str) -> Value {
 
 /// Go's `json.Marshal`: `<`, `>` and `&` escaped as Go escapes them for HTML safety.
 pub fn to_json(v: &Value) -> String {
-    go_json_escape(&v.to_data().to_json().to_string())
+    go_json_escape(serde_json::to_string(&super::value::AsJson(&v.to_data())).unwrap_or_default())
 }
 
 fn to_pretty_json(v: &Value) -> String {
-    let text = serde_json::to_string_pretty(&v.to_data().to_json()).unwrap_or_default();
-    go_json_escape(&text)
+    let text =
+        serde_json::to_string_pretty(&super::value::AsJson(&v.to_data())).unwrap_or_default();
+    go_json_escape(text)
 }
 
-fn go_json_escape(s: &str) -> String {
-    s.replace('<', "\\u003c")
-        .replace('>', "\\u003e")
-        .replace('&', "\\u0026")
-        .replace('\u{2028}', "\\u2028")
-        .replace('\u{2029}', "\\u2029")
+/// Go's encoder also escapes `<`, `>`, `&` and the two Unicode line separators; most JSON has
+/// none, and is returned as it is.
+fn go_json_escape(s: String) -> String {
+    // 0xE2 leads the UTF-8 bytes of U+2028 and U+2029.
+    if !s.bytes().any(|b| matches!(b, b'<' | b'>' | b'&' | 0xE2)) {
+        return s;
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Go's `path.Base`.

@@ -303,6 +303,39 @@ impl Value {
     }
 }
 
+/// A value written as JSON as [`Value::to_json`] reads it, without building that tree first
+/// (`toJson` runs in loops over values).
+pub struct AsJson<'v>(pub &'v Value);
+
+impl serde::Serialize for AsJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.0 {
+            Value::Nil => s.serialize_unit(),
+            Value::Bool(b) => s.serialize_bool(*b),
+            Value::Int(i) | Value::Int64(i) => s.serialize_i64(*i),
+            Value::Float(f) => float_to_json(*f).serialize(s),
+            Value::Str(text) => s.serialize_str(text),
+            Value::Bytes(_) | Value::Object(_) => self.0.to_json().serialize(s),
+            Value::List(l) => {
+                let mut seq = s.serialize_seq(Some(l.len()))?;
+                for v in l.iter() {
+                    seq.serialize_element(&AsJson(v))?;
+                }
+                seq.end()
+            }
+            Value::Map(m) => {
+                let m = m.borrow();
+                let mut map = s.serialize_map(Some(m.len()))?;
+                for (k, v) in m.iter() {
+                    map.serialize_entry(k, &AsJson(v))?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
 /// A float as JSON: whole numbers as integers (Go's encoder writes `1000000`, not `1e+06`).
 pub fn float_to_json(f: f64) -> serde_json::Value {
     if f.fract() == 0.0 && f.abs() < 1e21 {
