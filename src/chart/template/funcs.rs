@@ -1685,7 +1685,20 @@ fn go_exp(f: f64, precision: usize) -> String {
 pub fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
-    for c in s.chars() {
+    let bytes = s.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        // Runs of printable ASCII go in whole; the rest a character at a time.
+        let run = bytes[at..]
+            .iter()
+            .position(|b| !matches!(b, 0x20..=0x7e) || *b == b'"' || *b == b'\\')
+            .map_or(bytes.len(), |i| at + i);
+        out.push_str(&s[at..run]);
+        at = run;
+        let Some(c) = s[at..].chars().next() else {
+            break;
+        };
+        at += c.len_utf8();
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -2105,6 +2118,23 @@ fn base32_encode(data: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// Go's `strconv.Quote` on plain text, escapes at either end and in the middle, and
+    /// multi-byte characters between runs of ASCII.
+    #[test]
+    fn quote_escapes_as_go_does() {
+        for (input, quoted) in [
+            ("", r#""""#),
+            ("plain text", r#""plain text""#),
+            ("\"start", r#""\"start""#),
+            ("end\\", r#""end\\""#),
+            ("a\nb\tc\u{7}d", r#""a\nb\tc\ad""#),
+            ("caf\u{e9} \u{1}x", r#""café \x01x""#),
+            ("\u{85}z", r#""\u0085z""#),
+        ] {
+            assert_eq!(super::go_quote(input), quoted, "{input:?}");
+        }
+    }
+
     /// Every function `find` matches is in `NAMES` (the table `lookup` is built from): a function
     /// added to one and not the other would silently not exist.
     #[test]

@@ -226,7 +226,6 @@ fn analyze(s: &str) -> Analysis {
             block_allowed: false,
         };
     }
-    let chars: Vec<char> = s.chars().collect();
     let mut block_indicators = s.starts_with("---") || s.starts_with("...");
     let mut special = false;
     let mut line_breaks = false;
@@ -241,8 +240,13 @@ fn analyze(s: &str) -> Analysis {
             None | Some(' ' | '\t' | '\r' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}')
         )
     };
-    for (i, &c) in chars.iter().enumerate() {
-        let followed_by_whitespace = blankz(chars.get(i + 1));
+    // Walked with one character of look-ahead (no copy of the text as characters).
+    let mut chars = s.chars().peekable();
+    let mut i = 0;
+    while let Some(c) = chars.next() {
+        let next = chars.peek();
+        let last = next.is_none();
+        let followed_by_whitespace = blankz(next);
         if i == 0 {
             match c {
                 '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
@@ -265,7 +269,6 @@ fn analyze(s: &str) -> Analysis {
         if is_break {
             line_breaks = true;
         }
-        let last = i + 1 == chars.len();
         if c == ' ' {
             if i == 0 {
                 leading_space = true;
@@ -295,6 +298,7 @@ fn analyze(s: &str) -> Analysis {
             previous_break = false;
         }
         preceded_by_whitespace = blankz(Some(&c));
+        i += 1;
     }
     let mut plain = true;
     let mut single = true;
