@@ -80,7 +80,6 @@ static WORD_BYTE: [bool; 256] = {
     table
 };
 
-const LEFT: &[u8] = b"{{";
 const RIGHT: &[u8] = b"}}";
 
 fn is_space(b: u8) -> bool {
@@ -139,10 +138,19 @@ impl<'s> Lexer<'s> {
     fn run(mut self) -> Result<Vec<Token>> {
         let mut trim_next_text = false;
         loop {
-            // One searcher for every call: building it is most of the cost of a short search.
-            static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-                std::sync::LazyLock::new(|| memchr::memmem::Finder::new(LEFT));
-            let found = FINDER.find(&self.bytes[self.pos..]).map(|i| self.pos + i);
+            // The next `{{`: a `{` found with memchr, then its neighbour checked (the texts
+            // between actions are short, and a substring searcher costs more to start than
+            // the search; a lone `{` in the text is rare).
+            let mut found = None;
+            let mut from = self.pos;
+            while let Some(i) = memchr::memchr(b'{', &self.bytes[from..]) {
+                let at = from + i;
+                if self.bytes.get(at + 1) == Some(&b'{') {
+                    found = Some(at);
+                    break;
+                }
+                from = at + 1;
+            }
             let text_end = found.unwrap_or(self.bytes.len());
             // A left trim marker: `{{-` followed by a space.
             let left_trim = found.is_some_and(|at| {
@@ -226,7 +234,11 @@ impl<'s> Lexer<'s> {
             }
             let start = self.pos;
             let line = self.line;
-            let c = self.src[self.pos..].chars().next().expect("not at the end");
+            // ASCII as it is; other characters decoded (only names may hold them).
+            let c = match rest[0] {
+                b if b < 0x80 => b as char,
+                _ => self.src[self.pos..].chars().next().expect("not at the end"),
+            };
             match c {
                 ' ' | '\t' | '\r' | '\n' => {
                     let mut end = self.pos;
