@@ -149,7 +149,7 @@ fn collect(
     let full_path = if parent_path.is_empty() {
         chart.name().to_string()
     } else {
-        format!("{parent_path}/charts/{}", chart.name())
+        [parent_path, "/charts/", chart.name()].concat()
     };
     let own_values = if is_root {
         values.clone()
@@ -191,7 +191,7 @@ fn collect(
     data.insert("Values".into(), own_values);
     data.insert("Subcharts".into(), Value::map(subcharts));
     let data = Value::map(data);
-    let base_path = format!("{full_path}/templates");
+    let base_path = [&full_path, "/templates"].concat();
     for t in &chart.templates {
         // A library chart's only templates are its partials (Helm does not even parse the rest).
         let partial = t
@@ -203,7 +203,7 @@ fn collect(
             continue;
         }
         out.push(Renderable {
-            name: format!("{full_path}/{}", t.name),
+            name: [&full_path, "/", &t.name].concat(),
             text: t.text.clone(),
             data: data.clone(),
             base_path: base_path.clone(),

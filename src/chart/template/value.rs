@@ -371,6 +371,11 @@ pub fn format_float_g(f: f64) -> String {
     if f == 0.0 {
         return if f.is_sign_negative() { "-0" } else { "0" }.into();
     }
+    // Whole numbers below the exponent threshold (most numbers in values: replicas, ports)
+    // print as integers; no digit search needed.
+    if f.fract() == 0.0 && f.abs() < 1e6 {
+        return itoa::Buffer::new().format(f as i64).to_string();
+    }
     let (digits, dp) = shortest_digits(f);
     let exp = dp - 1;
     let sign = if f < 0.0 { "-" } else { "" };
@@ -415,6 +420,10 @@ mod tests {
             (1_000_000.0, "1e+06"),
             (100_000.0, "100000"),
             (123_456.0, "123456"),
+            (999_999.0, "999999"),
+            (-999_999.0, "-999999"),
+            (-3.0, "-3"),
+            (-1_000_000.0, "-1e+06"),
             (1_234_567.0, "1.234567e+06"),
             (12_345_678_901.0, "1.2345678901e+10"),
             (0.0001, "0.0001"),
