@@ -867,28 +867,34 @@ impl<'s> Parser<'s, '_> {
 
     /// A term and the field chain after it (`(…).a.b`, `$x.a`, `.a.b`).
     fn operand(&mut self) -> Result<Expr> {
+        // A field chain `.a.b.c` is read whole, its names in one exact allocation.
+        if self.peek().kind == Kind::Field {
+            let first = self.next();
+            let more = self.fields_ahead();
+            let mut names = Vec::with_capacity(1 + more);
+            names.push(Span::new(first.start + 1, first.end));
+            // Go places a chain at its second part.
+            let pos = if more > 0 {
+                self.pos(self.peek())
+            } else {
+                self.pos(&first)
+            };
+            self.read_fields(&mut names);
+            return Ok(Expr::Field(pos, names.into_boxed_slice()));
+        }
         let term = self.term()?;
-        if self.peek().kind != Kind::Field {
+        let more = self.fields_ahead();
+        if more == 0 {
             return Ok(term);
         }
         // Go places a chain at the token after the term.
         let chain_token = *self.peek();
         let chain_pos = self.pos(&chain_token);
-        let mut fields = Vec::with_capacity(2);
-        while self.peek().kind == Kind::Field {
-            let f = self.next();
-            fields.push(Span::new(f.start + 1, f.end));
-        }
+        let mut fields = Vec::with_capacity(more);
+        self.read_fields(&mut fields);
         Ok(match term {
-            Expr::Field(_, first) => {
-                let mut all = first.into_vec();
-                all.extend(fields);
-                Expr::Field(chain_pos, all.into_boxed_slice())
-            }
-            Expr::Variable(_, name, first) => {
-                let mut all = first.into_vec();
-                all.extend(fields);
-                Expr::Variable(chain_pos, name, all.into_boxed_slice())
+            Expr::Variable(_, name, _) => {
+                Expr::Variable(chain_pos, name, fields.into_boxed_slice())
             }
             Expr::Bool(..)
             | Expr::String(..)
@@ -902,6 +908,22 @@ impl<'s> Parser<'s, '_> {
             }
             other => Expr::Chain(chain_pos, Box::new(other), fields.into_boxed_slice()),
         })
+    }
+
+    /// How many field tokens follow.
+    fn fields_ahead(&self) -> usize {
+        self.tokens[self.at..]
+            .iter()
+            .take_while(|t| t.kind == Kind::Field)
+            .count()
+    }
+
+    /// Reads the field tokens that follow, their names without the dot.
+    fn read_fields(&mut self, names: &mut Vec<Span>) {
+        while self.peek().kind == Kind::Field {
+            let f = self.next();
+            names.push(Span::new(f.start + 1, f.end));
+        }
     }
 
     fn term(&mut self) -> Result<Expr> {
