@@ -15,6 +15,9 @@ pub struct ChartMetadata {
     /// The `dependencies` entries as written, for `.Chart.Dependencies`.
     pub dependencies: Vec<serde_json::Map<String, serde_json::Value>>,
     pub is_root: bool,
+    /// Fields already read, shared by later reads (helpers read `.Chart.Name` in every
+    /// `include`; and a Go struct's slices and maps are the same ones at every read).
+    pub read: std::cell::RefCell<Vec<(&'static str, Value)>>,
 }
 
 impl ChartMetadata {
@@ -70,8 +73,27 @@ impl Object for ChartMetadata {
         "*chart.Metadata"
     }
     fn field(&self, name: &str) -> Option<Value> {
+        if let Some((_, v)) = self.read.borrow().iter().find(|(n, _)| *n == name) {
+            return Some(v.clone());
+        }
+        let name = *Self::FIELDS.iter().find(|f| **f == name)?;
+        let value = self.read_field(name);
+        self.read.borrow_mut().push((name, value.clone()));
+        Some(value)
+    }
+    fn display(&self) -> String {
+        Value::map(self.fields()).to_print()
+    }
+    fn to_data(&self) -> Value {
+        Value::map(self.fields())
+    }
+}
+
+impl ChartMetadata {
+    /// A field of [`Self::FIELDS`], from `Chart.yaml`.
+    fn read_field(&self, name: &str) -> Value {
         use serde_json::Value as Json;
-        Some(match name {
+        match name {
             "Name" => self.text("name"),
             "Home" => self.text("home"),
             "Sources" => self.list("sources"),
@@ -107,14 +129,8 @@ impl Object for ChartMetadata {
             ),
             "Type" => self.text("type"),
             "IsRoot" => Value::Bool(self.is_root),
-            _ => return None,
-        })
-    }
-    fn display(&self) -> String {
-        Value::map(self.fields()).to_print()
-    }
-    fn to_data(&self) -> Value {
-        Value::map(self.fields())
+            _ => Value::Nil,
+        }
     }
 }
 

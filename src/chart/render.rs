@@ -174,6 +174,7 @@ fn collect(
             metadata: chart.metadata.clone(),
             dependencies: chart.dependencies.iter().map(|d| d.raw.clone()).collect(),
             is_root,
+            read: Default::default(),
         })),
     );
     data.insert(
