@@ -13,21 +13,12 @@ use std::rc::Rc;
 
 use super::funcs::Func;
 
-/// A position in a template: byte offset and 1-based line (Go's `Pos` and line).
+/// A position in a template: byte offset and 1-based line (Go's `Pos` and line). 32 bits each:
+/// templates are far below 4 GiB (chart files are read whole into memory).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Pos {
     pub offset: u32,
     pub line: u32,
-}
-
-impl Pos {
-    pub fn new(offset: usize, line: usize) -> Self {
-        // Templates are far below 4 GiB (chart files are read whole into memory).
-        Pos {
-            offset: offset as u32,
-            line: line as u32,
-        }
-    }
 }
 
 /// A byte range of the template source: a text, a name.
@@ -38,13 +29,6 @@ pub struct Span {
 }
 
 impl Span {
-    pub fn new(start: usize, end: usize) -> Self {
-        Span {
-            start: start as u32,
-            end: end as u32,
-        }
-    }
-
     /// The text this span covers in `src` (the source it was parsed from).
     pub fn of(self, src: &str) -> &str {
         &src[self.start as usize..self.end as usize]

@@ -185,6 +185,18 @@ fn parse(file: &str, text: &str) -> Result<(ListNode, Vec<ast::DefineNode>)> {
         "or" => Some(Callee::Or),
         _ => funcs::lookup(name).map(Callee::Func),
     };
+    // Positions are 32-bit (ast::Pos); no chart comes near, but a template that did would
+    // get wrong positions rather than an error.
+    if text.len() >= u32::MAX as usize {
+        return Err(TemplateError {
+            file: file.into(),
+            line: 0,
+            column: 0,
+            message: "template is larger than 4 GiB".into(),
+            kind: ErrorKind::Parse,
+            context: None,
+        });
+    }
     parse::parse(text, &resolve).map_err(|e| TemplateError {
         file: file.into(),
         line: e.line,

@@ -52,10 +52,33 @@ enum Kind {
 #[derive(Debug, Clone, Copy)]
 struct Token {
     kind: Kind,
-    /// Byte range in the source (for text: the text after trimming).
-    start: usize,
-    end: usize,
-    line: usize,
+    /// Byte range in the source (for text: the text after trimming). 32 bits, as a node's
+    /// position is: a token is written for every few bytes of a template.
+    start: u32,
+    end: u32,
+    line: u32,
+}
+
+impl Token {
+    fn span(&self) -> Span {
+        Span {
+            start: self.start,
+            end: self.end,
+        }
+    }
+    /// The span without its first byte (a field's dot).
+    fn span_after_first(&self) -> Span {
+        Span {
+            start: self.start + 1,
+            end: self.end,
+        }
+    }
+    fn pos(&self) -> Pos {
+        Pos {
+            offset: self.start,
+            line: self.line,
+        }
+    }
 }
 
 /// Splits a template into tokens, Go's way: text between actions, trim markers (`{{- `,
@@ -129,9 +152,9 @@ impl<'s> Lexer<'s> {
     fn push(&mut self, kind: Kind, start: usize, end: usize, line: usize) {
         self.tokens.push(Token {
             kind,
-            start,
-            end,
-            line,
+            start: start as u32,
+            end: end as u32,
+            line: line as u32,
         });
     }
 
@@ -179,8 +202,12 @@ impl<'s> Lexer<'s> {
             };
             self.advance(at);
             let delim_line = self.line;
+            // `{{`, or `{{- ` whose space may be a line break.
+            if left_trim && self.bytes[at + 3] == b'\n' {
+                self.line += 1;
+            }
             let after = at + if left_trim { 4 } else { 2 };
-            self.advance(after);
+            self.pos = after;
             // A comment: `/* ... */` right after the delimiter (and its trim marker).
             if self.bytes[self.pos..].starts_with(b"/*") {
                 let Some(close) = memchr::memmem::find(&self.bytes[self.pos + 2..], b"*/") else {
@@ -228,7 +255,7 @@ impl<'s> Lexer<'s> {
                     return Err(self.err("unclosed left paren"));
                 }
                 let start = self.pos;
-                self.advance(self.pos + 2);
+                self.pos += 2;
                 self.push(Kind::RightDelim, start, self.pos, self.line);
                 return Ok(false);
             }
@@ -241,18 +268,22 @@ impl<'s> Lexer<'s> {
             };
             match c {
                 ' ' | '\t' | '\r' | '\n' => {
-                    let mut end = self.pos;
+                    // Line breaks counted on the way (no second pass over the spaces).
+                    let (mut end, mut breaks) = (self.pos, 0);
                     while end < self.bytes.len() && is_space(self.bytes[end]) {
+                        breaks += usize::from(self.bytes[end] == b'\n');
                         end += 1;
                     }
                     // The last space of ` -}}` belongs to the trim marker (Go's lexSpace).
                     if self.bytes[end..].starts_with(b"-}}") {
                         end -= 1;
+                        breaks -= usize::from(self.bytes[end] == b'\n');
                         if end == self.pos {
                             continue;
                         }
                     }
-                    self.advance(end);
+                    self.line += breaks;
+                    self.pos = end;
                     self.push(Kind::Space, start, end, line);
                 }
                 '=' => {
@@ -519,10 +550,10 @@ impl<'s> Parser<'s, '_> {
         t
     }
     fn word(&self, t: &Token) -> &'s str {
-        &self.src[t.start..t.end]
+        &self.src[t.start as usize..t.end as usize]
     }
     fn pos(&self, t: &Token) -> Pos {
-        Pos::new(t.start, t.line)
+        t.pos()
     }
     fn skip_space(&mut self) {
         while self.peek().kind == Kind::Space {
@@ -540,7 +571,7 @@ impl<'s> Parser<'s, '_> {
     }
     fn error_at(&self, t: &Token, message: String) -> ParseError {
         ParseError {
-            line: t.line,
+            line: t.line as usize,
             message,
         }
     }
@@ -560,7 +591,7 @@ impl<'s> Parser<'s, '_> {
     fn text_or_action(&mut self) -> Result<Item> {
         let t = self.next();
         match t.kind {
-            Kind::Text => Ok(Item::Node(Node::Text(Span::new(t.start, t.end)))),
+            Kind::Text => Ok(Item::Node(Node::Text(t.span()))),
             Kind::LeftDelim => self.action(),
             _ => Err(self.unexpected(&t, "input")),
         }
@@ -630,7 +661,7 @@ impl<'s> Parser<'s, '_> {
             };
         }
         let pipe = self.pipeline("command", Kind::RightDelim)?;
-        Ok(Item::Node(Node::Action(Pos::new(t.start, t.line), pipe)))
+        Ok(Item::Node(Node::Action(t.pos(), pipe)))
     }
 
     fn expect_right_delim(&mut self, context: &str) -> Result<()> {
@@ -768,7 +799,7 @@ impl<'s> Parser<'s, '_> {
                 Kind::Declare | Kind::Assign => {
                     self.next();
                     is_assign = after.kind == Kind::Assign;
-                    decl.push(Span::new(first.start, first.end));
+                    decl.push(first.span());
                     // In scope at once, as in Go (`$x := $x` reads the new one).
                     self.vars.push(self.word(&first));
                 }
@@ -785,8 +816,8 @@ impl<'s> Parser<'s, '_> {
                         return Err(self.unexpected(&op, "range"));
                     }
                     is_assign = op.kind == Kind::Assign;
-                    decl.push(Span::new(first.start, first.end));
-                    decl.push(Span::new(second.start, second.end));
+                    decl.push(first.span());
+                    decl.push(second.span());
                     self.vars.push(self.word(&first));
                     self.vars.push(self.word(&second));
                 }
@@ -872,7 +903,7 @@ impl<'s> Parser<'s, '_> {
             let first = self.next();
             let more = self.fields_ahead();
             let mut names = Vec::with_capacity(1 + more);
-            names.push(Span::new(first.start + 1, first.end));
+            names.push(first.span_after_first());
             // Go places a chain at its second part.
             let pos = if more > 0 {
                 self.pos(self.peek())
@@ -922,7 +953,7 @@ impl<'s> Parser<'s, '_> {
     fn read_fields(&mut self, names: &mut Vec<Span>) {
         while self.peek().kind == Kind::Field {
             let f = self.next();
-            names.push(Span::new(f.start + 1, f.end));
+            names.push(f.span_after_first());
         }
     }
 
@@ -935,7 +966,7 @@ impl<'s> Parser<'s, '_> {
                 let Some(callee) = (self.resolve)(word) else {
                     return Err(self.error_at(&t, format!("function {word:?} not defined")));
                 };
-                Expr::Function(pos, Span::new(t.start, t.end), callee)
+                Expr::Function(pos, t.span(), callee)
             }
             Kind::Dot => Expr::Dot(pos),
             Kind::Nil => Expr::Nil(pos),
@@ -943,9 +974,9 @@ impl<'s> Parser<'s, '_> {
                 if !self.vars.contains(&word) {
                     return Err(self.error_at(&t, format!("undefined variable {word:?}")));
                 }
-                Expr::Variable(pos, Span::new(t.start, t.end), Box::default())
+                Expr::Variable(pos, t.span(), Box::default())
             }
-            Kind::Field => Expr::Field(pos, Box::new([Span::new(t.start + 1, t.end)])),
+            Kind::Field => Expr::Field(pos, Box::new([t.span_after_first()])),
             Kind::Bool => Expr::Bool(pos, word == "true"),
             Kind::Number => Expr::Number(
                 pos,
@@ -1254,6 +1285,19 @@ mod tests {
             ("{{ .a", 1, "unclosed action"),
             ("{{ \"open }}", 1, "unterminated quoted string"),
             ("{{ .a | }}", 1, "missing command after |"),
+            // Lines counted through trim markers and spaces that hold line breaks.
+            (
+                "a\n{{-\n\n .a\n -}}\nb\n{{ $nope }}",
+                7,
+                "undefined variable \"$nope\"",
+            ),
+            ("{{ .a\n-}}\n{{ $nope }}", 3, "undefined variable \"$nope\""),
+            (
+                "{{ .a \n\t\n }}{{ $nope }}",
+                3,
+                "undefined variable \"$nope\"",
+            ),
+            ("{{ .a\n\n-}}{{ $nope }}", 3, "undefined variable \"$nope\""),
         ] {
             let e = ours(src).unwrap_err();
             assert_eq!((e.line, e.message.as_str()), (line, message), "{src}");
