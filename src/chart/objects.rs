@@ -1,5 +1,5 @@
-//! Helm's built-in objects that are Go structs rather than maps: `.Chart`, `.Files`,
-//! `.Capabilities`, `.Capabilities.KubeVersion` and `.Capabilities.APIVersions`.
+//! Helm's built-in objects: `.Chart` (a map), and those that are Go structs with methods:
+//! `.Files`, `.Capabilities`, `.Capabilities.KubeVersion` and `.Capabilities.APIVersions`.
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -7,131 +7,69 @@ use std::sync::Arc;
 
 use super::template::{Object, Value};
 
-/// `.Chart`: Helm's `*chart.Metadata`, each field read from `Chart.yaml` when a template asks
-/// for it (a struct, not a map: templates read it, and building every field for each render cost
-/// more than the reads).
-pub struct ChartMetadata {
-    pub metadata: Arc<serde_json::Map<String, serde_json::Value>>,
-    /// The `dependencies` entries as written, for `.Chart.Dependencies`.
-    pub dependencies: Vec<serde_json::Map<String, serde_json::Value>>,
-    pub is_root: bool,
-    /// Fields already read, shared by later reads (helpers read `.Chart.Name` in every
-    /// `include`; and a Go struct's slices and maps are the same ones at every read).
-    pub read: std::cell::RefCell<Vec<(&'static str, Value)>>,
-}
-
-impl ChartMetadata {
-    /// Go's field names, in the struct's order, with `IsRoot` last.
-    const FIELDS: [&'static str; 18] = [
-        "Name",
-        "Home",
-        "Sources",
-        "Version",
-        "Description",
-        "Keywords",
-        "Maintainers",
-        "Icon",
-        "APIVersion",
-        "Condition",
-        "Tags",
-        "AppVersion",
-        "Deprecated",
-        "Annotations",
-        "KubeVersion",
-        "Dependencies",
-        "Type",
-        "IsRoot",
-    ];
-
-    fn text(&self, key: &str) -> Value {
-        Value::from(
-            self.metadata
-                .get(key)
-                .and_then(|v| v.as_str())
-                .unwrap_or(""),
-        )
-    }
-
-    fn list(&self, key: &str) -> Value {
-        match self.metadata.get(key) {
-            Some(v @ serde_json::Value::Array(_)) => Value::from_json(v),
-            _ => Value::list(Vec::new()),
-        }
-    }
-
-    /// Every field, as a map of Go's names (how the struct prints).
-    fn fields(&self) -> BTreeMap<String, Value> {
-        Self::FIELDS
-            .iter()
-            .filter_map(|name| Some((name.to_string(), self.field(name)?)))
-            .collect()
-    }
-}
-
-impl Object for ChartMetadata {
-    fn type_name(&self) -> &str {
-        "*chart.Metadata"
-    }
-    fn field(&self, name: &str) -> Option<Value> {
-        if let Some((_, v)) = self.read.borrow().iter().find(|(n, _)| *n == name) {
-            return Some(v.clone());
-        }
-        let name = *Self::FIELDS.iter().find(|f| **f == name)?;
-        let value = self.read_field(name);
-        self.read.borrow_mut().push((name, value.clone()));
-        Some(value)
-    }
-    fn display(&self) -> String {
-        Value::map(self.fields()).to_print()
-    }
-    fn to_data(&self) -> Value {
-        Value::map(self.fields())
-    }
-}
-
-impl ChartMetadata {
-    /// A field of [`Self::FIELDS`], from `Chart.yaml`.
-    fn read_field(&self, name: &str) -> Value {
-        use serde_json::Value as Json;
-        match name {
-            "Name" => self.text("name"),
-            "Home" => self.text("home"),
-            "Sources" => self.list("sources"),
-            "Version" => self.text("version"),
-            "Description" => self.text("description"),
-            "Keywords" => self.list("keywords"),
-            "Maintainers" => self.list("maintainers"),
-            "Icon" => self.text("icon"),
-            "APIVersion" => self.text("apiVersion"),
-            "Condition" => self.text("condition"),
-            "Tags" => self.text("tags"),
-            "AppVersion" => match self.metadata.get("appVersion") {
+/// `.Chart`: in Helm 4 a map of `chart.Metadata`'s fields under their Go names (`index .Chart
+/// "Name"` works, a missing field is empty), with `IsRoot`; built for each render, as templates
+/// may change it.
+pub fn chart_metadata(chart: &super::load::Chart, is_root: bool) -> Value {
+    use serde_json::Value as Json;
+    let m = &chart.metadata;
+    let text = |key: &str| Value::from(m.get(key).and_then(Json::as_str).unwrap_or(""));
+    let list = |key: &str| match m.get(key) {
+        Some(v @ Json::Array(_)) => Value::from_json(v),
+        _ => Value::list(Vec::new()),
+    };
+    // In key order: the map is built in one pass, without a search per insertion.
+    let fields: [(&str, Value); 18] = [
+        ("APIVersion", text("apiVersion")),
+        (
+            "Annotations",
+            match m.get("annotations") {
+                Some(Json::Object(a)) => Value::from_json_map(a),
+                _ => Value::map(BTreeMap::new()),
+            },
+        ),
+        (
+            "AppVersion",
+            match m.get("appVersion") {
                 Some(Json::String(s)) => Value::from(s.as_str()),
                 Some(Json::Number(n)) => Value::from(n.to_string()),
                 _ => Value::from(""),
             },
-            "Deprecated" => Value::Bool(
-                self.metadata
-                    .get("deprecated")
-                    .and_then(Json::as_bool)
-                    .unwrap_or(false),
-            ),
-            "Annotations" => match self.metadata.get("annotations") {
-                Some(v @ Json::Object(_)) => Value::from_json(v),
-                _ => Value::map(BTreeMap::new()),
-            },
-            "KubeVersion" => self.text("kubeVersion"),
-            "Dependencies" => Value::list(
-                self.dependencies
+        ),
+        ("Condition", text("condition")),
+        (
+            "Dependencies",
+            Value::list(
+                chart
+                    .dependencies
                     .iter()
-                    .map(|d| Value::from_json(&Json::Object(d.clone())))
+                    .map(|d| Value::from_json_map(&d.raw))
                     .collect(),
             ),
-            "Type" => self.text("type"),
-            "IsRoot" => Value::Bool(self.is_root),
-            _ => Value::Nil,
-        }
-    }
+        ),
+        (
+            "Deprecated",
+            Value::Bool(m.get("deprecated").and_then(Json::as_bool).unwrap_or(false)),
+        ),
+        ("Description", text("description")),
+        ("Home", text("home")),
+        ("Icon", text("icon")),
+        ("IsRoot", Value::Bool(is_root)),
+        ("Keywords", list("keywords")),
+        ("KubeVersion", text("kubeVersion")),
+        ("Maintainers", list("maintainers")),
+        ("Name", text("name")),
+        ("Sources", list("sources")),
+        ("Tags", text("tags")),
+        ("Type", text("type")),
+        ("Version", text("version")),
+    ];
+    Value::map(
+        fields
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
 }
 
 /// `.Files`: the chart's non-template files.

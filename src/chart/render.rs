@@ -8,7 +8,7 @@ use serde_json::Value as Json;
 
 use super::ChartError;
 use super::load::Chart;
-use super::objects::{ApiVersions, Capabilities, ChartMetadata, Files, KubeVersion};
+use super::objects::{ApiVersions, Capabilities, Files, KubeVersion, chart_metadata};
 use super::template::{TemplateSet, Value};
 use super::values::{Values, coalesce, process_dependencies};
 
@@ -168,15 +168,7 @@ fn collect(
         subcharts.insert(sub.name().to_string(), data);
     }
     let mut data = BTreeMap::new();
-    data.insert(
-        "Chart".into(),
-        Value::Object(Rc::new(ChartMetadata {
-            metadata: chart.metadata.clone(),
-            dependencies: chart.dependencies.iter().map(|d| d.raw.clone()).collect(),
-            is_root,
-            read: Default::default(),
-        })),
-    );
+    data.insert("Chart".into(), chart_metadata(chart, is_root));
     data.insert(
         "Files".into(),
         Value::Object(Rc::new(Files {

@@ -271,12 +271,17 @@ impl Value {
             },
             serde_json::Value::String(s) => Value::Str(s.as_str().into()),
             serde_json::Value::Array(a) => Value::list(a.iter().map(Value::from_json).collect()),
-            serde_json::Value::Object(m) => Value::map(
-                m.iter()
-                    .map(|(k, v)| (k.clone(), Value::from_json(v)))
-                    .collect(),
-            ),
+            serde_json::Value::Object(m) => Value::from_json_map(m),
         }
+    }
+
+    /// A JSON object as a template map (its keys already in order).
+    pub fn from_json_map(m: &serde_json::Map<String, serde_json::Value>) -> Value {
+        Value::map(
+            m.iter()
+                .map(|(k, v)| (k.clone(), Value::from_json(v)))
+                .collect(),
+        )
     }
 
     /// Converts to JSON for `toJson`/`toYaml` (Go's `json.Marshal`).
