@@ -8,26 +8,67 @@ use std::sync::Arc;
 use super::template::{Object, Value};
 
 /// `.Chart`: in Helm 4 a map of `chart.Metadata`'s fields under their Go names (`index .Chart
-/// "Name"` works, a missing field is empty), with `IsRoot`; built for each render, as templates
-/// may change it.
+/// "Name"` works, a missing field is empty), with `IsRoot`; a new map for each render, as
+/// templates may change it.
 pub fn chart_metadata(chart: &super::load::Chart, is_root: bool) -> Value {
     use serde_json::Value as Json;
     let m = &chart.metadata;
-    let text = |key: &str| Value::from(m.get(key).and_then(Json::as_str).unwrap_or(""));
     let list = |key: &str| match m.get(key) {
         Some(v @ Json::Array(_)) => Value::from_json(v),
         _ => Value::list(Vec::new()),
     };
-    // In key order: the map is built in one pass, without a search per insertion.
-    let fields: [(&str, Value); 18] = [
-        ("APIVersion", text("apiVersion")),
-        (
-            "Annotations",
-            match m.get("annotations") {
-                Some(Json::Object(a)) => Value::from_json_map(a),
-                _ => Value::map(BTreeMap::new()),
-            },
+    let mut fields = scalar_fields(chart, is_root);
+    // The lists and maps are made anew for each render (a template may change them).
+    fields.insert(
+        "Annotations".into(),
+        match m.get("annotations") {
+            Some(Json::Object(a)) => Value::from_json_map(a),
+            _ => Value::map(BTreeMap::new()),
+        },
+    );
+    fields.insert(
+        "Dependencies".into(),
+        Value::list(
+            chart
+                .dependencies
+                .iter()
+                .map(|d| Value::from_json_map(&d.raw))
+                .collect(),
         ),
+    );
+    fields.insert("Keywords".into(), list("keywords"));
+    fields.insert("Maintainers".into(), list("maintainers"));
+    fields.insert("Sources".into(), list("sources"));
+    Value::map(fields)
+}
+
+/// The string and boolean fields of `.Chart`, read from `Chart.yaml` once per chart and thread
+/// and copied for each render: reading them (and sorting the keys) was most of a small chart's
+/// render. Their values are immutable strings and booleans, shared safely.
+fn scalar_fields(chart: &super::load::Chart, is_root: bool) -> BTreeMap<String, Value> {
+    use serde_json::Value as Json;
+    type Cached = (
+        Arc<serde_json::Map<String, Json>>,
+        bool,
+        BTreeMap<String, Value>,
+    );
+    thread_local! {
+        // Keyed by the chart's metadata itself (held, so its address is not reused).
+        static CACHE: std::cell::RefCell<Vec<Cached>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let hit = CACHE.with(|c| {
+        c.borrow()
+            .iter()
+            .find(|(m, root, _)| Arc::ptr_eq(m, &chart.metadata) && *root == is_root)
+            .map(|(_, _, fields)| fields.clone())
+    });
+    if let Some(fields) = hit {
+        return fields;
+    }
+    let m = &chart.metadata;
+    let text = |key: &str| Value::from(m.get(key).and_then(Json::as_str).unwrap_or(""));
+    let fields: BTreeMap<String, Value> = [
+        ("APIVersion", text("apiVersion")),
         (
             "AppVersion",
             match m.get("appVersion") {
@@ -38,16 +79,6 @@ pub fn chart_metadata(chart: &super::load::Chart, is_root: bool) -> Value {
         ),
         ("Condition", text("condition")),
         (
-            "Dependencies",
-            Value::list(
-                chart
-                    .dependencies
-                    .iter()
-                    .map(|d| Value::from_json_map(&d.raw))
-                    .collect(),
-            ),
-        ),
-        (
             "Deprecated",
             Value::Bool(m.get("deprecated").and_then(Json::as_bool).unwrap_or(false)),
         ),
@@ -55,21 +86,24 @@ pub fn chart_metadata(chart: &super::load::Chart, is_root: bool) -> Value {
         ("Home", text("home")),
         ("Icon", text("icon")),
         ("IsRoot", Value::Bool(is_root)),
-        ("Keywords", list("keywords")),
         ("KubeVersion", text("kubeVersion")),
-        ("Maintainers", list("maintainers")),
         ("Name", text("name")),
-        ("Sources", list("sources")),
         ("Tags", text("tags")),
         ("Type", text("type")),
         ("Version", text("version")),
-    ];
-    Value::map(
-        fields
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-    )
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        // A long-running process that renders many charts keeps a bounded cache.
+        if c.len() >= 64 {
+            c.clear();
+        }
+        c.push((chart.metadata.clone(), is_root, fields.clone()));
+    });
+    fields
 }
 
 /// `.Files`: the chart's non-template files.
