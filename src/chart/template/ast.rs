@@ -103,7 +103,8 @@ pub struct PipeNode {
 /// One command: an operand and its arguments.
 #[derive(Debug)]
 pub struct CommandNode {
-    pub args: Vec<Expr>,
+    /// Inline up to two (most commands: `.Values.x`, `quote`, `nindent 4`): no allocation.
+    pub args: smallvec::SmallVec<[Expr; 2]>,
 }
 
 /// A number literal as Go's parser types it.

@@ -867,7 +867,7 @@ impl<'s> Parser<'s, '_> {
     /// One command: operands separated by spaces.
     fn command(&mut self, context: &str) -> Result<CommandNode> {
         let first = self.peek_non_space();
-        let mut args = Vec::with_capacity(4);
+        let mut args = smallvec::SmallVec::new();
         loop {
             let t = *self.peek();
             match t.kind {
