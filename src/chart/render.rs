@@ -99,7 +99,9 @@ pub fn render_chart(
         let (ca, cb) = (a.name.matches('/').count(), b.name.matches('/').count());
         cb.cmp(&ca).then_with(|| b.name.cmp(&a.name))
     });
-    let mut set = TemplateSet::default();
+    // The templates' syntax trees, freed at once when the render ends.
+    let arena = bumpalo::Bump::new();
+    let mut set = TemplateSet::new(&arena);
     for t in &templates {
         set.add(&t.name, t.text.clone())?;
     }

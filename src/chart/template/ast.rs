@@ -4,10 +4,11 @@
 //!
 //! Why our own and not gotmpl's: a chart render parses every template before it runs any, so
 //! building the tree was half of a render. gotmpl's tree copies every text and name into a
-//! string of its own and leaves functions to be found by name at every call. Here text and names
-//! are byte ranges of the template source (which the executor holds), string literals are the
-//! `Rc<str>` a template value holds (shared, not copied, each time they run), and functions are
-//! resolved while parsing.
+//! string of its own, allocates node by node and leaves functions to be found by name at every
+//! call. Here the nodes of a render live in one arena (`bumpalo`: allocated by bumping a
+//! pointer, freed at once when the render ends), texts and names are byte ranges of the template
+//! source (which the executor holds), string literals are the `Rc<str>` a template value holds
+//! (shared, not copied, each time they run), and functions are resolved while parsing.
 
 use std::rc::Rc;
 
@@ -36,12 +37,12 @@ impl Span {
 }
 
 /// A sequence of nodes (a template body, a branch).
-#[derive(Debug, Default)]
-pub struct ListNode {
-    pub nodes: Vec<Node>,
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ListNode<'a> {
+    pub nodes: &'a [Node<'a>],
 }
 
-impl ListNode {
+impl ListNode<'_> {
     /// Whether the list holds nothing but white space (Go's `IsEmptyTree`: an empty
     /// `define` does not replace an earlier one).
     pub fn is_empty_tree(&self, src: &str) -> bool {
@@ -53,15 +54,15 @@ impl ListNode {
 }
 
 #[derive(Debug)]
-pub enum Node {
+pub enum Node<'a> {
     /// Text between actions, after trim markers.
     Text(Span),
     /// `{{ pipeline }}`: printed unless it declares variables.
-    Action(Pos, PipeNode),
-    If(Box<BranchNode>),
-    Range(Box<BranchNode>),
-    With(Box<BranchNode>),
-    Template(Box<TemplateNode>),
+    Action(Pos, PipeNode<'a>),
+    If(&'a BranchNode<'a>),
+    Range(&'a BranchNode<'a>),
+    With(&'a BranchNode<'a>),
+    Template(&'a TemplateNode<'a>),
     Break,
     Continue,
 }
@@ -69,42 +70,41 @@ pub enum Node {
 /// `if`, `with` and `range`: a pipeline, a body and an optional `else` (an `else if` is an `if`
 /// alone in the else body, as Go builds it).
 #[derive(Debug)]
-pub struct BranchNode {
+pub struct BranchNode<'a> {
     pub pos: Pos,
-    pub pipe: PipeNode,
-    pub body: ListNode,
-    pub else_body: Option<ListNode>,
+    pub pipe: PipeNode<'a>,
+    pub body: ListNode<'a>,
+    pub else_body: Option<ListNode<'a>>,
 }
 
 /// `{{template "name" pipeline}}`.
 #[derive(Debug)]
-pub struct TemplateNode {
+pub struct TemplateNode<'a> {
     pub pos: Pos,
-    pub name: Box<str>,
-    pub pipe: Option<PipeNode>,
+    pub name: &'a str,
+    pub pipe: Option<PipeNode<'a>>,
 }
 
 /// `{{define "name"}}…{{end}}` (and the definition half of a `block`).
 #[derive(Debug)]
-pub struct DefineNode {
+pub struct DefineNode<'a> {
     pub name: String,
-    pub body: ListNode,
+    pub body: ListNode<'a>,
 }
 
 /// Commands joined by `|`, with the variables it declares or assigns (`$x :=`, `$i, $v :=`).
 #[derive(Debug)]
-pub struct PipeNode {
+pub struct PipeNode<'a> {
     /// The variables' names, `$` included.
-    pub decl: Vec<Span>,
-    pub commands: Vec<CommandNode>,
+    pub decl: &'a [Span],
+    pub commands: &'a [CommandNode<'a>],
     pub is_assign: bool,
 }
 
 /// One command: an operand and its arguments.
 #[derive(Debug)]
-pub struct CommandNode {
-    /// Inline up to two (most commands: `.Values.x`, `quote`, `nindent 4`): no allocation.
-    pub args: smallvec::SmallVec<[Expr; 2]>,
+pub struct CommandNode<'a> {
+    pub args: &'a [Expr<'a>],
 }
 
 /// A number literal as Go's parser types it.
@@ -136,26 +136,31 @@ impl std::fmt::Debug for Callee {
 }
 
 #[derive(Debug)]
-pub enum Expr {
+pub enum Expr<'a> {
     /// `.`
     Dot(Pos),
     /// `.a.b`: the field names without their dots.
-    Field(Pos, Box<[Span]>),
+    Field(Pos, &'a [Span]),
     /// `$x.a.b`: the variable (with its `$`) and the fields after it.
-    Variable(Pos, Span, Box<[Span]>),
+    Variable(Pos, Span, &'a [Span]),
     /// A function name, resolved.
     Function(Pos, Span, Callee),
-    String(Pos, Rc<str>),
+    /// A string literal: its place in the body's [`Literals`].
+    String(Pos, u32),
     Number(Pos, Number),
     Bool(Pos, bool),
     Nil(Pos),
     /// `(pipeline)`.
-    Pipe(Pos, Box<PipeNode>),
+    Pipe(Pos, &'a PipeNode<'a>),
     /// `(…).a.b`: fields of a parenthesised pipeline's (or function's) value.
-    Chain(Pos, Box<Expr>, Box<[Span]>),
+    Chain(Pos, &'a Expr<'a>, &'a [Span]),
 }
 
-impl Expr {
+/// A parsed text's string literals, as the template values they become (shared, not copied,
+/// each time they run). Kept beside the tree, not in its arena: an arena runs no destructors.
+pub type Literals = Rc<[Rc<str>]>;
+
+impl Expr<'_> {
     pub fn pos(&self) -> Pos {
         match self {
             Expr::Dot(p)

@@ -15,15 +15,15 @@ use super::{Exec, Failure};
 use crate::chart::values::floats;
 
 /// What a function gets besides its arguments: the execution (for `include`/`tpl`).
-pub struct Call<'c, 's> {
-    pub(crate) exec: &'c mut Exec<'s>,
+pub struct Call<'c, 's, 'a> {
+    pub(crate) exec: &'c mut Exec<'s, 'a>,
     pub(crate) pos: Pos,
 }
 
 /// A function's arguments: inline for the few most calls have.
 pub(crate) type Args = smallvec::SmallVec<[Value; 4]>;
 
-pub(crate) type Func = fn(&mut Call<'_, '_>, Args) -> Result<Value, Failure>;
+pub(crate) type Func = fn(&mut Call<'_, '_, '_>, Args) -> Result<Value, Failure>;
 
 type R = Result<Value, Failure>;
 
@@ -1302,7 +1302,7 @@ fn range_list(start: i64, stop: i64, step: i64) -> R {
     Ok(Value::list(out))
 }
 
-fn seq(_: &mut Call<'_, '_>, a: Args) -> R {
+fn seq(_: &mut Call<'_, '_, '_>, a: Args) -> R {
     let n: Vec<i64> = a.iter().map(to_int).collect();
     let (start, step, end) = match n.as_slice() {
         [end] => (1, if *end >= 1 { 1 } else { -1 }, *end),
@@ -1356,7 +1356,7 @@ fn merge_into(dst: &mut BTreeMap<String, Value>, src: &BTreeMap<String, Value>, 
     }
 }
 
-fn len(_: &mut Call<'_, '_>, a: Args) -> R {
+fn len(_: &mut Call<'_, '_, '_>, a: Args) -> R {
     Ok(Value::Int(match arg(&a, 0)? {
         Value::Str(s) => s.len() as i64,
         Value::Bytes(b) => b.len() as i64,
@@ -1367,7 +1367,7 @@ fn len(_: &mut Call<'_, '_>, a: Args) -> R {
     }))
 }
 
-fn index(_: &mut Call<'_, '_>, a: Args) -> R {
+fn index(_: &mut Call<'_, '_, '_>, a: Args) -> R {
     let mut cur = arg(&a, 0)?;
     for key in &a[1..] {
         cur = match (&cur, key) {
@@ -1390,7 +1390,7 @@ fn index(_: &mut Call<'_, '_>, a: Args) -> R {
     Ok(cur)
 }
 
-fn slice(_: &mut Call<'_, '_>, a: Args) -> R {
+fn slice(_: &mut Call<'_, '_, '_>, a: Args) -> R {
     let v = arg(&a, 0)?;
     let bounds: Vec<i64> = a[1..].iter().map(to_int).collect();
     match v {
@@ -1434,7 +1434,7 @@ fn kind(v: &Value) -> Kind {
     }
 }
 
-fn eq(_: &mut Call<'_, '_>, a: Args) -> R {
+fn eq(_: &mut Call<'_, '_, '_>, a: Args) -> R {
     let first = arg(&a, 0)?;
     if a.len() < 2 {
         return err("missing argument for comparison");
@@ -1501,7 +1501,7 @@ fn go_print(a: &[Value]) -> String {
     out
 }
 
-fn printf_fn(_: &mut Call<'_, '_>, a: Args) -> R {
+fn printf_fn(_: &mut Call<'_, '_, '_>, a: Args) -> R {
     let format = string_arg(&a, 0)?;
     Ok(Value::from(printf(&format, &a[1..])))
 }

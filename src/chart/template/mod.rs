@@ -27,7 +27,11 @@ use std::rc::Rc;
 
 use std::sync::Arc;
 
-use ast::{BranchNode, Callee, CommandNode, Expr, ListNode, Node, Number, PipeNode, Pos, Span};
+use bumpalo::Bump;
+
+use ast::{
+    BranchNode, Callee, CommandNode, Expr, ListNode, Literals, Node, Number, PipeNode, Pos, Span,
+};
 
 pub use value::{Object, Value};
 
@@ -96,27 +100,50 @@ impl std::fmt::Display for TemplateError {
     }
 }
 
-/// A parsed body: its tree, the source its names and texts are ranges of, the file it came
-/// from (for positions) and its name (a file's, a `define`'s, or `tpl`).
-struct Body {
-    list: ListNode,
+/// A parsed body: its tree, the source its names and texts are ranges of, its string
+/// literals, the file it came from (for positions) and its name (a file's, a `define`'s, or
+/// `tpl`).
+struct Body<'a> {
+    list: ListNode<'a>,
     source: Arc<str>,
+    literals: Literals,
     file: Rc<str>,
     name: Rc<str>,
 }
 
-/// Every template of a render: the files and the `define`s in them, by name.
-#[derive(Default)]
-pub struct TemplateSet {
-    bodies: HashMap<String, Rc<Body>>,
+/// How much a render's syntax trees may take (`tpl` parses while a render runs, and a template
+/// could call it in a loop on ever new text).
+const MAX_TREES: usize = if cfg!(test) {
+    // Small in tests, so the bound is reached quickly.
+    1024 * 1024
+} else {
+    256 * 1024 * 1024
+};
+
+/// Every template of a render: the files and the `define`s in them, by name; their trees live
+/// in `arena`, freed at once with it when the render ends.
+pub struct TemplateSet<'a> {
+    arena: &'a Bump,
+    bodies: HashMap<String, Rc<Body<'a>>>,
 }
 
-impl TemplateSet {
+impl<'a> TemplateSet<'a> {
+    pub fn new(arena: &'a Bump) -> Self {
+        TemplateSet {
+            arena,
+            bodies: HashMap::default(),
+        }
+    }
+
     /// Parses a file into the set. Definitions replace earlier ones of the same name (Helm
     /// parses parent charts after subcharts so the parent's win).
     pub fn add(&mut self, file: &str, text: Arc<str>) -> Result<()> {
         let file: Rc<str> = file.into();
-        let (list, defines) = parse(&file, &text)?;
+        let parse::Parsed {
+            list,
+            defines,
+            literals,
+        } = parse(&file, &text, self.arena)?;
         for define in defines {
             // Go keeps an earlier non-empty definition over a later empty one.
             if define.body.is_empty_tree(&text) && self.bodies.contains_key(&define.name) {
@@ -125,6 +152,7 @@ impl TemplateSet {
             let body = Body {
                 list: define.body,
                 source: text.clone(),
+                literals: literals.clone(),
                 file: file.clone(),
                 name: define.name.as_str().into(),
             };
@@ -134,6 +162,7 @@ impl TemplateSet {
             let body = Body {
                 list,
                 source: text,
+                literals,
                 file: file.clone(),
                 name: file.clone(),
             };
@@ -179,7 +208,7 @@ fn without_no_value(out: String) -> String {
 }
 
 /// Parses a template text, naming `file` in errors the way Helm does.
-fn parse(file: &str, text: &str) -> Result<(ListNode, Vec<ast::DefineNode>)> {
+fn parse<'a>(file: &str, text: &str, arena: &'a Bump) -> Result<parse::Parsed<'a>> {
     let resolve = |name: &str| match name {
         "and" => Some(Callee::And),
         "or" => Some(Callee::Or),
@@ -197,7 +226,7 @@ fn parse(file: &str, text: &str) -> Result<(ListNode, Vec<ast::DefineNode>)> {
             context: None,
         });
     }
-    parse::parse(text, &resolve).map_err(|e| TemplateError {
+    parse::parse(text, arena, &resolve).map_err(|e| TemplateError {
         file: file.into(),
         line: e.line,
         column: 0,
@@ -230,10 +259,10 @@ impl From<String> for Failure {
 }
 
 /// One execution: variables, output, and the bounds.
-pub struct Exec<'s> {
-    set: &'s TemplateSet,
+pub struct Exec<'s, 'a> {
+    set: &'s TemplateSet<'a>,
     /// Templates `tpl` defined, visible while its text runs.
-    overlay: Vec<HashMap<String, Rc<Body>>>,
+    overlay: Vec<HashMap<String, Rc<Body<'a>>>>,
     /// Variables, innermost last, named by their place in the running body's source (a frame's
     /// variables are all its body's; `$` is [`DOLLAR`]).
     vars: Vec<(Span, Value)>,
@@ -243,15 +272,15 @@ pub struct Exec<'s> {
     spare: Vec<String>,
     out: String,
     /// The body running: its source for names and texts, its file and name for errors.
-    cur: Rc<Body>,
+    cur: Rc<Body<'a>>,
     include_depth: HashMap<String, usize>,
     steps: u64,
 }
 
 type Result<T> = std::result::Result<T, TemplateError>;
 
-impl<'s> Exec<'s> {
-    fn new(set: &'s TemplateSet, body: Rc<Body>) -> Self {
+impl<'s, 'a> Exec<'s, 'a> {
+    fn new(set: &'s TemplateSet<'a>, body: Rc<Body<'a>>) -> Self {
         Exec {
             set,
             overlay: Vec::new(),
@@ -296,7 +325,7 @@ impl<'s> Exec<'s> {
         }
     }
 
-    fn body(&self, name: &str) -> Option<Rc<Body>> {
+    fn body(&self, name: &str) -> Option<Rc<Body<'a>>> {
         for layer in self.overlay.iter().rev() {
             if let Some(b) = layer.get(name) {
                 return Some(b.clone());
@@ -334,7 +363,7 @@ impl<'s> Exec<'s> {
     }
 
     fn run_list(&mut self, list: &ListNode, dot: &Value) -> Result<Flow> {
-        for node in &list.nodes {
+        for node in list.nodes {
             match self.run_node(node, dot)? {
                 Flow::Normal => {}
                 flow => return Ok(flow),
@@ -366,12 +395,12 @@ impl<'s> Exec<'s> {
                     Some(p) => self.pipe(p, dot)?,
                     None => Value::Nil,
                 };
-                let Some(body) = self.body(&t.name) else {
+                let Some(body) = self.body(t.name) else {
                     return Err(self.error(
                         t.pos,
                         Failure::Exec(format!(
                             "<{:?}>: template: no template {:?} associated with template \"gotpl\"",
-                            &*t.name, &*t.name
+                            t.name, t.name
                         )),
                     ));
                 };
@@ -386,7 +415,7 @@ impl<'s> Exec<'s> {
     }
 
     /// Runs a named template with its own variables (`$` is its data) into a string.
-    fn call_template(&mut self, body: Rc<Body>, data: &Value, pos: Pos) -> Result<String> {
+    fn call_template(&mut self, body: Rc<Body<'a>>, data: &Value, pos: Pos) -> Result<String> {
         let name = body.name.clone();
         // Counted by name, as Helm counts; the name is stored once, not per call.
         let depth = match self.include_depth.get_mut(&*name) {
@@ -454,7 +483,18 @@ impl<'s> Exec<'s> {
         data: &Value,
         pos: Pos,
     ) -> std::result::Result<String, Failure> {
-        let (list, defines) = parse(&self.cur.file, text).map_err(|e| {
+        // The text's tree goes into the render's arena, which only grows: bounded.
+        if self.set.arena.allocated_bytes() > MAX_TREES {
+            return Err(Failure::Exec(format!(
+                "<tpl>: the render's templates take more than {} MiB",
+                MAX_TREES >> 20
+            )));
+        }
+        let parse::Parsed {
+            list,
+            defines,
+            literals,
+        } = parse(&self.cur.file, text, self.set.arena).map_err(|e| {
             Failure::Exec(format!(
                 "error calling tpl: cannot parse template {text:?}: template: {}:{}: {}",
                 e.file, e.line, e.message
@@ -467,6 +507,7 @@ impl<'s> Exec<'s> {
             let body = Body {
                 list: d.body,
                 source: source.clone(),
+                literals: literals.clone(),
                 file: file.clone(),
                 name: d.name.as_str().into(),
             };
@@ -476,6 +517,7 @@ impl<'s> Exec<'s> {
         let body = Body {
             list,
             source,
+            literals,
             file,
             name: "tpl".into(),
         };
@@ -504,7 +546,7 @@ impl<'s> Exec<'s> {
         self.step(b.pos)?;
         let mark = self.vars.len();
         // The range pipeline's variables are the loop's, not the pipeline's result.
-        let value = self.commands(&b.pipe.commands, dot)?;
+        let value = self.commands(b.pipe.commands, dot)?;
         let items: Vec<(Value, Value)> = match &value {
             Value::List(l) => l
                 .iter()
@@ -595,8 +637,8 @@ impl<'s> Exec<'s> {
     }
 
     fn pipe(&mut self, pipe: &PipeNode, dot: &Value) -> Result<Value> {
-        let value = self.commands(&pipe.commands, dot)?;
-        for name in &pipe.decl {
+        let value = self.commands(pipe.commands, dot)?;
+        for name in pipe.decl {
             self.bind(*name, value.clone(), pipe.is_assign);
         }
         Ok(value)
@@ -683,7 +725,7 @@ impl<'s> Exec<'s> {
             Expr::Function(pos, name, callee) => {
                 self.call_function(*callee, *name, &[], dot, None, *pos)
             }
-            Expr::String(_, s) => Ok(Value::Str(s.clone())),
+            Expr::String(_, i) => Ok(Value::Str(self.cur.literals[*i as usize].clone())),
             Expr::Number(_, n) => Ok(match n {
                 Number::Int(i) => Value::Int(*i),
                 Number::Uint(u) => Value::Int64(*u as i64),
@@ -856,7 +898,8 @@ mod tests {
     use super::*;
 
     fn render(text: &str) -> std::result::Result<String, TemplateError> {
-        let mut set = TemplateSet::default();
+        let arena = Bump::new();
+        let mut set = TemplateSet::new(&arena);
         set.add("t.yaml", text.into())?;
         set.render("t.yaml", &Value::map(Default::default()))
     }
@@ -870,6 +913,14 @@ mod tests {
         // Would write 10 GB.
         let e = render(r#"{{ range until 1000000 }}{{ repeat 10000 "x" }}{{ end }}"#).unwrap_err();
         assert!(e.to_string().contains("output limit"), "{e}");
+        // Would parse a new text a million times (the trees of a render are bounded).
+        let e = render(r#"{{ range until 1000000 }}{{ tpl (printf "{{ %d }}" .) $ }}{{ end }}"#)
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("the render's templates take more than"),
+            "{e}"
+        );
         // Would build a list of 10^10 items.
         let e = render("{{ until 10000000000 }}").unwrap_err();
         assert!(e.message.contains("more than winguard builds"), "{e}");

@@ -9,9 +9,12 @@
 
 use std::rc::Rc;
 
+use bumpalo::Bump;
+use bumpalo::collections::Vec as BumpVec;
+
 use super::ast::{
-    BranchNode, Callee, CommandNode, DefineNode, Expr, ListNode, Node, Number, PipeNode, Pos, Span,
-    TemplateNode,
+    BranchNode, Callee, CommandNode, DefineNode, Expr, ListNode, Literals, Node, Number, PipeNode,
+    Pos, Span, TemplateNode,
 };
 
 /// A parse failure: line and message, in Go's words.
@@ -469,25 +472,34 @@ impl<'s> Lexer<'s> {
     }
 }
 
-/// Parses a template: its top-level list and the templates it `define`s (a `block` is both a
-/// definition and a call).
-/// Function names are resolved by `resolve` as they are read (Go's parser rejects an unknown
-/// one).
-pub fn parse(
+/// A parsed text: its top-level list, the templates it `define`s (a `block` is both a
+/// definition and a call), and its string literals.
+pub struct Parsed<'a> {
+    pub list: ListNode<'a>,
+    pub defines: Vec<DefineNode<'a>>,
+    pub literals: Literals,
+}
+
+/// Parses a template, its nodes into `arena`. Function names are resolved by `resolve` as they
+/// are read (Go's parser rejects an unknown one).
+pub fn parse<'a>(
     src: &str,
+    arena: &'a Bump,
     resolve: &dyn Fn(&str) -> Option<Callee>,
-) -> Result<(ListNode, Vec<DefineNode>)> {
+) -> Result<Parsed<'a>> {
     let tokens = Lexer::new(src).run()?;
     let mut p = Parser {
         src,
+        arena,
         tokens,
         at: 0,
         defines: Vec::new(),
+        literals: Vec::new(),
         vars: vec!["$"],
         range_depth: 0,
         resolve,
     };
-    let mut nodes = Vec::with_capacity(16);
+    let mut nodes = BumpVec::with_capacity_in(16, arena);
     loop {
         if p.peek().kind == Kind::Eof {
             break;
@@ -506,28 +518,36 @@ pub fn parse(
             }
         }
     }
-    Ok((ListNode { nodes }, p.defines))
+    Ok(Parsed {
+        list: ListNode {
+            nodes: nodes.into_bump_slice(),
+        },
+        defines: p.defines,
+        literals: p.literals.into(),
+    })
 }
 
 /// What reading one item found: a node, or the `{{end}}`/`{{else}}` that closes a list.
-enum Item {
-    Node(Node),
+enum Item<'a> {
+    Node(Node<'a>),
     End(Token),
     Else(Token),
 }
 
-struct Parser<'s, 'f> {
+struct Parser<'s, 'a, 'f> {
     src: &'s str,
+    arena: &'a Bump,
     tokens: Vec<Token>,
     at: usize,
-    defines: Vec<DefineNode>,
+    defines: Vec<DefineNode<'a>>,
+    literals: Vec<Rc<str>>,
     /// Variables in scope, innermost last (Go rejects an undefined one at parse time).
     vars: Vec<&'s str>,
     range_depth: usize,
     resolve: &'f dyn Fn(&str) -> Option<Callee>,
 }
 
-impl<'s> Parser<'s, '_> {
+impl<'s, 'a> Parser<'s, 'a, '_> {
     /// Whether the next tokens are `{{ define`.
     fn define_follows(&self) -> bool {
         if self.peek().kind != Kind::LeftDelim {
@@ -588,7 +608,7 @@ impl<'s> Parser<'s, '_> {
     }
 
     /// Text, or one action after its `{{`.
-    fn text_or_action(&mut self) -> Result<Item> {
+    fn text_or_action(&mut self) -> Result<Item<'a>> {
         let t = self.next();
         match t.kind {
             Kind::Text => Ok(Item::Node(Node::Text(t.span()))),
@@ -598,8 +618,8 @@ impl<'s> Parser<'s, '_> {
     }
 
     /// Nodes up to `{{end}}` or `{{else}}`, which is returned.
-    fn item_list(&mut self, context: &str) -> Result<(ListNode, Item)> {
-        let mut nodes = Vec::with_capacity(8);
+    fn item_list(&mut self, context: &str) -> Result<(ListNode<'a>, Item<'a>)> {
+        let mut nodes = BumpVec::with_capacity_in(8, self.arena);
         loop {
             if self.peek().kind == Kind::Eof {
                 let t = *self.peek();
@@ -611,12 +631,17 @@ impl<'s> Parser<'s, '_> {
             }
             match self.text_or_action()? {
                 Item::Node(n) => nodes.push(n),
-                end => return Ok((ListNode { nodes }, end)),
+                end => {
+                    let list = ListNode {
+                        nodes: nodes.into_bump_slice(),
+                    };
+                    return Ok((list, end));
+                }
             }
         }
     }
 
-    fn action(&mut self) -> Result<Item> {
+    fn action(&mut self) -> Result<Item<'a>> {
         let t = self.peek_non_space();
         if t.kind == Kind::Keyword {
             let word = self.word(&t).to_string();
@@ -629,19 +654,19 @@ impl<'s> Parser<'s, '_> {
                 "else" => Ok(Item::Else(t)),
                 "if" => self
                     .control(&t, "if")
-                    .map(|b| Item::Node(Node::If(Box::new(b)))),
+                    .map(|b| Item::Node(Node::If(self.arena.alloc(b)))),
                 "with" => self
                     .control(&t, "with")
-                    .map(|b| Item::Node(Node::With(Box::new(b)))),
+                    .map(|b| Item::Node(Node::With(self.arena.alloc(b)))),
                 "range" => {
                     self.range_depth += 1;
                     let b = self.control(&t, "range");
                     self.range_depth -= 1;
-                    b.map(|b| Item::Node(Node::Range(Box::new(b))))
+                    b.map(|b| Item::Node(Node::Range(self.arena.alloc(b))))
                 }
                 "template" => self
                     .template(&t)
-                    .map(|n| Item::Node(Node::Template(Box::new(n)))),
+                    .map(|n| Item::Node(Node::Template(self.arena.alloc(n)))),
                 "block" => self.block(&t).map(Item::Node),
                 "break" | "continue" => {
                     if self.range_depth == 0 {
@@ -674,7 +699,7 @@ impl<'s> Parser<'s, '_> {
 
     /// `if`/`with`/`range`: the pipeline, the body, and an `else` (which may chain another
     /// `if`/`with`, Go's `else if`).
-    fn control(&mut self, keyword: &Token, context: &str) -> Result<BranchNode> {
+    fn control(&mut self, keyword: &Token, context: &str) -> Result<BranchNode<'a>> {
         let mark = self.vars.len();
         let pipe = self.pipeline(context, Kind::RightDelim)?;
         let (body, end) = self.item_list(context)?;
@@ -691,11 +716,13 @@ impl<'s> Parser<'s, '_> {
                     self.next();
                     let inner = self.control(&next, &word)?;
                     let node = if word == "if" {
-                        Node::If(Box::new(inner))
+                        Node::If(self.arena.alloc(inner))
                     } else {
-                        Node::With(Box::new(inner))
+                        Node::With(self.arena.alloc(inner))
                     };
-                    Some(ListNode { nodes: vec![node] })
+                    Some(ListNode {
+                        nodes: self.arena.alloc_slice_fill_iter([node]),
+                    })
                 } else {
                     self.expect_right_delim("else")?;
                     let (list, end) = self.item_list(context)?;
@@ -720,7 +747,7 @@ impl<'s> Parser<'s, '_> {
     }
 
     /// `{{template "name" [pipeline]}}`.
-    fn template(&mut self, keyword: &Token) -> Result<TemplateNode> {
+    fn template(&mut self, keyword: &Token) -> Result<TemplateNode<'a>> {
         let name_token = self.next_non_space();
         let name = self.string_value(&name_token, "template clause")?;
         let pipe = if self.peek_non_space().kind == Kind::RightDelim {
@@ -731,13 +758,13 @@ impl<'s> Parser<'s, '_> {
         };
         Ok(TemplateNode {
             pos: self.pos(keyword),
-            name: name.into(),
+            name: self.arena.alloc_str(&name),
             pipe,
         })
     }
 
     /// `{{block "name" pipeline}}…{{end}}`: defines `name` and calls it.
-    fn block(&mut self, keyword: &Token) -> Result<Node> {
+    fn block(&mut self, keyword: &Token) -> Result<Node<'a>> {
         let name_token = self.next_non_space();
         let name = self.string_value(&name_token, "block clause")?;
         let pipe = self.pipeline("block clause", Kind::RightDelim)?;
@@ -749,11 +776,11 @@ impl<'s> Parser<'s, '_> {
         }
         let call = TemplateNode {
             pos: self.pos(keyword),
-            name: name.as_str().into(),
+            name: self.arena.alloc_str(&name),
             pipe: Some(pipe),
         };
         self.defines.push(DefineNode { name, body });
-        Ok(Node::Template(Box::new(call)))
+        Ok(Node::Template(self.arena.alloc(call)))
     }
 
     /// `{{define "name"}}…{{end}}` (the keyword already read).
@@ -786,9 +813,9 @@ impl<'s> Parser<'s, '_> {
     }
 
     /// A pipeline up to `end`: optional declarations, then commands joined by `|`.
-    fn pipeline(&mut self, context: &str, end: Kind) -> Result<PipeNode> {
+    fn pipeline(&mut self, context: &str, end: Kind) -> Result<PipeNode<'a>> {
         let first = self.peek_non_space();
-        let mut decl: Vec<Span> = Vec::new();
+        let mut decl = BumpVec::new_in(self.arena);
         let mut is_assign = false;
         // `$x :=`, `$x =`, `$i, $v :=` (range only).
         if first.kind == Kind::Variable {
@@ -829,7 +856,7 @@ impl<'s> Parser<'s, '_> {
                 _ => self.at = save,
             }
         }
-        let mut commands = Vec::with_capacity(2);
+        let mut commands = BumpVec::with_capacity_in(1, self.arena);
         loop {
             let t = self.peek_non_space();
             if t.kind == end {
@@ -858,16 +885,16 @@ impl<'s> Parser<'s, '_> {
             }
         }
         Ok(PipeNode {
-            decl,
-            commands,
+            decl: decl.into_bump_slice(),
+            commands: commands.into_bump_slice(),
             is_assign,
         })
     }
 
     /// One command: operands separated by spaces.
-    fn command(&mut self, context: &str) -> Result<CommandNode> {
+    fn command(&mut self, context: &str) -> Result<CommandNode<'a>> {
         let first = self.peek_non_space();
-        let mut args = smallvec::SmallVec::new();
+        let mut args = BumpVec::with_capacity_in(2, self.arena);
         loop {
             let t = *self.peek();
             match t.kind {
@@ -893,16 +920,18 @@ impl<'s> Parser<'s, '_> {
         if args.is_empty() {
             return Err(self.error_at(&first, "empty command".into()));
         }
-        Ok(CommandNode { args })
+        Ok(CommandNode {
+            args: args.into_bump_slice(),
+        })
     }
 
     /// A term and the field chain after it (`(…).a.b`, `$x.a`, `.a.b`).
-    fn operand(&mut self) -> Result<Expr> {
+    fn operand(&mut self) -> Result<Expr<'a>> {
         // A field chain `.a.b.c` is read whole, its names in one exact allocation.
         if self.peek().kind == Kind::Field {
             let first = self.next();
             let more = self.fields_ahead();
-            let mut names = Vec::with_capacity(1 + more);
+            let mut names = BumpVec::with_capacity_in(1 + more, self.arena);
             names.push(first.span_after_first());
             // Go places a chain at its second part.
             let pos = if more > 0 {
@@ -911,7 +940,7 @@ impl<'s> Parser<'s, '_> {
                 self.pos(&first)
             };
             self.read_fields(&mut names);
-            return Ok(Expr::Field(pos, names.into_boxed_slice()));
+            return Ok(Expr::Field(pos, names.into_bump_slice()));
         }
         let term = self.term()?;
         let more = self.fields_ahead();
@@ -921,12 +950,10 @@ impl<'s> Parser<'s, '_> {
         // Go places a chain at the token after the term.
         let chain_token = *self.peek();
         let chain_pos = self.pos(&chain_token);
-        let mut fields = Vec::with_capacity(more);
+        let mut fields = BumpVec::with_capacity_in(more, self.arena);
         self.read_fields(&mut fields);
         Ok(match term {
-            Expr::Variable(_, name, _) => {
-                Expr::Variable(chain_pos, name, fields.into_boxed_slice())
-            }
+            Expr::Variable(_, name, _) => Expr::Variable(chain_pos, name, fields.into_bump_slice()),
             Expr::Bool(..)
             | Expr::String(..)
             | Expr::Number(..)
@@ -937,8 +964,14 @@ impl<'s> Parser<'s, '_> {
                     format!("unexpected . after term {:?}", self.word(&chain_token)),
                 ));
             }
-            other => Expr::Chain(chain_pos, Box::new(other), fields.into_boxed_slice()),
+            other => Expr::Chain(chain_pos, self.arena.alloc(other), fields.into_bump_slice()),
         })
+    }
+
+    /// Keeps a string literal; its place in [`Parsed::literals`].
+    fn literal(&mut self, text: Rc<str>) -> u32 {
+        self.literals.push(text);
+        (self.literals.len() - 1) as u32
     }
 
     /// How many field tokens follow.
@@ -950,14 +983,14 @@ impl<'s> Parser<'s, '_> {
     }
 
     /// Reads the field tokens that follow, their names without the dot.
-    fn read_fields(&mut self, names: &mut Vec<Span>) {
+    fn read_fields(&mut self, names: &mut BumpVec<'a, Span>) {
         while self.peek().kind == Kind::Field {
             let f = self.next();
             names.push(f.span_after_first());
         }
     }
 
-    fn term(&mut self) -> Result<Expr> {
+    fn term(&mut self) -> Result<Expr<'a>> {
         let t = self.next();
         let pos = self.pos(&t);
         let word = self.word(&t);
@@ -974,9 +1007,9 @@ impl<'s> Parser<'s, '_> {
                 if !self.vars.contains(&word) {
                     return Err(self.error_at(&t, format!("undefined variable {word:?}")));
                 }
-                Expr::Variable(pos, t.span(), Box::default())
+                Expr::Variable(pos, t.span(), &[])
             }
-            Kind::Field => Expr::Field(pos, Box::new([t.span_after_first()])),
+            Kind::Field => Expr::Field(pos, self.arena.alloc_slice_copy(&[t.span_after_first()])),
             Kind::Bool => Expr::Bool(pos, word == "true"),
             Kind::Number => Expr::Number(
                 pos,
@@ -996,17 +1029,15 @@ impl<'s> Parser<'s, '_> {
                     })?;
                 Expr::Number(pos, Number::Int(c as i64))
             }
-            Kind::String => Expr::String(
-                pos,
-                Rc::from(
-                    unquote(word)
-                        .ok_or_else(|| self.error_at(&t, format!("invalid syntax: {word}")))?,
-                ),
-            ),
-            Kind::RawString => Expr::String(pos, Rc::from(&word[1..word.len() - 1])),
+            Kind::String => {
+                let text = unquote(word)
+                    .ok_or_else(|| self.error_at(&t, format!("invalid syntax: {word}")))?;
+                Expr::String(pos, self.literal(Rc::from(text)))
+            }
+            Kind::RawString => Expr::String(pos, self.literal(Rc::from(&word[1..word.len() - 1]))),
             Kind::LeftParen => {
                 let pipe = self.pipeline("parenthesized pipeline", Kind::RightParen)?;
-                Expr::Pipe(pos, Box::new(pipe))
+                Expr::Pipe(pos, self.arena.alloc(pipe))
             }
             _ => return Err(self.unexpected(&t, "operand")),
         })
@@ -1120,7 +1151,8 @@ mod tests {
 
     /// Our tree in gotmpl's types, its names and texts read from `src` (positions left out:
     /// `shape` drops them).
-    struct ToGotmpl<'a>(&'a str);
+    /// The source and its literals.
+    struct ToGotmpl<'a>(&'a str, &'a [Rc<str>]);
 
     impl ToGotmpl<'_> {
         fn names(&self, spans: &[Span]) -> Vec<go::SmolStr> {
@@ -1166,7 +1198,7 @@ mod tests {
         fn pipe(&self, pipe: &PipeNode) -> go::PipeNode {
             go::PipeNode {
                 pos: go::Pos::new(0, 0),
-                decl: self.names(&pipe.decl),
+                decl: self.names(pipe.decl),
                 commands: pipe
                     .commands
                     .iter()
@@ -1187,7 +1219,7 @@ mod tests {
                     go::Expr::Variable(p, name.of(self.0).into(), self.names(names))
                 }
                 Expr::Function(_, name, _) => go::Expr::Identifier(p, name.of(self.0).into()),
-                Expr::String(_, s) => go::Expr::String(p, (**s).into()),
+                Expr::String(_, i) => go::Expr::String(p, (*self.1[*i as usize]).into()),
                 Expr::Number(_, n) => go::Expr::Number(
                     p,
                     match *n {
@@ -1214,8 +1246,8 @@ mod tests {
         }
     }
 
-    fn ours(src: &str) -> Result<(ListNode, Vec<DefineNode>)> {
-        parse(src, &resolve)
+    fn ours(src: &str) -> Result<()> {
+        parse(src, &Bump::new(), &resolve).map(|_| ())
     }
 
     /// Every template of the test charts, plus syntax corners, parses to the same tree as
@@ -1256,8 +1288,13 @@ mod tests {
             };
             // gotmpl leaves unknown functions to execution: any name is one here.
             let any = |name: &str| resolve(name).or(Some(Callee::And));
-            let (list, defines) = parse(src, &any).unwrap_or_else(|e| panic!("{e:?}\n{src}"));
-            let to = ToGotmpl(src);
+            let arena = Bump::new();
+            let Parsed {
+                list,
+                defines,
+                literals,
+            } = parse(src, &arena, &any).unwrap_or_else(|e| panic!("{e:?}\n{src}"));
+            let to = ToGotmpl(src, &literals);
             let defines: Vec<go::DefineNode> = defines
                 .iter()
                 .map(|d| go::DefineNode {
