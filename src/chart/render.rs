@@ -107,9 +107,8 @@ pub fn render_chart(
     }
     let mut files = BTreeMap::new();
     for t in &templates {
-        let base = t.name.rsplit('/').next().unwrap_or(&t.name);
         // Partials only define templates; they are not rendered.
-        if base.starts_with('_') {
+        if is_partial(&t.name) {
             continue;
         }
         // One data map per chart, its `.Template` set for each template in turn (as Helm does).
@@ -123,6 +122,13 @@ pub fn render_chart(
         files.insert(t.name.clone(), out);
     }
     Ok(Rendered { files, crds })
+}
+
+/// A partial (`_helpers.tpl`): its base name starts with `_`.
+fn is_partial(path: &str) -> bool {
+    path.rsplit('/')
+        .next()
+        .is_some_and(|base| base.starts_with('_'))
 }
 
 struct Top {
@@ -187,14 +193,10 @@ fn collect(
     data.insert("Subcharts".into(), Value::map(subcharts));
     let data = Value::map(data);
     let base_path = [&full_path, "/templates"].concat();
+    let library = chart.is_library();
     for t in &chart.templates {
         // A library chart's only templates are its partials (Helm does not even parse the rest).
-        let partial = t
-            .name
-            .rsplit('/')
-            .next()
-            .is_some_and(|b| b.starts_with('_'));
-        if chart.is_library() && !partial {
+        if library && !is_partial(&t.name) {
             continue;
         }
         out.push(Renderable {

@@ -16,7 +16,7 @@ use super::funcs::Func;
 
 /// A position in a template: byte offset and 1-based line (Go's `Pos` and line). 32 bits each:
 /// templates are far below 4 GiB (chart files are read whole into memory).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pos {
     pub offset: u32,
     pub line: u32,
@@ -37,7 +37,7 @@ impl Span {
 }
 
 /// A sequence of nodes (a template body, a branch).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug)]
 pub struct ListNode<'a> {
     pub nodes: &'a [Node<'a>],
 }

@@ -111,6 +111,27 @@ struct Body<'a> {
     name: Rc<str>,
 }
 
+impl<'a> Body<'a> {
+    /// The bodies a parsed text `define`s, by name, sharing its source and literals.
+    fn defined(
+        defines: Vec<ast::DefineNode<'a>>,
+        source: &Arc<str>,
+        literals: &Literals,
+        file: &Rc<str>,
+    ) -> impl Iterator<Item = (String, Rc<Body<'a>>)> {
+        defines.into_iter().map(|d| {
+            let body = Body {
+                list: d.body,
+                source: source.clone(),
+                literals: literals.clone(),
+                file: file.clone(),
+                name: d.name.as_str().into(),
+            };
+            (d.name, Rc::new(body))
+        })
+    }
+}
+
 /// How much a render's syntax trees may take (`tpl` parses while a render runs, and a template
 /// could call it in a loop on ever new text).
 const MAX_TREES: usize = if cfg!(test) {
@@ -144,19 +165,12 @@ impl<'a> TemplateSet<'a> {
             defines,
             literals,
         } = parse(&file, &text, self.arena)?;
-        for define in defines {
+        for (name, body) in Body::defined(defines, &text, &literals, &file) {
             // Go keeps an earlier non-empty definition over a later empty one.
-            if define.body.is_empty_tree(&text) && self.bodies.contains_key(&define.name) {
+            if body.list.is_empty_tree(&text) && self.bodies.contains_key(&name) {
                 continue;
             }
-            let body = Body {
-                list: define.body,
-                source: text.clone(),
-                literals: literals.clone(),
-                file: file.clone(),
-                name: define.name.as_str().into(),
-            };
-            self.bodies.insert(define.name, Rc::new(body));
+            self.bodies.insert(name, body);
         }
         if !list.is_empty_tree(&text) || !self.bodies.contains_key(&*file) {
             let body = Body {
@@ -169,10 +183,6 @@ impl<'a> TemplateSet<'a> {
             self.bodies.insert(file.to_string(), Rc::new(body));
         }
         Ok(())
-    }
-
-    pub fn contains(&self, name: &str) -> bool {
-        self.bodies.contains_key(name)
     }
 
     /// Executes the template `name` with `data` as dot and `$`. Helm removes every
@@ -214,8 +224,8 @@ fn parse<'a>(file: &str, text: &str, arena: &'a Bump) -> Result<parse::Parsed<'a
         "or" => Some(Callee::Or),
         _ => funcs::lookup(name).map(Callee::Func),
     };
-    // Positions are 32-bit (ast::Pos); no chart comes near, but a template that did would
-    // get wrong positions rather than an error.
+    // Positions are 32-bit (ast::Pos): a larger template is refused rather than given wrong
+    // positions (no chart comes near).
     if text.len() >= u32::MAX as usize {
         return Err(TemplateError {
             file: file.into(),
@@ -273,7 +283,8 @@ pub struct Exec<'s, 'a> {
     out: String,
     /// The body running: its source for names and texts, its file and name for errors.
     cur: Rc<Body<'a>>,
-    include_depth: HashMap<String, usize>,
+    /// How deep each template name is being called (Helm's recursion bound is per name).
+    include_depth: HashMap<Rc<str>, usize>,
     steps: u64,
 }
 
@@ -417,11 +428,8 @@ impl<'s, 'a> Exec<'s, 'a> {
     /// Runs a named template with its own variables (`$` is its data) into a string.
     fn call_template(&mut self, body: Rc<Body<'a>>, data: &Value, pos: Pos) -> Result<String> {
         let name = body.name.clone();
-        // Counted by name, as Helm counts; the name is stored once, not per call.
-        let depth = match self.include_depth.get_mut(&*name) {
-            Some(d) => d,
-            None => self.include_depth.entry(name.to_string()).or_insert(0),
-        };
+        // Counted by name, as Helm counts.
+        let depth = self.include_depth.entry(name.clone()).or_insert(0);
         *depth += 1;
         if *depth > MAX_INCLUDE_DEPTH {
             return Err(self.error(
@@ -502,17 +510,7 @@ impl<'s, 'a> Exec<'s, 'a> {
         })?;
         let source: Arc<str> = text.into();
         let file = self.cur.file.clone();
-        let mut layer = HashMap::default();
-        for d in defines {
-            let body = Body {
-                list: d.body,
-                source: source.clone(),
-                literals: literals.clone(),
-                file: file.clone(),
-                name: d.name.as_str().into(),
-            };
-            layer.insert(d.name, Rc::new(body));
-        }
+        let layer = Body::defined(defines, &source, &literals, &file).collect();
         self.overlay.push(layer);
         let body = Body {
             list,

@@ -572,9 +572,6 @@ impl<'s, 'a> Parser<'s, 'a, '_> {
     fn word(&self, t: &Token) -> &'s str {
         &self.src[t.start as usize..t.end as usize]
     }
-    fn pos(&self, t: &Token) -> Pos {
-        t.pos()
-    }
     fn skip_space(&mut self) {
         while self.peek().kind == Kind::Space {
             self.next();
@@ -739,7 +736,7 @@ impl<'s, 'a> Parser<'s, 'a, '_> {
         };
         self.vars.truncate(mark);
         Ok(BranchNode {
-            pos: self.pos(keyword),
+            pos: keyword.pos(),
             pipe,
             body,
             else_body,
@@ -757,7 +754,7 @@ impl<'s, 'a> Parser<'s, 'a, '_> {
             Some(self.pipeline("template clause", Kind::RightDelim)?)
         };
         Ok(TemplateNode {
-            pos: self.pos(keyword),
+            pos: keyword.pos(),
             name: self.arena.alloc_str(&name),
             pipe,
         })
@@ -775,7 +772,7 @@ impl<'s, 'a> Parser<'s, 'a, '_> {
             return Err(self.error_at(&t, "unexpected {{else}}".into()));
         }
         let call = TemplateNode {
-            pos: self.pos(keyword),
+            pos: keyword.pos(),
             name: self.arena.alloc_str(&name),
             pipe: Some(pipe),
         };
@@ -935,9 +932,9 @@ impl<'s, 'a> Parser<'s, 'a, '_> {
             names.push(first.span_after_first());
             // Go places a chain at its second part.
             let pos = if more > 0 {
-                self.pos(self.peek())
+                self.peek().pos()
             } else {
-                self.pos(&first)
+                first.pos()
             };
             self.read_fields(&mut names);
             return Ok(Expr::Field(pos, names.into_bump_slice()));
@@ -949,7 +946,7 @@ impl<'s, 'a> Parser<'s, 'a, '_> {
         }
         // Go places a chain at the token after the term.
         let chain_token = *self.peek();
-        let chain_pos = self.pos(&chain_token);
+        let chain_pos = chain_token.pos();
         let mut fields = BumpVec::with_capacity_in(more, self.arena);
         self.read_fields(&mut fields);
         Ok(match term {
@@ -992,7 +989,7 @@ impl<'s, 'a> Parser<'s, 'a, '_> {
 
     fn term(&mut self) -> Result<Expr<'a>> {
         let t = self.next();
-        let pos = self.pos(&t);
+        let pos = t.pos();
         let word = self.word(&t);
         Ok(match t.kind {
             Kind::Identifier => {
@@ -1009,7 +1006,7 @@ impl<'s, 'a> Parser<'s, 'a, '_> {
                 }
                 Expr::Variable(pos, t.span(), &[])
             }
-            Kind::Field => Expr::Field(pos, self.arena.alloc_slice_copy(&[t.span_after_first()])),
+            // (A field is an operand's: `operand` reads field chains before terms.)
             Kind::Bool => Expr::Bool(pos, word == "true"),
             Kind::Number => Expr::Number(
                 pos,
