@@ -4,7 +4,9 @@
 
 mod common;
 
-use common::{json, root, run};
+use std::path::{Path, PathBuf};
+
+use common::{files_of, json, root, run};
 
 fn chart(name: &str) -> String {
     root()
@@ -12,6 +14,19 @@ fn chart(name: &str) -> String {
         .join(name)
         .to_string_lossy()
         .into_owned()
+}
+
+/// Writes a chart `name` under `dir`: its `Chart.yaml` (v2, version 0.1.0, then `extra` lines)
+/// and `files` (path in the chart, text).
+fn write_chart(dir: &Path, name: &str, extra: &str, files: &[(&str, &str)]) -> PathBuf {
+    let chart = dir.join(name);
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    let meta = format!("apiVersion: v2\nname: {name}\nversion: 0.1.0\n{extra}");
+    std::fs::write(chart.join("Chart.yaml"), meta).unwrap();
+    for (path, text) in files {
+        std::fs::write(chart.join(path), text).unwrap();
+    }
+    chart
 }
 
 /// The `# Source:` paths of a `helm template` stream, in order.
@@ -168,14 +183,12 @@ fn bad_charts_and_flags_are_clear_errors() {
     std::fs::write(&bad_tgz, b"not a gzip archive").unwrap();
     let bad_values = dir.path().join("bad.yaml");
     std::fs::write(&bad_values, "image:\n  tag: [unclosed\n").unwrap();
-    let old_chart = dir.path().join("old");
-    std::fs::create_dir_all(old_chart.join("templates")).unwrap();
-    std::fs::write(
-        old_chart.join("Chart.yaml"),
-        "apiVersion: v2\nname: old\nversion: 0.1.0\nkubeVersion: \"<1.20.0-0\"\n",
-    )
-    .unwrap();
-    std::fs::write(old_chart.join("templates/a.yaml"), "a: 1\n").unwrap();
+    let old_chart = write_chart(
+        dir.path(),
+        "old",
+        "kubeVersion: \"<1.20.0-0\"\n",
+        &[("templates/a.yaml", "a: 1\n")],
+    );
     let missing = dir.path().join("nothing-here");
     let basic = chart("basic");
     let (err_required, err_parse) = (chart("err-required"), chart("err-parse"));
@@ -271,12 +284,7 @@ fn a_directory_walk_renders_the_charts_it_finds() {
     assert_eq!(code, 1, "{report:#}");
     // No template was read as a manifest (they are not YAML before rendering).
     assert_eq!(report["errors"].as_array().unwrap().len(), 0, "{report:#}");
-    let files: std::collections::BTreeSet<&str> = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["file"].as_str().unwrap())
-        .collect();
+    let files = files_of(&report);
     assert!(
         files.contains("windows-iis/templates/deployment.yaml"),
         "{files:?}"
@@ -292,22 +300,21 @@ fn a_directory_walk_renders_the_charts_it_finds() {
 #[test]
 fn numbers_keep_the_go_type_of_where_they_came_from() {
     let dir = tempfile::tempdir().unwrap();
-    let chart = dir.path().join("types");
-    std::fs::create_dir_all(chart.join("templates")).unwrap();
-    std::fs::write(
-        chart.join("Chart.yaml"),
-        "apiVersion: v2\nname: types\nversion: 0.1.0\n",
-    )
-    .unwrap();
-    std::fs::write(chart.join("values.yaml"), "file: 1000000\n").unwrap();
-    std::fs::write(
-        chart.join("templates/cm.yaml"),
-        "file: {{ .Values.file }} {{ typeOf .Values.file }}\n\
-         set: {{ .Values.set }} {{ typeOf .Values.set }}\n\
-         json: {{ .Values.json }} {{ typeOf .Values.json }}\n\
-         fromJson: {{ typeOf (fromJson \"{\\\"a\\\": 1}\").a }}\n",
-    )
-    .unwrap();
+    let chart = write_chart(
+        dir.path(),
+        "types",
+        "",
+        &[
+            ("values.yaml", "file: 1000000\n"),
+            (
+                "templates/cm.yaml",
+                "file: {{ .Values.file }} {{ typeOf .Values.file }}\n\
+                 set: {{ .Values.set }} {{ typeOf .Values.set }}\n\
+                 json: {{ .Values.json }} {{ typeOf .Values.json }}\n\
+                 fromJson: {{ typeOf (fromJson \"{\\\"a\\\": 1}\").a }}\n",
+            ),
+        ],
+    );
     let r = run(&[
         "render",
         chart.to_str().unwrap(),

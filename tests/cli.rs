@@ -64,10 +64,7 @@ fn json_output_follows_the_contract() {
         }
     }
     // Helm output is attributed to the template named in `# Source:`.
-    let files: BTreeSet<_> = findings
-        .iter()
-        .map(|f| f["file"].as_str().unwrap())
-        .collect();
+    let files = files_of(&v);
     assert!(
         files.contains("merchant/templates/deployment.yaml"),
         "{files:?}"

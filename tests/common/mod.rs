@@ -66,6 +66,16 @@ pub fn rules_of(report: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
+/// The files a JSON report's findings are in.
+pub fn files_of(report: &serde_json::Value) -> std::collections::BTreeSet<String> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["file"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// Runs a Python snippet (the tests use real Python tools: jsonschema, pre-commit).
 pub fn python(code: &str, args: &[&Path]) -> Run {
     let mut c = Command::new("python3");
