@@ -431,11 +431,11 @@ fn decide(setup: &LintSetup, endpoint: Endpoint, read: Read) -> Answer {
 
     // One object at a time: cross-object rules see only the cluster profile (configured
     // RuntimeClasses), as the webhook has no view of the rest of the cluster.
-    let mut ctx = Context::new(
+    let mut ctx = Context::for_single_object(
         &setup.rules,
         &setup.config,
         &setup.catalog,
-        &[],
+        &setup.prepared,
         setup.today,
     );
     // Only /mutate uses the fixes; building a patch per finding is a tenth of an evaluation.

@@ -19,6 +19,8 @@ pub struct LintSetup {
     pub config: Config,
     pub catalog: Catalog,
     pub today: jiff::civil::Date,
+    /// The config as the engine reads it, for the webhook's context per review.
+    pub prepared: crate::engine::PreparedConfig,
 }
 
 impl LintSetup {
@@ -54,6 +56,7 @@ impl LintSetup {
         }
         Ok(LintSetup {
             rules,
+            prepared: crate::engine::PreparedConfig::new(&config),
             config,
             catalog,
             today: jiff::Zoned::now().date(),

@@ -53,7 +53,9 @@ pub struct FixProposal {
 /// What rules are evaluated against: the cluster profile and the rest of the input set.
 pub struct Context<'a> {
     pub config: &'a Config,
-    config_value: Value,
+    /// The config as expressions read it: built per context, or borrowed (the webhook builds a
+    /// context per review and keeps one per loaded config).
+    prepared: std::borrow::Cow<'a, PreparedConfig>,
     pub catalog: &'a Catalog,
     index: InputIndex<'a>,
     /// Per kind, the input objects of that kind as a JSON list (for `objects(kind)`): built here
@@ -62,7 +64,6 @@ pub struct Context<'a> {
     objects_by_kind: HashMap<String, std::borrow::Cow<'a, Value>>,
     /// Today's date, for exemption expiry (passed in so evaluation stays deterministic).
     pub today: jiff::civil::Date,
-    cluster_version: (u64, u64),
     /// The rules the config turns on, with their configured severity, worked out once per run
     /// (per object, the lookups of every rule's level showed in profiles).
     active: Vec<(&'a Rule, Option<Severity>)>,
@@ -73,7 +74,46 @@ pub struct Context<'a> {
     pub fixes: bool,
 }
 
+/// What evaluation derives from the config alone: `config.…` as rule expressions see it, and the
+/// cluster's Kubernetes version. Worked out once per loaded config by whoever builds many
+/// contexts from it ([`Context::for_single_object`]); building it per review was a fortieth of one.
+#[derive(Debug, Clone)]
+pub struct PreparedConfig {
+    value: Value,
+    cluster_version: (u64, u64),
+}
+
+impl PreparedConfig {
+    pub fn new(config: &Config) -> Self {
+        PreparedConfig {
+            value: config.to_expr_value(),
+            cluster_version: expr::parse_version(&Value::String(config.kubernetes_version.clone()))
+                .unwrap_or((1, 0)),
+        }
+    }
+}
+
 impl<'a> Context<'a> {
+    /// The context for one object seen alone (the webhook's case: no other inputs), with the
+    /// config's derived values borrowed from `prepared`, which must have been built from `config`.
+    pub fn for_single_object(
+        rules: &'a RuleSet,
+        config: &'a Config,
+        catalog: &'a Catalog,
+        prepared: &'a PreparedConfig,
+        today: jiff::civil::Date,
+    ) -> Self {
+        Self::assemble(
+            rules,
+            config,
+            std::borrow::Cow::Borrowed(prepared),
+            catalog,
+            InputIndex::default(),
+            HashMap::new(),
+            today,
+        )
+    }
+
     /// Builds the context for one input set. `objects` are all objects of the run (for
     /// RuntimeClass lookups and cross-object rules); for the webhook, just the one under review.
     pub fn new(
@@ -110,7 +150,16 @@ impl<'a> Context<'a> {
             .into_iter()
             .map(|(k, v)| (k, std::borrow::Cow::Owned(Value::Array(v))))
             .collect();
-        Self::assemble(rules, config, catalog, index, objects_by_kind, today)
+        let prepared = std::borrow::Cow::Owned(PreparedConfig::new(config));
+        Self::assemble(
+            rules,
+            config,
+            prepared,
+            catalog,
+            index,
+            objects_by_kind,
+            today,
+        )
     }
 
     /// Builds the context from objects already grouped by kind, each kind a JSON list, borrowed
@@ -138,12 +187,22 @@ impl<'a> Context<'a> {
             .iter()
             .map(|(k, v)| (k.clone(), std::borrow::Cow::Borrowed(v)))
             .collect();
-        Self::assemble(rules, config, catalog, index, objects_by_kind, today)
+        let prepared = std::borrow::Cow::Owned(PreparedConfig::new(config));
+        Self::assemble(
+            rules,
+            config,
+            prepared,
+            catalog,
+            index,
+            objects_by_kind,
+            today,
+        )
     }
 
     fn assemble(
         rules: &'a RuleSet,
         config: &'a Config,
+        prepared: std::borrow::Cow<'a, PreparedConfig>,
         catalog: &'a Catalog,
         index: InputIndex<'a>,
         objects_by_kind: HashMap<String, std::borrow::Cow<'a, Value>>,
@@ -159,9 +218,7 @@ impl<'a> Context<'a> {
             active,
             rules,
             config,
-            config_value: config.to_expr_value(),
-            cluster_version: expr::parse_version(&Value::String(config.kubernetes_version.clone()))
-                .unwrap_or((1, 0)),
+            prepared,
             catalog,
             index,
             objects_by_kind,
@@ -223,7 +280,7 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
         catalog: ctx.catalog,
         config: ctx.config,
         index: &ctx.index,
-        cluster_version: ctx.cluster_version,
+        cluster_version: ctx.prepared.cluster_version,
     };
     let any_pod_rule = ctx.active.iter().any(|(r, _)| r.scope != Scope::Object);
     let facts: Vec<Option<model::PodFacts>> = templates
@@ -245,7 +302,7 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
         .map(|(object, (template, facts))| {
             let mut env = Env::new().with_objects(&objects_fn);
             env.bind("object", object);
-            env.bind("config", &ctx.config_value);
+            env.bind("config", &ctx.prepared.value);
             if let (Some(t), Some(f)) = (template, facts) {
                 env.bind_record("pod", f);
                 env.bind("podSpec", t.spec);
@@ -263,7 +320,7 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
                     // Object rules see only `object` and `config`.
                     let mut env = Env::new().with_objects(&objects_fn);
                     env.bind("object", object);
-                    env.bind("config", &ctx.config_value);
+                    env.bind("config", &ctx.prepared.value);
                     let here = Here {
                         fixes: ctx.fixes,
                         object,
