@@ -106,7 +106,7 @@ impl<'a> Context<'a> {
         Self::assemble(
             rules,
             config,
-            std::borrow::Cow::Borrowed(prepared),
+            Some(prepared),
             catalog,
             InputIndex::default(),
             HashMap::new(),
@@ -150,16 +150,7 @@ impl<'a> Context<'a> {
             .into_iter()
             .map(|(k, v)| (k, std::borrow::Cow::Owned(Value::Array(v))))
             .collect();
-        let prepared = std::borrow::Cow::Owned(PreparedConfig::new(config));
-        Self::assemble(
-            rules,
-            config,
-            prepared,
-            catalog,
-            index,
-            objects_by_kind,
-            today,
-        )
+        Self::assemble(rules, config, None, catalog, index, objects_by_kind, today)
     }
 
     /// Builds the context from objects already grouped by kind, each kind a JSON list, borrowed
@@ -187,22 +178,14 @@ impl<'a> Context<'a> {
             .iter()
             .map(|(k, v)| (k.clone(), std::borrow::Cow::Borrowed(v)))
             .collect();
-        let prepared = std::borrow::Cow::Owned(PreparedConfig::new(config));
-        Self::assemble(
-            rules,
-            config,
-            prepared,
-            catalog,
-            index,
-            objects_by_kind,
-            today,
-        )
+        Self::assemble(rules, config, None, catalog, index, objects_by_kind, today)
     }
 
     fn assemble(
         rules: &'a RuleSet,
         config: &'a Config,
-        prepared: std::borrow::Cow<'a, PreparedConfig>,
+        // Borrowed when the caller keeps one; else built here.
+        prepared: Option<&'a PreparedConfig>,
         catalog: &'a Catalog,
         index: InputIndex<'a>,
         objects_by_kind: HashMap<String, std::borrow::Cow<'a, Value>>,
@@ -218,7 +201,10 @@ impl<'a> Context<'a> {
             active,
             rules,
             config,
-            prepared,
+            prepared: prepared.map_or_else(
+                || std::borrow::Cow::Owned(PreparedConfig::new(config)),
+                std::borrow::Cow::Borrowed,
+            ),
             catalog,
             index,
             objects_by_kind,
