@@ -83,10 +83,17 @@ if lat:
     q = lambda f: lat[min(len(lat) - 1, int(len(lat) * f))] / 1000
     print(f"server-side p50 {q(0.5):.2f} ms, p99 {q(0.99):.2f} ms, max {lat[-1] / 1000:.2f} ms")'
 }
+# At a fixed rate, two latencies: as the client saw each request (sent to answered), and
+# corrected for coordinated omission (from when the request was due: the load tool's own delays in
+# sending count too; on 2 shared cores those dominate the tail). The baseline under the same
+# schedule shows what the machine and the load tool add by themselves.
 for rate in $RATES; do
-    echo "== winguard /validate at $rate reviews/s (latency corrected for coordinated omission)"
+    echo "== at $rate requests/s"
     first=$(($(wc -l < "$work/serve.log") + 1))
-    echo "$(load https://localhost:$WINGUARD_PORT/validate -q "$rate" --latency-correction)"
-    echo "   $(server_latency "$first")"
+    echo "winguard /validate, as sent:  $(load https://localhost:$WINGUARD_PORT/validate -q "$rate")"
+    echo "winguard /validate, corrected: $(load https://localhost:$WINGUARD_PORT/validate -q "$rate" --latency-correction)"
+    echo "   both phases, $(server_latency "$first")"
+    echo "baseline, as sent:            $(load https://localhost:$BASELINE_PORT/validate -q "$rate")"
+    echo "baseline, corrected:          $(load https://localhost:$BASELINE_PORT/validate -q "$rate" --latency-correction)"
 done
 echo "== winguard peak RSS: $(grep VmHWM /proc/$server/status | awk '{print $2, $3}')"
