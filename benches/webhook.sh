@@ -13,7 +13,8 @@ RATES=${RATES:-1000 5000}
 WINGUARD_PORT=18443
 BASELINE_PORT=18444
 
-cargo build --release --quiet
+# Built as the webhook image builds it (whole-program optimisation; see Cargo.toml).
+cargo build --profile release-lto --bin winguard --quiet
 work=$(mktemp -d)
 cleanup() {
     [ -n "${server:-}" ] && kill "$server" 2>/dev/null || true
@@ -27,7 +28,7 @@ python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1])), sepa
     testdata/admission/pod-windows-realistic-v1.json > "$work/review.json"
 echo "review body: $(wc -c < "$work/review.json") bytes"
 
-target/release/winguard serve --self-signed --self-signed-dir "$work/certs" \
+target/release-lto/winguard serve --self-signed --self-signed-dir "$work/certs" \
     --listen 127.0.0.1:$WINGUARD_PORT --log-format json 2> "$work/serve.log" &
 server=$!
 until grep -q "listening on" "$work/serve.log"; do sleep 0.1; done
