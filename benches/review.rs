@@ -1,0 +1,149 @@
+//! `cargo bench --bench review`: what one admission review costs the webhook apart from HTTP and
+//! TLS — `winguard::admission::review` on the realistic 4.5 KB Pod CREATE
+//! (`testdata/admission/pod-windows-realistic-v1.json`), for `/validate` and `/mutate`, with the
+//! embedded rules and with every rule turned off (the floor: reading the review, checking its
+//! shape and answering). Figures go to BENCHMARKS.md. (A bench binary, not a timed test.)
+//!
+//! Options (env): `WINGUARD_BENCH_REVIEWS` (default 20,000 per measurement).
+//! `WINGUARD_BENCH_ONLY` = `validate`, `mutate`, `validate-no-rules` or `setup`: run just that
+//! case (or only the loading), untimed, for counting instructions with callgrind: run it twice
+//! with different `WINGUARD_BENCH_REVIEWS` and divide the difference by the difference in
+//! reviews, which cancels the loading.
+
+// The same allocator as the `winguard` binary (src/main.rs).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use std::time::Instant;
+
+use winguard::admission::{Endpoint, review};
+use winguard::cli::{LintSetup, load_rule_set};
+use winguard::config::Config;
+
+/// Interleaved rounds: this machine's speed drifts by tens of percent over seconds.
+const ROUNDS: usize = 5;
+
+/// A case: its name, endpoint and whether the rules are on.
+struct Case {
+    name: &'static str,
+    endpoint: Endpoint,
+    rules_on: bool,
+}
+
+const CASES: [Case; 3] = [
+    Case {
+        name: "validate",
+        endpoint: Endpoint::Validate,
+        rules_on: true,
+    },
+    Case {
+        name: "mutate",
+        endpoint: Endpoint::Mutate,
+        rules_on: true,
+    },
+    Case {
+        name: "validate-no-rules",
+        endpoint: Endpoint::Validate,
+        rules_on: false,
+    },
+];
+
+/// The setup `winguard serve` loads by default, or the same with every rule `off`.
+fn setup(rules_on: bool) -> LintSetup {
+    let rules = load_rule_set(&Default::default()).expect("embedded rules load");
+    let config = if rules_on {
+        Config::default()
+    } else {
+        let mut text = String::from("rules:\n");
+        for r in &rules.rules {
+            text.push_str(&format!("  {}: off\n", r.name));
+        }
+        Config::parse(&text, "all-off.yaml").expect("valid config")
+    };
+    LintSetup::new(rules, config).expect("valid setup")
+}
+
+/// The review body as the API server sends it: compact JSON.
+fn body() -> Vec<u8> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/testdata/admission/pod-windows-realistic-v1.json"
+    );
+    let text = std::fs::read_to_string(path).expect("the realistic review is in testdata");
+    let value: serde_json::Value = serde_json::from_str(&text).expect("it is JSON");
+    serde_json::to_vec(&value).expect("it serialises")
+}
+
+/// Answers `n` reviews; returns the bytes answered (so the work cannot be optimised away) and
+/// checks the answer is a real verdict, not an error.
+fn run(setup: &LintSetup, endpoint: Endpoint, body: &[u8], n: usize) -> usize {
+    let mut answered = 0;
+    for _ in 0..n {
+        let answer = review(setup, endpoint, body);
+        assert!(
+            answer.error.is_none(),
+            "the review was read: {:?}",
+            answer.error
+        );
+        answered += answer.body.len();
+    }
+    answered
+}
+
+fn main() {
+    let reviews: usize = std::env::var("WINGUARD_BENCH_REVIEWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
+    let body = body();
+    let with_rules = setup(true);
+    let without_rules = setup(false);
+    let setup_of = |case: &Case| {
+        if case.rules_on {
+            &with_rules
+        } else {
+            &without_rules
+        }
+    };
+    if let Ok(only) = std::env::var("WINGUARD_BENCH_ONLY") {
+        if only != "setup" {
+            let case = CASES
+                .iter()
+                .find(|c| c.name == only)
+                .unwrap_or_else(|| panic!("WINGUARD_BENCH_ONLY: no case `{only}`"));
+            let answered = run(setup_of(case), case.endpoint, &body, reviews);
+            eprintln!(
+                "{}: {reviews} reviews, {answered} bytes answered",
+                case.name
+            );
+        }
+        return;
+    }
+    println!(
+        "admission::review on a {}-byte Pod CREATE, {reviews} reviews per round, {ROUNDS} rounds",
+        body.len()
+    );
+    // One untimed pass per case first (caches, the allocator's first pages).
+    for case in &CASES {
+        run(setup_of(case), case.endpoint, &body, reviews / 10);
+    }
+    let mut micros: Vec<Vec<f64>> = vec![Vec::new(); CASES.len()];
+    for _ in 0..ROUNDS {
+        for (case, times) in CASES.iter().zip(&mut micros) {
+            let started = Instant::now();
+            run(setup_of(case), case.endpoint, &body, reviews);
+            times.push(started.elapsed().as_secs_f64() * 1e6 / reviews as f64);
+        }
+    }
+    for (case, times) in CASES.iter().zip(&mut micros) {
+        times.sort_by(f64::total_cmp);
+        println!(
+            "{:<18} median {:6.2} µs per review (min {:.2}, max {:.2}): {:>7.0} reviews/s on one core",
+            case.name,
+            times[ROUNDS / 2],
+            times[0],
+            times[ROUNDS - 1],
+            1e6 / times[ROUNDS / 2]
+        );
+    }
+}
