@@ -36,6 +36,7 @@ fn context<'a>(setup: &'a LintSetup, objects: &[&'a Value]) -> Context<'a> {
     Context::new(
         &setup.rules,
         &setup.config,
+        &setup.prepared,
         &setup.catalog,
         objects,
         setup.today,

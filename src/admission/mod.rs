@@ -434,8 +434,8 @@ fn decide(setup: &LintSetup, endpoint: Endpoint, read: Read) -> Answer {
     let mut ctx = Context::for_single_object(
         &setup.rules,
         &setup.config,
-        &setup.catalog,
         &setup.prepared,
+        &setup.catalog,
         setup.today,
     );
     // Only /mutate uses the fixes; building a patch per finding is a tenth of an evaluation.

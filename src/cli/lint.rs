@@ -19,7 +19,7 @@ pub struct LintSetup {
     pub config: Config,
     pub catalog: Catalog,
     pub today: jiff::civil::Date,
-    /// The config as the engine reads it, for the webhook's context per review.
+    /// The config as the engine reads it, prepared once (every context of the setup borrows it).
     pub prepared: crate::engine::PreparedConfig,
 }
 
@@ -166,6 +166,7 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
     let ctx = Context::from_kinds(
         &setup.rules,
         &setup.config,
+        &setup.prepared,
         &setup.catalog,
         &by_kind,
         setup.today,

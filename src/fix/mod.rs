@@ -144,6 +144,7 @@ pub fn fix_sources(
     let ctx = Context::new(
         &setup.rules,
         &setup.config,
+        &setup.prepared,
         &setup.catalog,
         &objects,
         setup.today,
