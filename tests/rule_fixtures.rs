@@ -33,14 +33,7 @@ fn setup(text: &str, name: &str) -> LintSetup {
 
 /// The engine's context for a set of objects under a setup.
 fn context<'a>(setup: &'a LintSetup, objects: &[&'a Value]) -> Context<'a> {
-    Context::new(
-        &setup.rules,
-        &setup.config,
-        &setup.prepared,
-        &setup.catalog,
-        objects,
-        setup.today,
-    )
+    Context::new(setup.basis(), objects)
 }
 
 /// The messages of one rule's findings in a report.

@@ -431,13 +431,7 @@ fn decide(setup: &LintSetup, endpoint: Endpoint, read: Read) -> Answer {
 
     // One object at a time: cross-object rules see only the cluster profile (configured
     // RuntimeClasses), as the webhook has no view of the rest of the cluster.
-    let mut ctx = Context::for_single_object(
-        &setup.rules,
-        &setup.config,
-        &setup.prepared,
-        &setup.catalog,
-        setup.today,
-    );
+    let mut ctx = Context::for_single_object(setup.basis());
     // Only /mutate uses the fixes; building a patch per finding is a tenth of an evaluation.
     ctx.fixes = endpoint == Endpoint::Mutate;
     let findings = evaluate(&setup.rules, &ctx, &object);

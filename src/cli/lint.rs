@@ -24,6 +24,17 @@ pub struct LintSetup {
 }
 
 impl LintSetup {
+    /// What the engine's contexts for this setup are built on.
+    pub fn basis(&self) -> crate::engine::Basis<'_> {
+        crate::engine::Basis {
+            rules: &self.rules,
+            config: &self.config,
+            prepared: &self.prepared,
+            catalog: &self.catalog,
+            today: self.today,
+        }
+    }
+
     /// Builds a setup from an already-loaded config (tests, benches, the webhook).
     pub fn new(rules: RuleSet, mut config: Config) -> Result<Self, String> {
         let catalog = Catalog::load(EMBEDDED_CATALOG, &config)?;
@@ -163,14 +174,7 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
         .into_iter()
         .map(|(k, v)| (k, Value::Array(v)))
         .collect();
-    let ctx = Context::from_kinds(
-        &setup.rules,
-        &setup.config,
-        &setup.prepared,
-        &setup.catalog,
-        &by_kind,
-        setup.today,
-    );
+    let ctx = Context::from_kinds(setup.basis(), &by_kind);
 
     // Wave 2: evaluate everything; parse, check and evaluate the rest on the way.
     let from_kept =

@@ -94,44 +94,34 @@ impl PreparedConfig {
     }
 }
 
+/// What every context of a run is built on: the rules, the config (with its prepared view),
+/// the Windows catalog and today's date. `LintSetup::basis` gives it.
+#[derive(Clone, Copy)]
+pub struct Basis<'a> {
+    pub rules: &'a RuleSet,
+    pub config: &'a Config,
+    /// Must have been built from `config`.
+    pub prepared: &'a PreparedConfig,
+    pub catalog: &'a Catalog,
+    pub today: jiff::civil::Date,
+}
+
 impl<'a> Context<'a> {
     /// The context for one object seen alone (the webhook's case: no other inputs).
-    /// `prepared` must have been built from `config`.
-    pub fn for_single_object(
-        rules: &'a RuleSet,
-        config: &'a Config,
-        prepared: &'a PreparedConfig,
-        catalog: &'a Catalog,
-        today: jiff::civil::Date,
-    ) -> Self {
-        Self::assemble(
-            rules,
-            config,
-            prepared,
-            catalog,
-            InputIndex::default(),
-            HashMap::new(),
-            today,
-        )
+    pub fn for_single_object(basis: Basis<'a>) -> Self {
+        Self::assemble(basis, InputIndex::default(), HashMap::new())
     }
 
     /// Builds the context for one input set. `objects` are all objects of the run (for
     /// RuntimeClass lookups and cross-object rules); for the webhook, just the one under review.
-    pub fn new(
-        rules: &'a RuleSet,
-        config: &'a Config,
-        prepared: &'a PreparedConfig,
-        catalog: &'a Catalog,
-        objects: &[&'a Value],
-        today: jiff::civil::Date,
-    ) -> Self {
+    pub fn new(basis: Basis<'a>, objects: &[&'a Value]) -> Self {
         let mut index = InputIndex::default();
         // Walking every rule's expressions for the kinds they read is only worth it when there
         // are objects to sort (the webhook builds a context per review, with none).
         let wanted = if objects.is_empty() {
             None
         } else {
-            rules.referenced_kinds()
+            basis.rules.referenced_kinds()
         };
         let mut objects_by_kind: HashMap<String, Vec<Value>> = HashMap::new();
         for o in objects {
@@ -152,28 +142,13 @@ impl<'a> Context<'a> {
             .into_iter()
             .map(|(k, v)| (k, std::borrow::Cow::Owned(Value::Array(v))))
             .collect();
-        Self::assemble(
-            rules,
-            config,
-            prepared,
-            catalog,
-            index,
-            objects_by_kind,
-            today,
-        )
+        Self::assemble(basis, index, objects_by_kind)
     }
 
     /// Builds the context from objects already grouped by kind, each kind a JSON list, borrowed
     /// rather than copied. `by_kind` must hold every kind the rules read through `objects(…)`,
     /// and the RuntimeClasses.
-    pub fn from_kinds(
-        rules: &'a RuleSet,
-        config: &'a Config,
-        prepared: &'a PreparedConfig,
-        catalog: &'a Catalog,
-        by_kind: &'a HashMap<String, Value>,
-        today: jiff::civil::Date,
-    ) -> Self {
+    pub fn from_kinds(basis: Basis<'a>, by_kind: &'a HashMap<String, Value>) -> Self {
         let mut index = InputIndex::default();
         for rc in by_kind
             .get("RuntimeClass")
@@ -189,26 +164,21 @@ impl<'a> Context<'a> {
             .iter()
             .map(|(k, v)| (k.clone(), std::borrow::Cow::Borrowed(v)))
             .collect();
-        Self::assemble(
+        Self::assemble(basis, index, objects_by_kind)
+    }
+
+    fn assemble(
+        basis: Basis<'a>,
+        index: InputIndex<'a>,
+        objects_by_kind: HashMap<String, std::borrow::Cow<'a, Value>>,
+    ) -> Self {
+        let Basis {
             rules,
             config,
             prepared,
             catalog,
-            index,
-            objects_by_kind,
             today,
-        )
-    }
-
-    fn assemble(
-        rules: &'a RuleSet,
-        config: &'a Config,
-        prepared: &'a PreparedConfig,
-        catalog: &'a Catalog,
-        index: InputIndex<'a>,
-        objects_by_kind: HashMap<String, std::borrow::Cow<'a, Value>>,
-        today: jiff::civil::Date,
-    ) -> Self {
+        } = basis;
         let active = rules
             .rules
             .iter()

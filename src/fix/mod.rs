@@ -141,14 +141,7 @@ pub fn fix_sources(
                 .collect()
         })
         .collect();
-    let ctx = Context::new(
-        &setup.rules,
-        &setup.config,
-        &setup.prepared,
-        &setup.catalog,
-        &objects,
-        setup.today,
-    );
+    let ctx = Context::new(setup.basis(), &objects);
 
     let mut fixed: Vec<Vec<FixedFinding>> = vec![Vec::new(); sources.len()];
     for ((s, d, item), &object) in places.iter().zip(&objects) {
