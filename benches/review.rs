@@ -8,7 +8,8 @@
 //! `WINGUARD_BENCH_ONLY` = `validate`, `mutate`, `validate-no-rules` or `setup`: run just that
 //! case (or only the loading), untimed, for counting instructions with callgrind: run it twice
 //! with different `WINGUARD_BENCH_REVIEWS` and divide the difference by the difference in
-//! reviews, which cancels the loading.
+//! reviews, which cancels the loading. `WINGUARD_BENCH_RULE=NAME` keeps that one rule on in
+//! `validate-no-rules`: its cost is the difference from the floor.
 
 // The same allocator as the `winguard` binary (src/main.rs).
 #[global_allocator]
@@ -53,8 +54,18 @@ fn setup(rules_on: bool) -> LintSetup {
     let rules = load_rule_set(&Default::default()).expect("embedded rules load");
     let mut config = Config::default();
     if !rules_on {
+        // `WINGUARD_BENCH_RULE`: this one rule stays on, for its own cost against the floor.
+        let kept = std::env::var("WINGUARD_BENCH_RULE").ok();
+        if let Some(name) = &kept {
+            assert!(
+                rules.rules.iter().any(|r| &r.name == name),
+                "WINGUARD_BENCH_RULE: no rule `{name}`"
+            );
+        }
         for r in &rules.rules {
-            config.rules.insert(r.name.clone(), Level::Off);
+            if kept.as_deref() != Some(r.name.as_str()) {
+                config.rules.insert(r.name.clone(), Level::Off);
+            }
         }
     }
     LintSetup::new(rules, config).expect("valid setup")

@@ -4,12 +4,16 @@
 # rates, and the server's peak RSS. Figures go to BENCHMARKS.md.
 #
 # Needs: oha (`cargo install oha`), nginx (Debian `nginx-light`), python3.
-# Options (env): DURATION (s, default 10), CONNECTIONS (default 32), RATES (default "1000 5000").
+# Options (env): DURATION (s, default 10), CONNECTIONS (default 32), RATES (default "1000 5000"),
+# H2_CONNECTIONS and H2_STREAMS (HTTP/2 connections and streams on each, default 8 and 16).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source benches/common.sh
 DURATION=${DURATION:-10}
 CONNECTIONS=${CONNECTIONS:-32}
 RATES=${RATES:-1000 5000}
+H2_CONNECTIONS=${H2_CONNECTIONS:-8}
+H2_STREAMS=${H2_STREAMS:-16}
 WINGUARD_PORT=18443
 BASELINE_PORT=18444
 
@@ -23,57 +27,25 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The review: a ~4.5 KB Pod CREATE as the API server sends it (compact JSON).
-python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1])), separators=(",", ":")), end="")' \
-    testdata/admission/pod-windows-realistic-v1.json > "$work/review.json"
+review_body "$work/review.json"
 echo "review body: $(wc -c < "$work/review.json") bytes"
 
-target/release-lto/winguard serve --self-signed --self-signed-dir "$work/certs" \
-    --listen 127.0.0.1:$WINGUARD_PORT --log-format json 2> "$work/serve.log" &
-server=$!
-until grep -q "listening on" "$work/serve.log"; do sleep 0.1; done
+start_winguard target/release-lto/winguard $WINGUARD_PORT "$work/certs" "$work/serve.log"
+server=$server_pid
 
-mkdir -p "$work/nginx-logs"
-cat > "$work/nginx.conf" <<EOF
-worker_processes auto;
-pid $work/nginx.pid;
-error_log $work/nginx-logs/error.log;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    client_body_temp_path $work/nginx-body;
-    client_max_body_size 4m;
-    client_body_buffer_size 64k;
-    keepalive_requests 10000000;
-    server {
-        listen 127.0.0.1:$BASELINE_PORT ssl http2;
-        ssl_certificate $work/certs/tls.crt;
-        ssl_certificate_key $work/certs/tls.key;
-        ssl_protocols TLSv1.2 TLSv1.3;
-        location / { return 200 '{}'; }
-    }
-}
-EOF
-nginx -c "$work/nginx.conf" -p "$work"
+start_nginx "$work" $BASELINE_PORT "$work/certs"
 
-load() { # URL [extra oha args...] -> JSON summary line
-    local url=$1; shift
-    oha -z "${DURATION}s" -c "$CONNECTIONS" --no-tui --output-format json -m POST \
-        -D "$work/review.json" -H "content-type: application/json" \
-        --cacert "$work/certs/ca.crt" "$@" "$url" |
-        python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-s, p = d["summary"], d["latencyPercentiles"]
-codes = d.get("statusCodeDistribution", {})
-rps, p50, p99, ok = s["requestsPerSec"], p["p50"] * 1000, p["p99"] * 1000, s["successRate"] * 100
-print(f"{rps:.0f} req/s, p50 {p50:.2f} ms, p99 {p99:.2f} ms, success {ok:.1f}%, status {codes}")'
-}
 
 echo "== max throughput, $CONNECTIONS keep-alive connections, ${DURATION}s each"
 echo "baseline (nginx, do-nothing): $(load https://localhost:$BASELINE_PORT/validate)"
 echo "winguard /validate:           $(load https://localhost:$WINGUARD_PORT/validate)"
 echo "winguard /mutate:             $(load https://localhost:$WINGUARD_PORT/mutate)"
+# The API server's webhook client negotiates HTTP/2 (ALPN) when the webhook offers it, as
+# winguard does: many reviews in flight on few connections.
+echo "== max throughput over HTTP/2, $H2_CONNECTIONS connections x $H2_STREAMS streams, ${DURATION}s each"
+h2=(--http2 -p "$H2_STREAMS")
+echo "baseline (nginx, do-nothing): $(connections=$H2_CONNECTIONS load https://localhost:$BASELINE_PORT/validate "${h2[@]}")"
+echo "winguard /validate:           $(connections=$H2_CONNECTIONS load https://localhost:$WINGUARD_PORT/validate "${h2[@]}")"
 # The server logs each review's own latency (body read to response written): percentiles of the
 # lines a phase added tell the server's share apart from the load tool's queueing on 2 cores.
 server_latency() { # FIRST_LINE -> "server p50/p99/max"
