@@ -432,8 +432,12 @@ fn decide(setup: &LintSetup, endpoint: Endpoint, read: Read) -> Answer {
     // One object at a time: cross-object rules see only the cluster profile (configured
     // RuntimeClasses), as the webhook has no view of the rest of the cluster.
     let mut ctx = Context::for_single_object(setup.basis());
-    // Only /mutate uses the fixes; building a patch per finding is a tenth of an evaluation.
-    ctx.fixes = endpoint == Endpoint::Mutate;
+    match endpoint {
+        // Building a patch per finding is a tenth of an evaluation, and /validate uses none.
+        Endpoint::Validate => ctx.fixes = false,
+        // The answer is the safe fixes' patch: the other rules are not evaluated at all.
+        Endpoint::Mutate => ctx.only_safe_fixes(),
+    }
     let findings = evaluate(&setup.rules, &ctx, &object);
     for f in &findings {
         if !answer.rules.contains(&f.rule) {
@@ -678,6 +682,48 @@ mod tests {
             "{exempt:?}"
         );
         assert_eq!(exempt.len(), all.len() - 1, "{exempt:?}");
+    }
+
+    /// /mutate evaluates only the rules with a safe fix: the realistic pod's findings without one
+    /// (the config copy, found by /validate) are not worked out, and its patch is unchanged.
+    #[test]
+    fn mutate_evaluates_only_rules_with_safe_fixes() {
+        let body = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/testdata/admission/pod-windows-realistic-v1.json"
+        ))
+        .unwrap();
+        let rules = crate::rules::RuleSet::embedded().unwrap();
+        let safe: Vec<String> = rules
+            .rules
+            .iter()
+            .filter(|r| {
+                r.fix
+                    .as_ref()
+                    .is_some_and(|f| f.applicability == Applicability::Safe)
+            })
+            .map(|r| r.name.clone())
+            .collect();
+        let setup = LintSetup::new(rules, crate::config::Config::default()).unwrap();
+        let validated = review(&setup, Endpoint::Validate, &body);
+        let mutated = review(&setup, Endpoint::Mutate, &body);
+        assert!(
+            validated
+                .rules
+                .contains(&"config-copy-entrypoint-missing".to_string()),
+            "{:?}",
+            validated.rules
+        );
+        assert_eq!(mutated.verdict, Verdict::Patched);
+        let mut expected: Vec<&String> = validated
+            .rules
+            .iter()
+            .filter(|r| safe.contains(r))
+            .collect();
+        let mut got: Vec<&String> = mutated.rules.iter().collect();
+        expected.sort();
+        got.sort();
+        assert_eq!(got, expected);
     }
 
     #[test]

@@ -197,6 +197,16 @@ impl<'a> Context<'a> {
             fixes: true,
         }
     }
+
+    /// Leaves only the rules whose fix is safe: what a mutating webhook evaluates, since no other
+    /// finding can change its answer (a patch of the safe fixes, and warnings naming them).
+    pub fn only_safe_fixes(&mut self) {
+        self.active.retain(|(rule, _)| {
+            rule.fix
+                .as_ref()
+                .is_some_and(|f| f.applicability == Applicability::Safe)
+        });
+    }
 }
 
 /// Evaluates every active rule on one object. `rules` must be the rule set the context was built
