@@ -481,18 +481,22 @@ const WARNING_LIMIT: usize = 256;
 /// message leads with why the pod targets Windows, and a cut would lose what is wrong).
 fn warning(f: &Finding, rules: &crate::rules::RuleSet) -> String {
     let full = format!("{} {}", f.severity.as_str(), describe(f));
-    if full.chars().count() <= WARNING_LIMIT {
+    // The byte length bounds the character count, so most warnings need no counting.
+    if full.len() <= WARNING_LIMIT || full.chars().count() <= WARNING_LIMIT {
         return full;
     }
     let summary = rules.get(&f.rule).map_or("", |r| r.summary.as_str());
-    let short = format!(
+    let mut short = format!(
         "{} {}: {summary} (at {}; `winguard explain {}`)",
         f.severity.as_str(),
         f.rule,
         f.pointer,
         f.rule
     );
-    short.chars().take(WARNING_LIMIT).collect()
+    if let Some((cut, _)) = short.char_indices().nth(WARNING_LIMIT) {
+        short.truncate(cut);
+    }
+    short
 }
 
 fn validate(
@@ -724,6 +728,37 @@ mod tests {
         expected.sort();
         got.sort();
         assert_eq!(got, expected);
+    }
+
+    /// A warning is the finding in full up to the limit in characters (not bytes); past it, the
+    /// rule's summary stands in, cut at the limit on a character boundary.
+    #[test]
+    fn warnings_keep_to_the_limit_in_characters() {
+        let rules = crate::rules::RuleSet::embedded().unwrap();
+        let finding = |message: String| Finding {
+            rule: "windows-pod-os-missing".into(),
+            severity: crate::rules::Severity::Warning,
+            message,
+            pointer: "/spec/os".into(),
+            fix: None,
+        };
+        // 200 two-byte characters: over the limit in bytes, within it in characters.
+        let fits = warning(&finding("é".repeat(200)), &rules);
+        assert!(fits.len() > WARNING_LIMIT && fits.chars().count() <= WARNING_LIMIT);
+        assert!(fits.contains(&"é".repeat(200)), "{fits}");
+        let long = warning(&finding("é".repeat(300)), &rules);
+        assert!(
+            long.starts_with("warning windows-pod-os-missing: A Windows workload"),
+            "{long}"
+        );
+        assert!(!long.contains('é'), "{long}");
+        assert!(long.chars().count() <= WARNING_LIMIT, "{long}");
+        // A summary line still too long (here by its pointer) is cut at exactly the limit.
+        let mut deep = finding("x".repeat(300));
+        deep.pointer = format!("/spec/{}", "é".repeat(300));
+        let cut = warning(&deep, &rules);
+        assert_eq!(cut.chars().count(), WARNING_LIMIT, "{cut}");
+        assert!(cut.ends_with('é'), "{cut}");
     }
 
     #[test]
