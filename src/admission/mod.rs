@@ -688,8 +688,9 @@ mod tests {
         assert_eq!(exempt.len(), all.len() - 1, "{exempt:?}");
     }
 
-    /// /mutate evaluates only the rules with a safe fix: the realistic pod's findings without one
-    /// (the config copy, found by /validate) are not worked out, and its patch is unchanged.
+    /// /mutate evaluates only the rules with a safe fix: of the realistic pod's findings it names
+    /// just those /validate names too that have one (the config copy, which has none, is not
+    /// worked out). That the patch still applies and fixes those rules is tests/webhook.rs's.
     #[test]
     fn mutate_evaluates_only_rules_with_safe_fixes() {
         let body = std::fs::read(concat!(
@@ -701,11 +702,7 @@ mod tests {
         let safe: Vec<String> = rules
             .rules
             .iter()
-            .filter(|r| {
-                r.fix
-                    .as_ref()
-                    .is_some_and(|f| f.applicability == Applicability::Safe)
-            })
+            .filter(|r| r.fix_applicability() == Some(Applicability::Safe))
             .map(|r| r.name.clone())
             .collect();
         let setup = LintSetup::new(rules, crate::config::Config::default()).unwrap();

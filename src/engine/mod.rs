@@ -201,11 +201,8 @@ impl<'a> Context<'a> {
     /// Leaves only the rules whose fix is safe: what a mutating webhook evaluates, since no other
     /// finding can change its answer (a patch of the safe fixes, and warnings naming them).
     pub fn only_safe_fixes(&mut self) {
-        self.active.retain(|(rule, _)| {
-            rule.fix
-                .as_ref()
-                .is_some_and(|f| f.applicability == Applicability::Safe)
-        });
+        self.active
+            .retain(|(rule, _)| rule.fix_applicability() == Some(Applicability::Safe));
     }
 }
 

@@ -5,7 +5,7 @@ use super::{Applicability, Rule, RuleSet};
 
 /// The fix column of the rule table.
 pub fn fix_summary(rule: &Rule) -> &'static str {
-    match rule.fix.as_ref().map(|f| f.applicability) {
+    match rule.fix_applicability() {
         Some(Applicability::Safe) => "safe",
         Some(Applicability::Unsafe) => "unsafe",
         None => "—",

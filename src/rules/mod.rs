@@ -354,6 +354,11 @@ pub struct Rule {
 }
 
 impl Rule {
+    /// How its fix may be applied; `None` for a rule without one.
+    pub fn fix_applicability(&self) -> Option<Applicability> {
+        self.fix.as_ref().map(|f| f.applicability)
+    }
+
     /// Compiles a rule file's text; `name` names the file in errors.
     pub fn load(text: &str, source: &str) -> Result<Rule, LoadError> {
         let file: RuleFile = parse_typed(text, source)?;
