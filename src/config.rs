@@ -6,9 +6,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::json;
+use crate::value::Value;
 use regex::Regex;
 use serde::{Deserialize, Deserializer};
-use serde_json::{Value, json};
 
 use crate::error::{LoadError, parse_typed};
 
@@ -243,7 +244,11 @@ impl<'de> Deserialize<'de> for Patterns {
 
 fn version_string<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     match Value::deserialize(d)? {
-        Value::String(s) if crate::engine::expr::parse_version(&json!(s)).is_some() => Ok(s),
+        Value::String(s)
+            if crate::engine::expr::parse_version(&Value::from(s.clone())).is_some() =>
+        {
+            Ok(s.into())
+        }
         Value::String(s) => Err(serde::de::Error::custom(format!(
             "`{s}` is not a Kubernetes version like \"1.31\""
         ))),

@@ -1,7 +1,7 @@
 //! Errors for failing to read, parse or load (findings are not errors: see `engine::Finding`).
 
+use crate::value::Value;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 
 use crate::manifest::{PosNode, escape_pointer_token, yaml};
 
@@ -47,7 +47,8 @@ pub fn parse_typed<T: DeserializeOwned>(text: &str, name: &str) -> Result<T, Loa
         return Err(LoadError::new(name, "empty document"));
     }
     let doc = docs.swap_remove(0);
-    let value = doc.value.clone();
+    // Typed reading goes through `serde_json`'s value, which is a serde deserializer.
+    let value = serde_json::Value::from(&doc.value);
     serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
         let mut pointer = String::new();
         for seg in e.path().iter() {

@@ -2,7 +2,8 @@
 //!
 //! The architecture follows `DESIGN.md`: a pure [`engine`] evaluates data-driven [`rules`] on
 //! objects read by the [`manifest`] loader, using the Windows target-OS [`model`] and the cluster
-//! profile from [`config`]; [`report`] renders findings, [`cli`] wires it together.
+//! profile from [`config`]; [`report`] renders findings, [`cli`] wires it together. Objects are
+//! [`value::Value`]s throughout.
 
 pub mod admission;
 pub mod chart;
@@ -16,3 +17,4 @@ pub mod model;
 pub mod report;
 pub mod rules;
 pub mod serve;
+pub mod value;

@@ -137,7 +137,7 @@ fn every_rule_fires_on_every_workload_kind() {
                 assert!(errs.is_empty());
                 objs.into_iter()
                     .next()
-                    .map(|o| o.value)
+                    .map(|o| Value::from(&o.value))
                     .unwrap_or(Value::Null)
             })
             .collect();

@@ -7,13 +7,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde_json::Value;
 use winguard::cli::{LintSetup, lint_text};
 use winguard::config::Config;
 use winguard::engine::{Context, evaluate, evaluate_batch, patch};
 use winguard::manifest::{SourceText, parse_source};
 use winguard::report::{Format, RenderOptions, Report, render};
 use winguard::rules::RuleSet;
+use winguard::value::Value;
 
 fn rules_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rules")

@@ -12,11 +12,12 @@
 //! precisely, `containers: {}` naming the field), and the parts of the review no rule reads
 //! (userInfo, oldObject, managedFields) are skipped unbuilt.
 
+use crate::value::Value;
+use crate::value::parse::Prune;
 use json_patch::PatchOperation;
 use kube::core::admission::{AdmissionResponse, META_KIND, Operation};
 use kube::core::{GroupVersionKind, Status};
 use serde::Deserialize;
-use serde_json::Value;
 
 use crate::cli::LintSetup;
 use crate::config::Enforcement;
@@ -177,6 +178,7 @@ struct ProbeRequest {
 
 /// What the adapter needs of a review: its API version (the response's), the request, and the
 /// object as the engine reads it.
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct Read {
     api_version: String,
     uid: String,
@@ -186,6 +188,21 @@ struct Read {
     operation: Operation,
     object: Option<Value>,
 }
+
+/// What the webhook leaves out of a review as it reads it: the request's `oldObject` (as large as
+/// the object, on UPDATE) and `userInfo`, and the object's `metadata.managedFields` (the API
+/// server sends them with every object, they are often most of its bytes, and no rule reads them).
+static REVIEW_PRUNE: [(&str, Prune); 1] = [(
+    "request",
+    Prune::Inside(&[
+        ("oldObject", Prune::Skip),
+        ("userInfo", Prune::Skip),
+        (
+            "object",
+            Prune::Inside(&[("metadata", Prune::Inside(&[("managedFields", Prune::Skip)]))]),
+        ),
+    ]),
+)];
 
 /// Reads the review: envelope, request fields and object in one pass.
 fn read(body: &[u8]) -> Result<Read, Unreadable> {
@@ -199,6 +216,14 @@ fn read(body: &[u8]) -> Result<Read, Unreadable> {
         ),
         types: None,
     })?;
+    // Anything the fast reader declines is read again with serde_json, whose errors say what is
+    // wrong with the body (and which reads whatever valid review that reader left to it).
+    read_well_formed(text).map_or_else(|| read_with_serde_json(text), Ok)
+}
+
+/// The review read with serde_json: the envelope typed, the object through [`Pruned`].
+fn read_with_serde_json(text: &str) -> Result<Read, Unreadable> {
+    let body = text.as_bytes();
     let envelope: Envelope = serde_json::from_str(text).map_err(|e| {
         let probe = serde_json::from_slice::<Probe>(body).ok();
         let uid = probe
@@ -281,6 +306,68 @@ fn read(body: &[u8]) -> Result<Read, Unreadable> {
     })
 }
 
+/// A well-formed review, read with winguard's own JSON reader ([`crate::value::parse`]) in one
+/// pass: `None` for anything else — not JSON, a field missing or of the wrong type, a key given
+/// twice — which [`read`] then reads with serde_json for its error message. What this accepts
+/// is what the serde_json path accepts, read the same way (a test compares the two).
+fn read_well_formed(text: &str) -> Option<Read> {
+    let parsed = crate::value::parse::parse(text, &REVIEW_PRUNE)?;
+    if parsed.repeated_keys {
+        return None;
+    }
+    let Value::Object(mut root) = parsed.value else {
+        return None;
+    };
+    let api_version = root.get("apiVersion")?.as_str()?;
+    if root.get("kind")?.as_str()? != META_KIND || !API_VERSIONS.contains(&api_version) {
+        return None;
+    }
+    let api_version = api_version.to_string();
+    let Value::Object(mut request) = root.remove("request")? else {
+        return None;
+    };
+    let uid = request.get("uid")?.as_str()?;
+    // `kube`'s GroupVersionKind: all three fields, strings.
+    let gvk = request.get("kind")?.as_object()?;
+    let kind = gvk.get("kind")?.as_str()?;
+    gvk.get("group")?.as_str()?;
+    gvk.get("version")?.as_str()?;
+    let name = match request.get("name") {
+        None => "",
+        Some(v) => v.as_str()?,
+    };
+    let namespace = match request.get("namespace") {
+        None | Some(Value::Null) => "",
+        Some(v) => v.as_str()?,
+    };
+    let operation = match request.get("operation")?.as_str()? {
+        "CREATE" => Operation::Create,
+        "UPDATE" => Operation::Update,
+        "DELETE" => Operation::Delete,
+        "CONNECT" => Operation::Connect,
+        _ => return None,
+    };
+    if uid.is_empty() {
+        return None;
+    }
+    let (uid, kind, name, namespace) = (
+        uid.to_string(),
+        kind.to_string(),
+        name.to_string(),
+        namespace.to_string(),
+    );
+    let object = request.remove("object").filter(|o| !o.is_null());
+    Some(Read {
+        api_version,
+        uid,
+        kind,
+        name,
+        namespace,
+        operation,
+        object,
+    })
+}
+
 /// `object`, parsed without `metadata.managedFields` (see [`Pruned`]); `null` is no object.
 fn pruned_object<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
     use serde::de::DeserializeSeed;
@@ -313,8 +400,8 @@ impl<'de> serde::de::Visitor<'de> for Pruned {
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = serde_json::Map::new();
-        while let Some(key) = map.next_key::<String>()? {
+        let mut out = crate::value::Map::new();
+        while let Some(key) = map.next_key::<crate::value::Str>()? {
             match (self, key.as_str()) {
                 (Pruned::Object, "metadata") => {
                     let v = map.next_value_seed(Pruned::Metadata)?;
@@ -353,11 +440,11 @@ impl<'de> serde::de::Visitor<'de> for Pruned {
     }
 
     fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_string()))
+        Ok(Value::from(v.to_string()))
     }
 
     fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
+        Ok(Value::from(v))
     }
 
     fn visit_unit<E>(self) -> Result<Value, E> {
@@ -426,7 +513,7 @@ fn decide(setup: &LintSetup, endpoint: Endpoint, read: Read) -> Answer {
         && !meta.contains_key("namespace")
         && !namespace.is_empty()
     {
-        meta.insert("namespace".into(), Value::String(namespace.clone()));
+        meta.insert("namespace".into(), Value::from(namespace.clone()));
     }
 
     // One object at a time: cross-object rules see only the cluster profile (configured
@@ -598,18 +685,18 @@ fn encode(response: AdmissionResponse) -> Vec<u8> {
     if response.patch.is_none() {
         return serde_json::to_vec(&response.into_review()).unwrap_or_default();
     }
-    let mut value = serde_json::to_value(response.into_review()).unwrap_or(Value::Null);
+    let mut value = serde_json::to_value(response.into_review()).unwrap_or_default();
     if let Some(patch) = value.pointer_mut("/response/patch") {
         let bytes: Vec<u8> = patch
             .as_array()
             .map(|a| {
                 a.iter()
-                    .filter_map(Value::as_u64)
+                    .filter_map(serde_json::Value::as_u64)
                     .map(|b| b as u8)
                     .collect()
             })
             .unwrap_or_default();
-        *patch = Value::String(base64::engine::general_purpose::STANDARD.encode(bytes));
+        *patch = serde_json::Value::String(base64::engine::general_purpose::STANDARD.encode(bytes));
     }
     serde_json::to_vec(&value).unwrap_or_default()
 }
@@ -618,7 +705,7 @@ fn encode(response: AdmissionResponse) -> Vec<u8> {
 mod tests {
     use super::*;
 
-    fn review_json(request: Value) -> Vec<u8> {
+    fn review_json(request: serde_json::Value) -> Vec<u8> {
         serde_json::to_vec(&serde_json::json!({
             "kind": "AdmissionReview",
             "apiVersion": "admission.k8s.io/v1beta1",
@@ -647,14 +734,14 @@ mod tests {
         let object = read.object.unwrap();
         assert_eq!(
             object["metadata"],
-            serde_json::json!({"name": "p", "labels": {"a": "b"}})
+            crate::json!({"name": "p", "labels": {"a": "b"}})
         );
         assert_eq!(object["spec"]["containers"][0]["image"], "busybox");
     }
 
     #[test]
     fn config_exemptions_apply_to_the_request_namespace_as_in_the_cli() {
-        let mut review_value: Value = serde_json::from_slice(
+        let mut review_value: serde_json::Value = serde_json::from_slice(
             &std::fs::read(concat!(
                 env!("CARGO_MANIFEST_DIR"),
                 "/testdata/admission/pod-windows-unpinned-v1.json"
@@ -756,6 +843,37 @@ mod tests {
         let cut = warning(&deep, &rules);
         assert_eq!(cut.chars().count(), WARNING_LIMIT, "{cut}");
         assert!(cut.ends_with('é'), "{cut}");
+    }
+
+    /// The fast reader and serde_json's read every review fixture the same way (where the fast
+    /// one takes it), and the fast one takes every well-formed one.
+    #[test]
+    fn both_readers_read_reviews_alike() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/admission");
+        let mut compared = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let slow = read_with_serde_json(&text).ok();
+            let fast = read_well_formed(&text);
+            if let Some(fast) = &fast {
+                assert_eq!(Some(fast), slow.as_ref(), "{}", path.display());
+                compared += 1;
+            } else {
+                assert!(slow.is_none(), "{}: declined a good review", path.display());
+            }
+        }
+        assert!(compared >= 5, "only {compared} reviews compared");
+        // Shapes serde_json reports on are left to it.
+        for text in [
+            r#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u","uid":"v","kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE"}}"#,
+            r#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u","kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE","name":null}}"#,
+            r#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u","kind":{"version":"v1","kind":"Pod"},"operation":"CREATE"}}"#,
+            r#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u","kind":{"group":"","version":"v1","kind":"Pod"},"operation":"PATCH"}}"#,
+        ] {
+            assert!(read_well_formed(text).is_none(), "{text}");
+            assert!(read_with_serde_json(text).is_err(), "{text}");
+        }
     }
 
     #[test]

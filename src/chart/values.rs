@@ -36,7 +36,7 @@ pub fn read_yaml(text: &str) -> Result<Json, crate::manifest::yaml::YamlError> {
     Ok(docs
         .into_iter()
         .next()
-        .map_or(Json::Null, |d| floats(d.value)))
+        .map_or(Json::Null, |d| floats((&d.value).into())))
 }
 
 /// Parses a YAML map file (`-f` values, `values.yaml`, `Chart.yaml`); `shown` names it in errors.

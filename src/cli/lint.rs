@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
+use crate::value::Value;
 
 use crate::config::Config;
 use crate::engine::{Context, evaluate, evaluate_batch};

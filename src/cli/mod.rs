@@ -253,7 +253,7 @@ pub fn apply_overrides(
     profile: Option<Profile>,
 ) -> Result<(), String> {
     if let Some(v) = kube_version {
-        if crate::engine::expr::parse_version(&serde_json::json!(v)).is_none() {
+        if crate::engine::expr::parse_version(&crate::value::Value::from(v)).is_none() {
             return Err(format!("--kube-version `{v}` is not a version like 1.31"));
         }
         config.kubernetes_version = v.trim_start_matches('v').to_string();

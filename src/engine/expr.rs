@@ -4,7 +4,7 @@
 //! taint matching, Windows build compatibility), so conditions are expressions compiled once when a
 //! rule file loads. CEL itself would fit, but the Rust CEL interpreters convert every input into
 //! their own value type, which costs more than the whole lint; this evaluator works on borrowed
-//! `serde_json::Value`s. It is deliberately small:
+//! [`crate::value::Value`]s. It is deliberately small:
 //!
 //! - literals: `'str'`, `"str"`, numbers, `true`, `false`, `null`, lists `[a, b]`
 //! - variables bound by the engine (`pod`, `container`, `spec`, `config`, …) and by macros
@@ -18,8 +18,8 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
+use crate::value::{Map, Number, Value};
 use regex::Regex;
-use serde_json::{Map, Number, Value};
 
 /// A compile error with the byte offset in the expression text.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -165,7 +165,7 @@ fn object_kinds(node: &Node, out: &mut Vec<String>) -> bool {
     match node {
         Node::Call(Func::Objects, args) => match &args[0] {
             Node::Lit(Value::String(k)) => {
-                out.push(k.clone());
+                out.push(k.to_string());
                 true
             }
             _ => false,
@@ -422,7 +422,7 @@ impl ExprParser<'_> {
             return Ok(Node::MapLit(entries));
         }
         if c == '\'' || c == '"' {
-            return self.string(c).map(|s| Node::Lit(Value::String(s)));
+            return self.string(c).map(|s| Node::Lit(Value::from(s)));
         }
         if c.is_ascii_digit() {
             let len = rest
@@ -682,7 +682,7 @@ impl Local<'_> {
     /// The `{pointer, value}` map of a query match.
     fn match_value(pointer: &str, value: &Value) -> Value {
         let mut m = Map::new();
-        m.insert("pointer".into(), Value::String(pointer.to_string()));
+        m.insert("pointer".into(), Value::from(pointer));
         m.insert("value".into(), value.clone());
         Value::Object(m)
     }
@@ -976,7 +976,7 @@ fn local_path<'a>(node: &Node, locals: &Locals<'a>) -> Option<Cow<'a, Value>> {
         // A query match: `q.value…` walks the borrowed value, `q.pointer` is the pointer.
         Local::Match(_, value) if *first == "value" => Cow::Borrowed(walk(value, rest)),
         Local::Match(pointer, _) if *first == "pointer" && rest.is_empty() => {
-            Cow::Owned(Value::String(pointer.clone()))
+            Cow::Owned(Value::from(pointer.clone()))
         }
         Local::Match(..) => Cow::Borrowed(&NULL),
     })
@@ -1046,14 +1046,14 @@ fn compare(a: &Value, b: &Value) -> Option<Ordering> {
 /// Text of a value as shown in messages: strings bare, everything else as JSON.
 pub fn display(v: &Value) -> String {
     match v {
-        Value::String(s) => s.clone(),
+        Value::String(s) => s.to_string(),
         Value::Null => String::new(),
         other => other.to_string(),
     }
 }
 
 /// Appends `v` as [`display`] shows it.
-fn push_display(out: &mut String, v: &Value) {
+fn push_display(out: &mut crate::value::Str, v: &Value) {
     match v {
         Value::String(s) => out.push_str(s),
         Value::Null => {}
@@ -1116,7 +1116,7 @@ fn binary<'a, 'e: 'a>(
                             Value::Array(x.iter().chain(y).cloned().collect())
                         }
                         (x, y) => {
-                            let mut out = display(x);
+                            let mut out = crate::value::Str::from(display(x));
                             push_display(&mut out, y);
                             Value::String(out)
                         }
@@ -1152,7 +1152,7 @@ fn call<'a>(func: Func, mut args: Args<'a>) -> Cow<'a, Value> {
             _ => 0,
         })),
         Func::Has => owned(Value::Bool(!args[0].is_null())),
-        Func::Lower => owned(s(0, &args).map_or(Value::Null, |s| Value::String(s.to_lowercase()))),
+        Func::Lower => owned(s(0, &args).map_or(Value::Null, |s| Value::from(s.to_lowercase()))),
         Func::StartsWith => owned(Value::Bool(matches!(
             (args[0].as_str(), args[1].as_str()), (Some(a), Some(b)) if a.starts_with(b)
         ))),
@@ -1170,7 +1170,7 @@ fn call<'a>(func: Func, mut args: Args<'a>) -> Cow<'a, Value> {
             };
             owned(Value::Bool(ok))
         }
-        Func::Str => owned(Value::String(display(&args[0]))),
+        Func::Str => owned(Value::from(display(&args[0]))),
         Func::Int => owned(match &*args[0] {
             Value::Number(n) if n.is_i64() || n.is_u64() => Value::Number(n.clone()),
             Value::Number(n) => n.as_f64().map_or(Value::Null, |f| num(f.trunc())),
@@ -1207,9 +1207,9 @@ fn call<'a>(func: Func, mut args: Args<'a>) -> Cow<'a, Value> {
         }
         Func::Join => owned(match (&*args[0], args[1].as_str()) {
             (Value::Array(a), Some(sep)) => {
-                Value::String(a.iter().map(display).collect::<Vec<_>>().join(sep))
+                Value::from(a.iter().map(display).collect::<Vec<_>>().join(sep))
             }
-            _ => Value::String(String::new()),
+            _ => Value::from(String::new()),
         }),
         Func::Concat => {
             let b = args.pop().expect("arity 2").into_owned();
@@ -1243,7 +1243,7 @@ fn call<'a>(func: Func, mut args: Args<'a>) -> Cow<'a, Value> {
             }
             _ => Value::Array(Vec::new()),
         }),
-        Func::Escape => owned(Value::String(
+        Func::Escape => owned(Value::from(
             crate::manifest::escape_pointer_token(&display(&args[0])).into_owned(),
         )),
         Func::VersionAtLeast => owned(Value::Bool(
@@ -1255,7 +1255,7 @@ fn call<'a>(func: Func, mut args: Args<'a>) -> Cow<'a, Value> {
         Func::Tolerates => owned(Value::Bool(crate::model::tolerates(&args[0], &args[1]))),
         Func::BuildCompat => owned(match (args[0].as_u64(), args[1].as_u64()) {
             (Some(host), Some(image)) => {
-                Value::String(crate::model::build_compat(host, image).as_str().to_string())
+                Value::from(crate::model::build_compat(host, image).as_str().to_string())
             }
             _ => Value::Null,
         }),
@@ -1311,7 +1311,7 @@ fn selector_matches(selector: &Value, labels: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json;
 
     fn run(expr: &str, vars: &[(&'static str, Value)]) -> Value {
         let e = compile(expr).unwrap();

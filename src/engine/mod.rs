@@ -12,7 +12,7 @@ pub mod path;
 use std::collections::HashMap;
 
 use crate::manifest::Pointer;
-use serde_json::{Value, json};
+use crate::value::Value;
 
 use crate::config::Config;
 use crate::manifest::escape_pointer_token;
@@ -88,7 +88,7 @@ impl PreparedConfig {
     pub fn new(config: &Config) -> Self {
         PreparedConfig {
             value: config.to_expr_value(),
-            cluster_version: expr::parse_version(&Value::String(config.kubernetes_version.clone()))
+            cluster_version: expr::parse_version(&Value::from(config.kubernetes_version.clone()))
                 .unwrap_or((1, 0)),
         }
     }
@@ -441,7 +441,8 @@ fn run_rule_body<'a>(
             for (pointer, item) in items {
                 let mut bound = item;
                 if let Value::Object(m) = &mut bound {
-                    m.entry("pointer").or_insert(json!(pointer));
+                    m.entry("pointer".into())
+                        .or_insert_with(|| Value::from(pointer.as_str()));
                 }
                 env.bind_owned("item", bound);
                 if rule.when.test(env) {

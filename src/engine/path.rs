@@ -7,8 +7,8 @@
 //! jsonpath-rust clones intermediate nodes and formats every match's path as a string to be
 //! parsed back into a pointer, and these queries run for every pod.)
 
+use crate::value::Value;
 use jsonpath_rust::parser::model::{JpQuery, Segment, Selector};
-use serde_json::Value;
 
 use crate::manifest::escape_pointer_token;
 
@@ -129,7 +129,7 @@ fn select<'v>(child: &Child, pointer: &str, value: &'v Value, out: &mut Vec<(Str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json;
 
     /// The walk agrees with jsonpath-rust, match for match, on the queries it takes.
     #[test]

@@ -9,8 +9,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::value::Value;
 use json_patch::PatchOperation;
-use serde_json::Value;
 
 use crate::manifest::unescape_pointer_token;
 use crate::manifest::yaml::PosNode;
@@ -55,8 +55,8 @@ pub(super) fn insert_fixes(
                 }
                 let value = lookup(patched, &tokens)?;
                 let indent = map_indent(&lines, first_line, parent_pos)?;
-                let mut entry = serde_json::Map::new();
-                entry.insert(last.clone(), value.clone());
+                let mut entry = crate::value::Map::new();
+                entry.insert(last.as_str().into(), value.clone());
                 (
                     parent_pos,
                     indent,

@@ -13,10 +13,10 @@ mod insert;
 
 use std::sync::Arc;
 
+use crate::value::Value;
 use json_patch::PatchOperation;
 use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeSeq};
-use serde_json::Value;
 
 use crate::cli::LintSetup;
 use crate::engine::{Context, evaluate, patch};
@@ -185,7 +185,9 @@ pub fn fix_sources(
             .get_or_insert_with(|| parsed_value((*s, *d, None)).clone());
         match item {
             Some(i) => {
-                whole["items"][*i] = target;
+                if let Some(slot) = whole.get_mut("items").and_then(|v| v.get_mut(*i)) {
+                    *slot = target;
+                }
                 edit.applied = None;
             }
             None => {
@@ -295,7 +297,7 @@ fn is_json(source: &SourceText) -> bool {
 }
 
 /// A value serialised with its maps' keys in the order the original document had them (keys a
-/// fix added come after, in name order). `serde_json`'s maps are sorted, and a fixed manifest
+/// fix added come after, in name order). [`crate::value::Map`]s are sorted, and a fixed manifest
 /// whose keys were all reordered would bury the fix in its diff.
 struct Ordered<'a> {
     value: &'a Value,
@@ -310,7 +312,7 @@ impl Serialize for Ordered<'_> {
                 let original = self
                     .original
                     .and_then(|(v, pos)| v.as_object().map(|m| (m, pos)));
-                let mut entries: Vec<(&String, Ordered<'_>, (u32, u32))> = map
+                let mut entries: Vec<(&crate::value::Str, Ordered<'_>, (u32, u32))> = map
                     .iter()
                     .map(|(key, value)| {
                         // Positions are listed in the original map's (sorted) key order.

@@ -14,7 +14,7 @@
 
 use std::borrow::Cow;
 
-use serde_json::{Map, Value};
+use crate::value::{Map, Str, Value};
 
 use super::yaml::{ParsedDoc, PosNode, build_map, plain_value};
 
@@ -209,7 +209,7 @@ impl<'a> Reader<'a> {
 
     fn mapping(&mut self, indent: usize) -> Read<Node> {
         // Kubernetes maps are small; starting at eight entries saves most regrowth.
-        let mut entries: Vec<(String, Value, PosNode)> = Vec::with_capacity(8);
+        let mut entries: Vec<(Str, Value, PosNode)> = Vec::with_capacity(8);
         let mut map_pos = None;
         while let Some((line_indent, content)) = self.peek()? {
             if line_indent < indent {
@@ -261,7 +261,7 @@ impl<'a> Reader<'a> {
             };
             pos.key_line = key_pos.line;
             pos.key_col = key_pos.col;
-            entries.push((key.into_owned(), value, pos));
+            entries.push((key.into(), value, pos));
         }
         let mut pos = map_pos.ok_or(GiveUp)?;
         // Duplicate keys are an error, reported by the full parser.
@@ -328,16 +328,16 @@ impl<'a> Reader<'a> {
             }
             b'"' | b'\'' => {
                 let (s, end) = quoted(text, col)?;
-                (Value::String(s), end)
+                (Value::from(s), end)
             }
             b'|' | b'>' => {
                 let (value, pos) = self.block_scalar(line, col, parent_indent)?;
-                return Ok((Value::String(value), pos));
+                return Ok((Value::from(value), pos));
             }
             _ => {
                 let (s, end) = plain_block(text, col)?;
                 (
-                    plain_value(s).unwrap_or_else(|| Value::String(s.to_string())),
+                    plain_value(s).unwrap_or_else(|| Value::from(s.to_string())),
                     end,
                 )
             }
@@ -515,7 +515,7 @@ impl<'a> Reader<'a> {
             }
             Some(b'{') => {
                 *i = skip_spaces(text, *i + 1);
-                let mut entries: Vec<(String, Value, PosNode)> = Vec::new();
+                let mut entries: Vec<(Str, Value, PosNode)> = Vec::new();
                 if bytes.get(*i) == Some(&b'}') {
                     *i += 1;
                     return Ok((Value::Object(Map::new()), pos));
@@ -546,7 +546,7 @@ impl<'a> Reader<'a> {
                     let (v, mut p) = self.flow(line, i, depth + 1)?;
                     p.key_line = key_pos.line;
                     p.key_col = key_pos.col;
-                    entries.push((key, v, p));
+                    entries.push((key.into(), v, p));
                     *i = skip_spaces(text, *i);
                     match bytes.get(*i) {
                         Some(b',') => *i = skip_spaces(text, *i + 1),
@@ -566,13 +566,13 @@ impl<'a> Reader<'a> {
             Some(b'"' | b'\'') => {
                 let (s, end) = quoted(text, *i)?;
                 *i = end;
-                Ok((Value::String(s), pos))
+                Ok((Value::from(s), pos))
             }
             Some(_) => {
                 let (s, end) = flow_plain(text, *i)?;
                 *i = end;
                 Ok((
-                    plain_value(s).unwrap_or_else(|| Value::String(s.to_string())),
+                    plain_value(s).unwrap_or_else(|| Value::from(s.to_string())),
                     pos,
                 ))
             }

@@ -5,7 +5,7 @@
 //! numbers for quantities, for example) are never refused here.
 
 use crate::manifest::Pointer;
-use serde_json::Value;
+use crate::value::Value;
 
 use super::escape_pointer_token;
 use crate::model::pod_template_paths;
@@ -28,7 +28,7 @@ impl Shape {
     fn check(self, v: &Value) -> Result<(), String> {
         let ok = match self {
             Shape::Str => v.is_string(),
-            Shape::Int => v.is_i64() || v.is_u64(),
+            Shape::Int => v.as_i64().is_some() || v.as_u64().is_some(),
             Shape::Bool => v.is_boolean(),
             Shape::Map => v.is_object(),
             Shape::StrMap => match v.as_object() {
@@ -125,7 +125,7 @@ pub struct ShapeError {
 fn check_fields(value: &Value, base: &str, table: &[(&str, Shape)], errors: &mut Vec<ShapeError>) {
     let Some(map) = value.as_object() else { return };
     for (field, shape) in table {
-        if let Some(v) = map.get(*field).filter(|v| !v.is_null())
+        if let Some(v) = map.get(field).filter(|v| !v.is_null())
             && let Err(message) = shape.check(v)
         {
             let pointer = format!("{base}/{}", escape_pointer_token(field));

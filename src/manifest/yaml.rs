@@ -1,4 +1,4 @@
-//! YAML (and JSON) text → `serde_json::Value` plus a position tree.
+//! YAML (and JSON) text → [`crate::value::Value`] plus a position tree.
 //!
 //! Why not a serde YAML crate: serde's YAML crates don't keep node positions, and every finding
 //! has to point at a line and column. `saphyr-parser` gives an event stream with spans; this
@@ -8,11 +8,12 @@
 
 use std::collections::HashMap;
 
+use crate::value::{Map, Number, Str, Value};
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
-use serde_json::{Map, Number, Value};
 
 /// Deepest nesting accepted in one document. Kubernetes objects are a few dozen levels deep;
-/// serde_json itself stops at 128, so a generous bound here costs nothing.
+/// JSON readers stop at 128 (serde_json, and `crate::value::parse` after it), so a generous
+/// bound here costs nothing.
 pub const MAX_DEPTH: usize = 512;
 /// Most nodes one document may grow to through aliases (a bound on alias expansion).
 pub const MAX_ALIAS_NODES: usize = 1_000_000;
@@ -67,13 +68,13 @@ enum Frame {
     },
     Map {
         /// Entries in document order; sorted into the map when the mapping ends, so the
-        /// position children follow the map's iteration order whatever serde_json's map is.
-        entries: Vec<(String, Value, PosNode)>,
+        /// position children follow the map's iteration order (by key).
+        entries: Vec<(Str, Value, PosNode)>,
         pos: PosNode,
         anchor: usize,
         size: usize,
         /// The key waiting for its value, with its position.
-        pending_key: Option<(String, u32, u32)>,
+        pending_key: Option<(Str, u32, u32)>,
     },
 }
 
@@ -200,7 +201,7 @@ impl Builder {
                     } else {
                         text.into_owned()
                     };
-                    *pending = Some((key, line, col));
+                    *pending = Some((key.into(), line, col));
                     return Ok(None);
                 }
                 let tag = tag.map(|t| t.suffix.clone());
@@ -382,8 +383,8 @@ impl Builder {
                     // An anchored or aliased key: keys are strings in Kubernetes objects.
                     let key = match value {
                         Value::String(s) => s,
-                        Value::Null => "null".to_string(),
-                        Value::Bool(_) | Value::Number(_) => value.to_string(),
+                        Value::Null => "null".into(),
+                        Value::Bool(_) | Value::Number(_) => value.to_string().into(),
                         _ => {
                             return Err(YamlError::at(
                                 span,
@@ -411,18 +412,18 @@ impl Builder {
 /// `pos.children` in the map's (sorted) key order. A duplicate key is an error: the key and the
 /// position of its later occurrence.
 pub(crate) fn build_map(
-    mut entries: Vec<(String, Value, PosNode)>,
+    mut entries: Vec<(Str, Value, PosNode)>,
     pos: &mut PosNode,
 ) -> Result<Value, (String, PosNode)> {
     // Stable: of two equal keys, the later one in the document is the duplicate.
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     if let Some(i) = entries.windows(2).position(|w| w[0].0 == w[1].0) {
         let (key, _, at) = entries.swap_remove(i + 1);
-        return Err((key, at));
+        return Err((key.into(), at));
     }
     pos.children.reserve_exact(entries.len());
     // Collected, not inserted one by one: from sorted entries a map is built in bulk.
-    let map: Map<String, Value> = entries
+    let map: Map = entries
         .into_iter()
         .map(|(k, v, p)| {
             pos.children.push(p);
@@ -453,7 +454,7 @@ fn go_yaml_v2_key(text: &str) -> Option<String> {
 
 fn scalar_value(text: std::borrow::Cow<'_, str>, style: ScalarStyle, tag: Option<&str>) -> Value {
     match tag {
-        Some("str") | Some("binary") => return Value::String(text.into_owned()),
+        Some("str") | Some("binary") => return Value::from(text.into_owned()),
         Some("int") | Some("float") | Some("bool") | Some("null") => {
             if let Some(v) = plain_value(&text) {
                 return v;
@@ -462,9 +463,9 @@ fn scalar_value(text: std::borrow::Cow<'_, str>, style: ScalarStyle, tag: Option
         _ => {}
     }
     if style != ScalarStyle::Plain {
-        return Value::String(text.into_owned());
+        return Value::from(text.into_owned());
     }
-    plain_value(&text).unwrap_or_else(|| Value::String(text.into_owned()))
+    plain_value(&text).unwrap_or_else(|| Value::from(text.into_owned()))
 }
 
 pub(crate) fn plain_value(text: &str) -> Option<Value> {
@@ -479,7 +480,7 @@ pub(crate) fn plain_value(text: &str) -> Option<Value> {
         ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf" | "-.INF"
         | ".nan" | ".NaN" | ".NAN" => {
             // JSON has no infinities or NaN; keep the text.
-            return Some(Value::String(text.to_string()));
+            return Some(Value::from(text.to_string()));
         }
         _ => {}
     }
@@ -545,7 +546,7 @@ fn parse_float(text: &str) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json;
 
     fn one(text: &str) -> ParsedDoc {
         let (mut docs, err) = parse_stream(text);

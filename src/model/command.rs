@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 
-use serde_json::{Value, json};
+use crate::value::Value;
 
 use super::CommandTables;
 
@@ -215,7 +215,7 @@ pub fn analyse_command(
             };
             script = script_words.join(" ");
             (
-                json!(first.to_lowercase()),
+                Value::from(first.to_lowercase()),
                 split_steps(&script).into_iter().map(split_words).collect(),
             )
         }
@@ -226,23 +226,32 @@ pub fn analyse_command(
     let copies: Vec<Value> = steps[..monitor_at.unwrap_or(steps.len())]
         .iter()
         .filter_map(|s| {
-            copy_source(tables, s).map(|src| json!({"source": src, "step": s.join(" ")}))
+            copy_source(tables, s).map(|src| {
+                Value::object([
+                    ("source", Value::from(src)),
+                    ("step", Value::from(s.join(" "))),
+                ])
+            })
         })
         .collect();
-    json!({
-        "shell": shell_name,
-        "steps": steps.iter().map(|s| s.join(" ")).collect::<Vec<_>>(),
-        "serviceMonitor": monitor_at.is_some(),
-        "serviceMonitorLast": monitor_at.is_some_and(|i| i + 1 == steps.len()),
-        "lastStep": steps.last().map(|s| s.join(" ")),
-        "copies": copies,
-    })
+    Value::object([
+        ("shell", shell_name),
+        ("steps", steps.iter().map(|s| s.join(" ")).collect()),
+        ("serviceMonitor", Value::from(monitor_at.is_some())),
+        (
+            "serviceMonitorLast",
+            Value::from(monitor_at.is_some_and(|i| i + 1 == steps.len())),
+        ),
+        ("lastStep", Value::from(steps.last().map(|s| s.join(" ")))),
+        ("copies", Value::Array(copies)),
+    ])
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::Config;
+    use crate::json;
     use crate::model::{Catalog, EMBEDDED_CATALOG};
 
     fn analyse(command: Value, args: Option<Value>) -> Value {

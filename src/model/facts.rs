@@ -7,7 +7,7 @@
 
 use std::cell::OnceCell;
 
-use serde_json::{Value, json};
+use crate::value::Value;
 
 use super::{
     BuildCompat, BuildEntry, ImageRef, ModelContext, OS_KEYS, Source, affinity_values,
@@ -200,38 +200,41 @@ impl<'a> ContainerFacts<'a> {
         use ContainerField as F;
         let catalog = self.ctx.catalog;
         match field {
-            F::Build => json!(self.build.map(|b| b.build)),
-            F::BuildCompat => json!(self.compat),
+            F::Build => Value::from(self.build.map(|b| b.build)),
+            F::BuildCompat => Value::from(self.compat),
             F::BuildCompatHosts => Value::Array(
                 self.compat_hosts
                     .iter()
-                    .map(|h| json!({"build": h, "label": format!("10.0.{h}"), "name": catalog.build_name(*h)}))
+                    .map(|h| {
+                        Value::object([
+                            ("build", Value::from(*h)),
+                            ("label", Value::from(format!("10.0.{h}"))),
+                            ("name", Value::from(catalog.build_name(*h))),
+                        ])
+                    })
                     .collect(),
             ),
-            F::BuildLabel => json!(self.build.map(|b| format!("10.0.{}", b.build))),
-            F::BuildName => json!(self.build.map(|b| b.name.as_str())),
-            F::Digest => json!(self.image.digest),
+            F::BuildLabel => Value::from(self.build.map(|b| format!("10.0.{}", b.build))),
+            F::BuildName => Value::from(self.build.map(|b| b.name.as_str())),
+            F::Digest => Value::from(self.image.digest.as_deref()),
             F::HasArgs => Value::Bool(self.args().is_some()),
             F::HasCommand => Value::Bool(self.command().is_some()),
             F::HostProcess => Value::Bool(self.host_process),
             F::Iis => Value::Bool(catalog.iis.reason(&self.image).is_some()),
-            F::Image => Value::String(self.image_text.to_string()),
-            F::ImageOs => json!(self.image_os),
-            F::ImageOsReason => json!(self.image_os_reason),
-            F::Kind => Value::String(self.kind.to_string()),
+            F::Image => Value::from(self.image_text),
+            F::ImageOs => Value::from(self.image_os),
+            F::ImageOsReason => Value::from(self.image_os_reason.as_deref()),
+            F::Kind => Value::from(self.kind),
             F::Name => self.raw.get("name").cloned().unwrap_or(Value::Null),
-            F::Path => Value::String(self.path.clone()),
-            F::Repository => Value::String(self.image.repository.clone()),
-            F::Role => Value::String(
-                match self.kind {
-                    "initContainers" => "init container",
-                    "ephemeralContainers" => "ephemeral container",
-                    _ => "container",
-                }
-                .to_string(),
-            ),
+            F::Path => Value::from(self.path.as_str()),
+            F::Repository => Value::from(self.image.repository.as_str()),
+            F::Role => Value::from(match self.kind {
+                "initContainers" => "init container",
+                "ephemeralContainers" => "ephemeral container",
+                _ => "container",
+            }),
             F::Script => analyse_command(&catalog.commands, self.command(), self.args()),
-            F::Tag => json!(self.image.tag),
+            F::Tag => Value::from(self.image.tag.as_deref()),
         }
     }
 
@@ -486,9 +489,12 @@ impl<'a> PodFacts<'a> {
         };
         for s in &self.sources {
             if s.os != d.os && !(s.kind == "image" && d.kind == "image") {
-                conflicts.push(
-                    json!({"os": s.os, "kind": s.kind, "reason": s.reason, "pointer": s.pointer}),
-                );
+                conflicts.push(Value::object([
+                    ("os", Value::from(s.os)),
+                    ("kind", Value::from(s.kind)),
+                    ("reason", Value::from(s.reason.as_str())),
+                    ("pointer", Value::from(s.pointer.as_str())),
+                ]));
             }
         }
         // `windowsOptions` only contradicts `os.name: linux` (§3.1 validateLinux).
@@ -496,11 +502,17 @@ impl<'a> PodFacts<'a> {
             && d.os == "linux"
             && let Some(ptr) = self.windows_options_at()
         {
-            conflicts.push(json!({
-                "os": "windows", "kind": "windowsOptions",
-                "reason": "`windowsOptions` is set, which the API server forbids for a Linux pod",
-                "pointer": ptr
-            }));
+            conflicts.push(Value::object([
+                ("os", Value::from("windows")),
+                ("kind", Value::from("windowsOptions")),
+                (
+                    "reason",
+                    Value::from(
+                        "`windowsOptions` is set, which the API server forbids for a Linux pod",
+                    ),
+                ),
+                ("pointer", Value::from(ptr)),
+            ]));
         }
         conflicts
     }
@@ -522,28 +534,28 @@ impl<'a> PodFacts<'a> {
         use PodField as F;
         match field {
             F::AllHostProcess => Value::Bool(self.any_host_process && self.all_host_process),
-            F::AppContainers => json!(self.app_containers),
+            F::AppContainers => Value::from(self.app_containers),
             F::BuildSource => self.build_source.clone(),
             F::Conflicts => Value::Array(self.conflicts()),
-            F::Containers => Value::Array(
-                self.containers
-                    .iter()
-                    .map(|c| c.value().clone())
-                    .collect(),
-            ),
-            F::DecidedBy => Value::String(self.decided_by.to_string()),
+            F::Containers => {
+                Value::Array(self.containers.iter().map(|c| c.value().clone()).collect())
+            }
+            F::DecidedBy => Value::from(self.decided_by),
             F::HostProcess => Value::Bool(self.any_host_process),
-            F::ImageBuild => json!(self.windows_build()),
-            F::ImageBuildLabel => json!(self.windows_build().map(|b| format!("10.0.{b}"))),
+            F::ImageBuild => Value::from(self.windows_build()),
+            F::ImageBuildLabel => Value::from(self.windows_build().map(|b| format!("10.0.{b}"))),
             F::LinuxSelected => Value::Bool(self.selected_by("linux")),
-            F::MetaPath => Value::String(self.meta_path.to_string()),
-            F::NodeBuilds => json!(if self.selected_builds.is_empty() {
+            F::MetaPath => Value::from(self.meta_path),
+            F::NodeBuilds => if self.selected_builds.is_empty() {
                 &self.ctx.config.windows.node_builds
             } else {
                 &self.selected_builds
-            }),
-            F::Os => Value::String(self.os.to_string()),
-            F::OsReason => Value::String(format!(
+            }
+            .iter()
+            .copied()
+            .collect(),
+            F::Os => Value::from(self.os),
+            F::OsReason => Value::from(format!(
                 "targets {} because {}",
                 if self.os == "windows" {
                     "Windows"
@@ -552,13 +564,20 @@ impl<'a> PodFacts<'a> {
                 },
                 self.reason
             )),
-            F::Path => Value::String(self.spec_path.to_string()),
+            F::Path => Value::from(self.spec_path),
             F::RuntimeClass => self.runtime_class.clone().unwrap_or(Value::Null),
-            F::SelectedBuilds => json!(self.selected_builds),
+            F::SelectedBuilds => self.selected_builds.iter().copied().collect(),
             F::Sources => Value::Array(
                 self.sources
                     .iter()
-                    .map(|s| json!({"kind": s.kind, "os": s.os, "pointer": s.pointer, "reason": s.reason}))
+                    .map(|s| {
+                        Value::object([
+                            ("kind", Value::from(s.kind)),
+                            ("os", Value::from(s.os)),
+                            ("pointer", Value::from(s.pointer.as_str())),
+                            ("reason", Value::from(s.reason.as_str())),
+                        ])
+                    })
                     .collect(),
             ),
             // Tolerations, including the RuntimeClass's (they are merged into the pod at
@@ -587,12 +606,13 @@ impl<'a> PodFacts<'a> {
             } else {
                 Vec::new()
             }),
-            F::WindowsIndicated => json!(
+            F::WindowsIndicated => Value::from(
                 self.sources
                     .iter()
-                    .find(|s| s.os == "windows"
-                        && matches!(s.kind, "os.name" | "hostProcess" | "image"))
-                    .map(|s| s.reason.as_str())
+                    .find(|s| {
+                        s.os == "windows" && matches!(s.kind, "os.name" | "hostProcess" | "image")
+                    })
+                    .map(|s| s.reason.as_str()),
             ),
             F::WindowsSelected => Value::Bool(self.selected_by("windows")),
         }

@@ -12,9 +12,9 @@ mod image;
 use std::collections::HashMap;
 
 use crate::manifest::Pointer;
+use crate::value::{Map, Value};
 use regex::Regex;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
 
 use crate::config::Config;
 use crate::manifest::escape_pointer_token;
@@ -176,7 +176,7 @@ impl FieldTable {
 /// `since: '1.30'` → (1, 30), parsed once at load.
 fn since_version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<(u64, u64)>, D::Error> {
     let text = String::deserialize(d)?;
-    crate::engine::expr::parse_version(&Value::String(text.clone()))
+    crate::engine::expr::parse_version(&Value::from(text.clone()))
         .map(Some)
         .ok_or_else(|| serde::de::Error::custom(format!("`{text}` is not a version like 1.30")))
 }
@@ -488,7 +488,7 @@ fn affinity_values(spec: &Value, keys: &[&str]) -> Option<(Vec<String>, String)>
     pointer.map(|p| (values, p))
 }
 
-fn str_map(v: Option<&Value>) -> impl Iterator<Item = (&String, &str)> {
+fn str_map(v: Option<&Value>) -> impl Iterator<Item = (&crate::value::Str, &str)> {
     v.and_then(Value::as_object)
         .into_iter()
         .flatten()
@@ -507,13 +507,19 @@ fn runtime_class_facts(ctx: &ModelContext<'_>, spec: &Value) -> Option<Value> {
         let os = str_map(Some(&node_selector))
             .find(|(k, _)| OS_KEYS.contains(&k.as_str()))
             .and_then(|(_, v)| os_of(v));
-        return Some(json!({
-            "name": name,
-            "found": "input",
-            "os": os,
-            "nodeSelector": node_selector,
-            "tolerations": sched.and_then(|s| s.get("tolerations")).cloned().unwrap_or(json!([])),
-        }));
+        return Some(Value::object([
+            ("name", Value::from(name)),
+            ("found", Value::from("input")),
+            ("os", Value::from(os)),
+            ("nodeSelector", node_selector),
+            (
+                "tolerations",
+                sched
+                    .and_then(|s| s.get("tolerations"))
+                    .cloned()
+                    .unwrap_or(Value::Array(Vec::new())),
+            ),
+        ]));
     }
     let configured = ctx
         .config
@@ -522,17 +528,17 @@ fn runtime_class_facts(ctx: &ModelContext<'_>, spec: &Value) -> Option<Value> {
         .iter()
         .find(|r| r.name == name)?;
     let mut node_selector = Map::new();
-    node_selector.insert("kubernetes.io/os".into(), json!("windows"));
+    node_selector.insert("kubernetes.io/os".into(), Value::from("windows"));
     if let Some(b) = &configured.build {
-        node_selector.insert(BUILD_KEY.into(), json!(b));
+        node_selector.insert(BUILD_KEY.into(), Value::from(b.as_str()));
     }
-    Some(json!({
-        "name": name,
-        "found": "config",
-        "os": "windows",
-        "nodeSelector": node_selector,
-        "tolerations": configured.tolerations,
-    }))
+    Some(Value::object([
+        ("name", Value::from(name)),
+        ("found", Value::from("config")),
+        ("os", Value::from("windows")),
+        ("nodeSelector", Value::Object(node_selector)),
+        ("tolerations", Value::Array(configured.tolerations.clone())),
+    ]))
 }
 
 /// Builds selected by `node.kubernetes.io/windows-build` (selector, affinity or RuntimeClass).
@@ -547,17 +553,29 @@ fn selected_builds(
         let builds: Vec<u64> = catalog.parse_build(v).into_iter().collect();
         return (
             builds,
-            json!({"kind": "nodeSelector", "pointer": format!("{spec_path}/nodeSelector/{}", escape_pointer_token(BUILD_KEY))}),
+            Value::object([
+                ("kind", Value::from("nodeSelector")),
+                (
+                    "pointer",
+                    Value::from(format!(
+                        "{spec_path}/nodeSelector/{}",
+                        escape_pointer_token(BUILD_KEY)
+                    )),
+                ),
+            ]),
         );
     }
     if let Some((values, pointer)) = affinity_values(spec, &[BUILD_KEY]) {
         let builds = values
             .iter()
-            .filter_map(|v| catalog.parse_build(&json!(v)))
+            .filter_map(|v| catalog.parse_build(&Value::from(v.as_str())))
             .collect();
         return (
             builds,
-            json!({"kind": "affinity", "pointer": format!("{spec_path}{pointer}")}),
+            Value::object([
+                ("kind", Value::from("affinity")),
+                ("pointer", Value::from(format!("{spec_path}{pointer}"))),
+            ]),
         );
     }
     if let Some(rc) = runtime_class
@@ -566,7 +584,13 @@ fn selected_builds(
         let builds = catalog.parse_build(v).into_iter().collect();
         return (
             builds,
-            json!({"kind": "runtimeClass", "pointer": format!("{spec_path}/runtimeClassName")}),
+            Value::object([
+                ("kind", Value::from("runtimeClass")),
+                (
+                    "pointer",
+                    Value::from(format!("{spec_path}/runtimeClassName")),
+                ),
+            ]),
         );
     }
     (Vec::new(), Value::Null)
@@ -584,22 +608,34 @@ fn unsupported_fields(
 ) -> Vec<Value> {
     let mut out = Vec::new();
     for f in ctx.catalog.pod_fields.set_on(ctx, spec) {
-        out.push(json!({
-            "field": format!("spec.{}", f.field),
-            "pointer": format!("{spec_path}/{}", f.field.replace('.', "/")),
-            "container": null,
-        }));
+        out.push(Value::object([
+            ("field", Value::from(format!("spec.{}", f.field))),
+            (
+                "pointer",
+                Value::from(format!("{spec_path}/{}", f.field.replace('.', "/"))),
+            ),
+            ("container", Value::Null),
+        ]));
     }
     if !spec.is_object() {
         return out;
     }
     for c in containers {
         for f in ctx.catalog.container_fields.set_on(ctx, c.raw) {
-            out.push(json!({
-                "field": format!("{}[{}].{}", c.kind, c.name(), f.field),
-                "pointer": format!("{}/{}", c.path, f.field.replace('.', "/")),
-                "container": c.raw.get("name").cloned().unwrap_or(Value::Null),
-            }));
+            out.push(Value::object([
+                (
+                    "field",
+                    Value::from(format!("{}[{}].{}", c.kind, c.name(), f.field)),
+                ),
+                (
+                    "pointer",
+                    Value::from(format!("{}/{}", c.path, f.field.replace('.', "/"))),
+                ),
+                (
+                    "container",
+                    c.raw.get("name").cloned().unwrap_or(Value::Null),
+                ),
+            ]));
         }
     }
     out
@@ -608,6 +644,7 @@ fn unsupported_fields(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json;
 
     #[test]
     fn build_compatibility_follows_containerd() {

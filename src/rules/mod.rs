@@ -9,8 +9,8 @@ pub mod docs;
 
 use std::path::Path;
 
+use crate::value::Value;
 use serde::Deserialize;
-use serde_json::Value;
 
 use crate::config::{Level, Profile};
 use crate::engine::expr::{self, Expr};
@@ -74,7 +74,7 @@ struct RuleFile {
     profiles: Vec<Profile>,
     /// Named expressions evaluated in order before `when`, bound as variables.
     #[serde(default, rename = "let")]
-    lets: serde_json::Map<String, Value>,
+    lets: crate::value::Map,
     when: String,
     each: Option<String>,
     pointer: Option<String>,
@@ -214,7 +214,7 @@ impl Template {
                 TemplatePart::Text(t) => out.push_str(t),
                 TemplatePart::Expr(e) => match &*e.eval(env) {
                     // Strings are appended as they are (no intermediate copy).
-                    serde_json::Value::String(s) => out.push_str(s),
+                    Value::String(s) => out.push_str(s),
                     other => out.push_str(&expr::display(other)),
                 },
             }
@@ -248,7 +248,7 @@ impl ValueTemplate {
             }
             Value::Object(m) => ValueTemplate::Object(
                 m.iter()
-                    .map(|(k, v)| Ok((k.clone(), Self::compile(v)?)))
+                    .map(|(k, v)| Ok((k.to_string(), Self::compile(v)?)))
                     .collect::<Result<_, String>>()?,
             ),
             other => ValueTemplate::Literal(other.clone()),
@@ -260,7 +260,7 @@ impl ValueTemplate {
             ValueTemplate::Literal(v) => v.clone(),
             ValueTemplate::Template(t) => match t.single_expr() {
                 Some(e) => e.eval(env).into_owned(),
-                None => Value::String(t.render(env)),
+                None => Value::from(t.render(env)),
             },
             ValueTemplate::Array(a) => Value::Array(a.iter().map(|v| v.render(env)).collect()),
             ValueTemplate::Object(m) => {
@@ -439,7 +439,7 @@ impl Rule {
             .lets
             .iter()
             .map(|(name, v)| match v {
-                Value::String(text) => Ok((name.clone(), expr_at(name, text)?)),
+                Value::String(text) => Ok((name.to_string(), expr_at(name, text)?)),
                 _ => Err(at("let", format!("`{name}` must be an expression string"))),
             })
             .collect::<Result<Vec<_>, _>>()?;

@@ -1,0 +1,733 @@
+//! The JSON value every part of winguard reads objects as: the manifest loader builds it from YAML,
+//! the webhook from the review's JSON ([`parse`]), and the engine, the model and the fixes read it.
+//!
+//! Why not `serde_json::Value`: reading a 4.5 KB pod review into it (a `String` per key and per
+//! string, a B-tree per map) and dropping it again was 40% of an admission review's instructions
+//! (BENCHMARKS.md, "Which document model"). Nor `sonic_rs::Value`, which parses fast into an arena
+//! but keeps maps in input order, turns a changed map into a hash map, and costs twice as much as
+//! `serde_json` to build value by value, as the YAML loader does. So this is `serde_json::Value`'s
+//! shape and API, with what made it slow replaced: strings and keys are `CompactString` (inline up
+//! to 24 bytes: most keys and values of a Kubernetes object need no allocation of their own), and
+//! a map is a vector of entries sorted by key (the same order as `serde_json`'s B-tree, so every
+//! walk over a map visits keys as before; lookups are a binary search over a few keys).
+
+pub mod parse;
+
+use std::fmt;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+
+/// A JSON number: `serde_json`'s, which keeps integers apart from floats.
+pub use serde_json::Number;
+
+/// A string or map key: inline when short (see the module documentation).
+pub type Str = compact_str::CompactString;
+
+/// A JSON value.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub enum Value {
+    #[default]
+    Null,
+    Bool(bool),
+    Number(Number),
+    String(Str),
+    Array(Vec<Value>),
+    Object(Map),
+}
+
+/// `null`, for lookups that find nothing.
+pub static NULL: Value = Value::Null;
+
+/// A JSON object: entries sorted by key, each key once.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Map {
+    entries: Vec<(Str, Value)>,
+}
+
+impl Map {
+    pub fn new() -> Map {
+        Map::default()
+    }
+
+    pub fn with_capacity(n: usize) -> Map {
+        Map {
+            entries: Vec::with_capacity(n),
+        }
+    }
+
+    /// A map from entries in any order; of repeated keys the last wins (as in `serde_json`).
+    pub fn from_entries(mut entries: Vec<(Str, Value)>) -> Map {
+        if !entries.windows(2).all(|w| w[0].0 < w[1].0) {
+            // Stable, so repeated keys keep their order and the last one can be kept.
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            let mut kept: Vec<(Str, Value)> = Vec::with_capacity(entries.len());
+            for entry in entries {
+                match kept.last_mut() {
+                    Some(last) if last.0 == entry.0 => *last = entry,
+                    _ => kept.push(entry),
+                }
+            }
+            entries = kept;
+        }
+        Map { entries }
+    }
+
+    /// Where `key` is (`Ok`), or where it would go (`Err`).
+    fn find(&self, key: &str) -> Result<usize, usize> {
+        self.entries.binary_search_by(|(k, _)| k.as_str().cmp(key))
+    }
+
+    /// Where `key` is, if it is there.
+    fn position(&self, key: &str) -> Option<usize> {
+        // Most maps of a Kubernetes object have a handful of keys: comparing lengths first finds
+        // a key there in fewer instructions than a binary search's full comparisons.
+        if self.entries.len() <= 8 {
+            self.entries
+                .iter()
+                .position(|(k, _)| k.len() == key.len() && k.as_str() == key)
+        } else {
+            self.find(key).ok()
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.position(key).map(|i| &self.entries[i].1)
+    }
+
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
+        self.position(key).map(|i| &mut self.entries[i].1)
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.position(key).is_some()
+    }
+
+    /// Sets `key` to `value`, returning the value it replaced.
+    pub fn insert(&mut self, key: Str, value: Value) -> Option<Value> {
+        match self.find(&key) {
+            Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, value)),
+            Err(i) => {
+                self.entries.insert(i, (key, value));
+                None
+            }
+        }
+    }
+
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        self.position(key).map(|i| self.entries.remove(i).1)
+    }
+
+    /// The entry for `key`, to read or fill in.
+    pub fn entry(&mut self, key: Str) -> Entry<'_> {
+        let slot = self.find(&key);
+        Entry {
+            map: self,
+            key,
+            slot,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The entries in key order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&Str, &Value)> + ExactSizeIterator {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+
+    pub fn iter_mut(
+        &mut self,
+    ) -> impl DoubleEndedIterator<Item = (&Str, &mut Value)> + ExactSizeIterator {
+        self.entries.iter_mut().map(|(k, v)| (&*k, v))
+    }
+
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &Str> + ExactSizeIterator {
+        self.entries.iter().map(|(k, _)| k)
+    }
+
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &Value> + ExactSizeIterator {
+        self.entries.iter().map(|(_, v)| v)
+    }
+
+    pub fn retain(&mut self, mut keep: impl FnMut(&Str, &mut Value) -> bool) {
+        self.entries.retain_mut(|(k, v)| keep(k, v));
+    }
+}
+
+/// A map's entry for one key (see [`Map::entry`]).
+pub struct Entry<'m> {
+    map: &'m mut Map,
+    key: Str,
+    slot: Result<usize, usize>,
+}
+
+impl<'m> Entry<'m> {
+    pub fn or_insert(self, value: Value) -> &'m mut Value {
+        self.or_insert_with(|| value)
+    }
+
+    pub fn or_insert_with(self, make: impl FnOnce() -> Value) -> &'m mut Value {
+        let i = match self.slot {
+            Ok(i) => i,
+            Err(i) => {
+                self.map.entries.insert(i, (self.key, make()));
+                i
+            }
+        };
+        &mut self.map.entries[i].1
+    }
+}
+
+impl<K: Into<Str>> FromIterator<(K, Value)> for Map {
+    fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> Map {
+        Map::from_entries(iter.into_iter().map(|(k, v)| (k.into(), v)).collect())
+    }
+}
+
+impl<K: Into<Str>> Extend<(K, Value)> for Map {
+    fn extend<I: IntoIterator<Item = (K, Value)>>(&mut self, iter: I) {
+        for (k, v) in iter {
+            self.insert(k.into(), v);
+        }
+    }
+}
+
+impl IntoIterator for Map {
+    type Item = (Str, Value);
+    type IntoIter = std::vec::IntoIter<(Str, Value)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.into_iter()
+    }
+}
+
+impl<'m> IntoIterator for &'m Map {
+    type Item = (&'m Str, &'m Value);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'m, (Str, Value)>,
+        fn(&'m (Str, Value)) -> (&'m Str, &'m Value),
+    >;
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+}
+
+impl std::ops::Index<&str> for Map {
+    type Output = Value;
+    fn index(&self, key: &str) -> &Value {
+        self.get(key).unwrap_or(&NULL)
+    }
+}
+
+/// What can index a value: a key of a map or a position in a list (as in `serde_json`).
+pub trait Index {
+    fn index_into<'v>(&self, v: &'v Value) -> Option<&'v Value>;
+    fn index_into_mut<'v>(&self, v: &'v mut Value) -> Option<&'v mut Value>;
+}
+
+impl Index for str {
+    fn index_into<'v>(&self, v: &'v Value) -> Option<&'v Value> {
+        v.as_object()?.get(self)
+    }
+    fn index_into_mut<'v>(&self, v: &'v mut Value) -> Option<&'v mut Value> {
+        v.as_object_mut()?.get_mut(self)
+    }
+}
+
+impl Index for String {
+    fn index_into<'v>(&self, v: &'v Value) -> Option<&'v Value> {
+        self.as_str().index_into(v)
+    }
+    fn index_into_mut<'v>(&self, v: &'v mut Value) -> Option<&'v mut Value> {
+        self.as_str().index_into_mut(v)
+    }
+}
+
+impl Index for usize {
+    fn index_into<'v>(&self, v: &'v Value) -> Option<&'v Value> {
+        v.as_array()?.get(*self)
+    }
+    fn index_into_mut<'v>(&self, v: &'v mut Value) -> Option<&'v mut Value> {
+        v.as_array_mut()?.get_mut(*self)
+    }
+}
+
+impl<T: Index + ?Sized> Index for &T {
+    fn index_into<'v>(&self, v: &'v Value) -> Option<&'v Value> {
+        (**self).index_into(v)
+    }
+    fn index_into_mut<'v>(&self, v: &'v mut Value) -> Option<&'v mut Value> {
+        (**self).index_into_mut(v)
+    }
+}
+
+impl<I: Index> std::ops::Index<I> for Value {
+    type Output = Value;
+    fn index(&self, i: I) -> &Value {
+        i.index_into(self).unwrap_or(&NULL)
+    }
+}
+
+impl Value {
+    /// A map of these entries (in any order): for maps built in code, as `json!` builds them
+    /// from text but without going through `serde_json`.
+    pub fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+        Value::Object(Map::from_entries(
+            entries.into_iter().map(|(k, v)| (k.into(), v)).collect(),
+        ))
+    }
+
+    pub fn get<I: Index>(&self, i: I) -> Option<&Value> {
+        i.index_into(self)
+    }
+
+    pub fn get_mut<I: Index>(&mut self, i: I) -> Option<&mut Value> {
+        i.index_into_mut(self)
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Number(n) => n.as_f64(),
+            _ => None,
+        }
+    }
+
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Value::Number(n) => n.as_i64(),
+            _ => None,
+        }
+    }
+
+    pub fn as_u64(&self) -> Option<u64> {
+        match self {
+            Value::Number(n) => n.as_u64(),
+            _ => None,
+        }
+    }
+
+    pub fn as_array(&self) -> Option<&Vec<Value>> {
+        match self {
+            Value::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    pub fn as_array_mut(&mut self) -> Option<&mut Vec<Value>> {
+        match self {
+            Value::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    pub fn as_object(&self) -> Option<&Map> {
+        match self {
+            Value::Object(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn as_object_mut(&mut self) -> Option<&mut Map> {
+        match self {
+            Value::Object(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    pub fn is_boolean(&self) -> bool {
+        matches!(self, Value::Bool(_))
+    }
+
+    pub fn is_number(&self) -> bool {
+        matches!(self, Value::Number(_))
+    }
+
+    pub fn is_string(&self) -> bool {
+        matches!(self, Value::String(_))
+    }
+
+    pub fn is_array(&self) -> bool {
+        matches!(self, Value::Array(_))
+    }
+
+    pub fn is_object(&self) -> bool {
+        matches!(self, Value::Object(_))
+    }
+
+    /// The value, leaving `null` in its place.
+    pub fn take(&mut self) -> Value {
+        std::mem::take(self)
+    }
+
+    /// RFC 6901 lookup (`""` is the whole value), as `serde_json::Value::pointer`.
+    pub fn pointer(&self, pointer: &str) -> Option<&Value> {
+        pointer_tokens(pointer)?.try_fold(self, |v, token| match v {
+            Value::Object(m) => m.get(&token),
+            Value::Array(a) => a.get(array_index(&token)?),
+            _ => None,
+        })
+    }
+
+    pub fn pointer_mut(&mut self, pointer: &str) -> Option<&mut Value> {
+        pointer_tokens(pointer)?.try_fold(self, |v, token| match v {
+            Value::Object(m) => m.get_mut(&token),
+            Value::Array(a) => a.get_mut(array_index(&token)?),
+            _ => None,
+        })
+    }
+}
+
+/// The decoded tokens of an RFC 6901 pointer (none for `""`); `None` if it is not a pointer.
+fn pointer_tokens(pointer: &str) -> Option<impl Iterator<Item = std::borrow::Cow<'_, str>>> {
+    let rest = match pointer {
+        "" => None,
+        _ => Some(pointer.strip_prefix('/')?),
+    };
+    Some(
+        rest.into_iter()
+            .flat_map(|r| r.split('/'))
+            .map(unescape_token),
+    )
+}
+
+/// A pointer token with `~1` and `~0` decoded (borrowed when it has none).
+fn unescape_token(token: &str) -> std::borrow::Cow<'_, str> {
+    if token.contains('~') {
+        token.replace("~1", "/").replace("~0", "~").into()
+    } else {
+        token.into()
+    }
+}
+
+/// A pointer token as a list index: digits with no leading zero (RFC 6901).
+fn array_index(token: &str) -> Option<usize> {
+    if token.len() > 1 && token.starts_with('0') || token.starts_with('+') {
+        return None;
+    }
+    token.parse().ok()
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Value {
+        Value::Bool(b)
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Value {
+        Value::String(s.into())
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Value {
+        Value::String(s.into())
+    }
+}
+
+impl From<Str> for Value {
+    fn from(s: Str) -> Value {
+        Value::String(s)
+    }
+}
+
+macro_rules! from_integer {
+    ($($t:ty)*) => {$(
+        impl From<$t> for Value {
+            fn from(n: $t) -> Value {
+                Value::Number(n.into())
+            }
+        }
+    )*};
+}
+from_integer!(i8 i16 i32 i64 isize u8 u16 u32 u64 usize);
+
+impl From<f64> for Value {
+    /// A finite float; NaN and infinities, which JSON cannot write, are `null` (as in `serde_json`).
+    fn from(f: f64) -> Value {
+        Number::from_f64(f).map_or(Value::Null, Value::Number)
+    }
+}
+
+impl From<Vec<Value>> for Value {
+    fn from(a: Vec<Value>) -> Value {
+        Value::Array(a)
+    }
+}
+
+impl From<Map> for Value {
+    fn from(m: Map) -> Value {
+        Value::Object(m)
+    }
+}
+
+impl From<Vec<(Str, Value)>> for Value {
+    fn from(entries: Vec<(Str, Value)>) -> Value {
+        Value::Object(Map::from_entries(entries))
+    }
+}
+
+/// A list of the items.
+impl<T: Into<Value>> FromIterator<T> for Value {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Value {
+        Value::Array(iter.into_iter().map(Into::into).collect())
+    }
+}
+
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(o: Option<T>) -> Value {
+        o.map_or(Value::Null, Into::into)
+    }
+}
+
+impl From<serde_json::Value> for Value {
+    fn from(v: serde_json::Value) -> Value {
+        match v {
+            serde_json::Value::Null => Value::Null,
+            serde_json::Value::Bool(b) => Value::Bool(b),
+            serde_json::Value::Number(n) => Value::Number(n),
+            serde_json::Value::String(s) => Value::String(s.into()),
+            serde_json::Value::Array(a) => Value::Array(a.into_iter().map(Value::from).collect()),
+            serde_json::Value::Object(m) => Value::Object(Map::from_entries(
+                m.into_iter().map(|(k, v)| (k.into(), v.into())).collect(),
+            )),
+        }
+    }
+}
+
+impl From<&Value> for serde_json::Value {
+    fn from(v: &Value) -> serde_json::Value {
+        match v {
+            Value::Null => serde_json::Value::Null,
+            Value::Bool(b) => serde_json::Value::Bool(*b),
+            Value::Number(n) => serde_json::Value::Number(n.clone()),
+            Value::String(s) => serde_json::Value::String(s.to_string()),
+            Value::Array(a) => serde_json::Value::Array(a.iter().map(Into::into).collect()),
+            Value::Object(m) => serde_json::Value::Object(
+                m.iter().map(|(k, v)| (k.to_string(), v.into())).collect(),
+            ),
+        }
+    }
+}
+
+impl PartialEq<str> for Value {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == Some(other)
+    }
+}
+
+impl PartialEq<&str> for Value {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == Some(*other)
+    }
+}
+
+impl PartialEq<bool> for Value {
+    fn eq(&self, other: &bool) -> bool {
+        self.as_bool() == Some(*other)
+    }
+}
+
+impl Serialize for Value {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Value::Null => s.serialize_unit(),
+            Value::Bool(b) => s.serialize_bool(*b),
+            Value::Number(n) => n.serialize(s),
+            Value::String(v) => s.serialize_str(v),
+            Value::Array(a) => s.collect_seq(a),
+            Value::Object(m) => m.serialize(s),
+        }
+    }
+}
+
+impl Serialize for Map {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut out = s.serialize_map(Some(self.len()))?;
+        for (k, v) in self {
+            out.serialize_entry(k.as_str(), v)?;
+        }
+        out.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Value {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(ValueVisitor)
+    }
+}
+
+struct ValueVisitor;
+
+impl<'de> Visitor<'de> for ValueVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        Value::deserialize(d)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(v) = seq.next_element()? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0));
+        while let Some((k, v)) = map.next_entry::<Str, Value>()? {
+            entries.push((k, v));
+        }
+        Ok(Value::Object(Map::from_entries(entries)))
+    }
+}
+
+impl<'de> Deserialize<'de> for Map {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Map, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Object(m) => Ok(m),
+            _ => Err(serde::de::Error::custom("expected a map")),
+        }
+    }
+}
+
+impl<'de> serde::de::IntoDeserializer<'de, serde_json::Error> for &'de Value {
+    type Deserializer = serde_json::Value;
+    /// Typed reads of a value (config sections, rule files) go through `serde_json`'s value,
+    /// which carries serde's whole deserializer; they are rare and not on a hot path.
+    fn into_deserializer(self) -> serde_json::Value {
+        self.into()
+    }
+}
+
+/// General JSONPath queries (those `engine::path` does not walk itself) run on this value type.
+impl jsonpath_rust::query::queryable::Queryable for Value {
+    fn get(&self, key: &str) -> Option<&Self> {
+        self.get(key)
+    }
+    fn as_array(&self) -> Option<&Vec<Self>> {
+        self.as_array()
+    }
+    fn as_object(&self) -> Option<Vec<(&str, &Self)>> {
+        self.as_object()
+            .map(|m| m.iter().map(|(k, v)| (k.as_str(), v)).collect())
+    }
+    fn as_str(&self) -> Option<&str> {
+        self.as_str()
+    }
+    fn as_i64(&self) -> Option<i64> {
+        self.as_i64()
+    }
+    fn as_f64(&self) -> Option<f64> {
+        self.as_f64()
+    }
+    fn as_bool(&self) -> Option<bool> {
+        self.as_bool()
+    }
+    fn null() -> Self {
+        Value::Null
+    }
+}
+
+impl fmt::Display for Value {
+    /// Compact JSON, as `serde_json::Value` displays.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = serde_json::to_string(self).map_err(|_| fmt::Error)?;
+        f.write_str(&text)
+    }
+}
+
+/// `json!` for winguard's [`Value`]: `serde_json::json!`'s syntax, converted. For tests and
+/// values made once (rule loading); hot paths build values directly.
+#[macro_export]
+macro_rules! json {
+    ($($t:tt)+) => {
+        $crate::value::Value::from(::serde_json::json!($($t)+))
+    };
+}
+pub use crate::json;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_keep_keys_sorted_and_the_last_of_repeated_ones() {
+        let m = Map::from_entries(vec![
+            ("b".into(), Value::from(1)),
+            ("a".into(), Value::from(2)),
+            ("b".into(), Value::from(3)),
+        ]);
+        let keys: Vec<&str> = m.keys().map(|k| k.as_str()).collect();
+        assert_eq!(keys, ["a", "b"]);
+        assert_eq!(m["b"], Value::from(3));
+        let mut m = m;
+        assert_eq!(m.insert("c".into(), Value::Null), None);
+        assert_eq!(m.insert("a".into(), Value::from(5)), Some(Value::from(2)));
+        *m.entry("0".into()).or_insert(Value::from(true)) = Value::from(false);
+        let keys: Vec<&str> = m.keys().map(|k| k.as_str()).collect();
+        assert_eq!(keys, ["0", "a", "b", "c"]);
+        assert_eq!(m["0"], false);
+    }
+
+    #[test]
+    fn converts_to_and_from_serde_json_unchanged() {
+        let j = serde_json::json!({"z": [1, -2, 2.5, "s", null, true], "a": {"k": "v"}});
+        let v = Value::from(j.clone());
+        assert_eq!(serde_json::Value::from(&v), j);
+        assert_eq!(serde_json::to_value(&v).unwrap(), j);
+        assert_eq!(v.to_string(), j.to_string());
+        assert_eq!(v.pointer("/z/3"), Some(&Value::from("s")));
+        assert_eq!(v.pointer("/z/01"), None);
+        assert_eq!(v["a"]["k"], "v");
+    }
+}
