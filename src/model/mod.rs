@@ -691,5 +691,12 @@ mod tests {
         assert!(path_under("C:/config/web.config", r"C:\config\"));
         assert!(path_under(r"\config\x", "C:/config"));
         assert!(!path_under(r"C:\configs\x", r"C:\config"));
+        // Quotes, spaces, UNC roots, trailing separators and non-ASCII letters.
+        assert_eq!(normalize_windows_path(r#" "C:/App/" "#), r"c:\app");
+        assert_eq!(normalize_windows_path("/x/"), r"c:\x");
+        assert_eq!(normalize_windows_path(r"\\Server\Share"), r"\\server\share");
+        assert_eq!(normalize_windows_path("//server/share"), r"\\server\share");
+        assert_eq!(normalize_windows_path(r"C:\"), r"c:\");
+        assert_eq!(normalize_windows_path("/Café/ÉTÉ"), r"c:\café\été");
     }
 }

@@ -82,7 +82,7 @@ impl Map {
     fn position(&self, key: &str) -> Option<usize> {
         // Most maps of a Kubernetes object have a handful of keys: comparing lengths first finds
         // a key there in fewer instructions than a binary search's full comparisons.
-        if self.entries.len() <= 8 {
+        if self.entries.len() <= 32 {
             self.entries
                 .iter()
                 .position(|(k, _)| k.len() == key.len() && k.as_str() == key)
