@@ -247,7 +247,7 @@ fn version_string<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
         Value::String(s)
             if crate::engine::expr::parse_version(&Value::from(s.clone())).is_some() =>
         {
-            Ok(s.into())
+            Ok(s)
         }
         Value::String(s) => Err(serde::de::Error::custom(format!(
             "`{s}` is not a Kubernetes version like \"1.31\""

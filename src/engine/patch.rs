@@ -266,7 +266,7 @@ fn add(target: &mut Value, path: &json_patch::jsonptr::Pointer, value: Value) ->
     let (parent, last) = parent_of(target, path)?;
     match parent {
         Value::Object(m) => {
-            m.insert(last.into(), value);
+            m.insert(last, value);
         }
         Value::Array(a) => {
             let i = if last == "-" {

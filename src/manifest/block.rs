@@ -546,7 +546,7 @@ impl<'a> Reader<'a> {
                     let (v, mut p) = self.flow(line, i, depth + 1)?;
                     p.key_line = key_pos.line;
                     p.key_col = key_pos.col;
-                    entries.push((key.into(), v, p));
+                    entries.push((key, v, p));
                     *i = skip_spaces(text, *i);
                     match bytes.get(*i) {
                         Some(b',') => *i = skip_spaces(text, *i + 1),

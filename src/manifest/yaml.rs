@@ -201,7 +201,7 @@ impl Builder {
                     } else {
                         text.into_owned()
                     };
-                    *pending = Some((key.into(), line, col));
+                    *pending = Some((key, line, col));
                     return Ok(None);
                 }
                 let tag = tag.map(|t| t.suffix.clone());
@@ -384,7 +384,7 @@ impl Builder {
                     let key = match value {
                         Value::String(s) => s,
                         Value::Null => "null".into(),
-                        Value::Bool(_) | Value::Number(_) => value.to_string().into(),
+                        Value::Bool(_) | Value::Number(_) => value.to_string(),
                         _ => {
                             return Err(YamlError::at(
                                 span,
@@ -419,7 +419,7 @@ pub(crate) fn build_map(
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     if let Some(i) = entries.windows(2).position(|w| w[0].0 == w[1].0) {
         let (key, _, at) = entries.swap_remove(i + 1);
-        return Err((key.into(), at));
+        return Err((key, at));
     }
     pos.children.reserve_exact(entries.len());
     // Collected, not inserted one by one: from sorted entries a map is built in bulk.

@@ -1,15 +1,15 @@
 //! The JSON value every part of winguard reads objects as: the manifest loader builds it from YAML,
 //! the webhook from the review's JSON ([`parse`]), and the engine, the model and the fixes read it.
 //!
-//! Why not `serde_json::Value`: reading a 4.5 KB pod review into it (a `String` per key and per
-//! string, a B-tree per map) and dropping it again was 40% of an admission review's instructions
+//! Why not `serde_json::Value`: reading a 4.5 KB pod review into it (a B-tree per map, built
+//! through serde's visitors) and dropping it again was 40% of an admission review's instructions
 //! (BENCHMARKS.md, "Which document model"). Nor `sonic_rs::Value`, which parses fast into an arena
 //! but keeps maps in input order, turns a changed map into a hash map, and costs twice as much as
 //! `serde_json` to build value by value, as the YAML loader does. So this is `serde_json::Value`'s
-//! shape and API, with what made it slow replaced: strings and keys are `CompactString` (inline up
-//! to 24 bytes: most keys and values of a Kubernetes object need no allocation of their own), and
-//! a map is a vector of entries sorted by key (the same order as `serde_json`'s B-tree, so every
-//! walk over a map visits keys as before; lookups are a binary search over a few keys).
+//! shape and API with its maps replaced: a map is a vector of entries sorted by key (the same order
+//! as `serde_json`'s B-tree, so every walk over a map visits keys as before; a lookup compares a
+//! few keys by length), built whole when the map ends. Strings stay `String`s: inline small strings
+//! (`compact_str`) took fewer instructions but more time, measured on the review (BENCHMARKS.md).
 
 pub mod parse;
 
@@ -21,8 +21,8 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 /// A JSON number: `serde_json`'s, which keeps integers apart from floats.
 pub use serde_json::Number;
 
-/// A string or map key: inline when short (see the module documentation).
-pub type Str = compact_str::CompactString;
+/// A string or map key.
+pub type Str = String;
 
 /// A JSON value.
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -444,12 +444,6 @@ impl From<&str> for Value {
 
 impl From<String> for Value {
     fn from(s: String) -> Value {
-        Value::String(s.into())
-    }
-}
-
-impl From<Str> for Value {
-    fn from(s: Str) -> Value {
         Value::String(s)
     }
 }
@@ -509,10 +503,10 @@ impl From<serde_json::Value> for Value {
             serde_json::Value::Null => Value::Null,
             serde_json::Value::Bool(b) => Value::Bool(b),
             serde_json::Value::Number(n) => Value::Number(n),
-            serde_json::Value::String(s) => Value::String(s.into()),
+            serde_json::Value::String(s) => Value::String(s),
             serde_json::Value::Array(a) => Value::Array(a.into_iter().map(Value::from).collect()),
             serde_json::Value::Object(m) => Value::Object(Map::from_entries(
-                m.into_iter().map(|(k, v)| (k.into(), v.into())).collect(),
+                m.into_iter().map(|(k, v)| (k, v.into())).collect(),
             )),
         }
     }

@@ -313,7 +313,7 @@ impl Reader<'_> {
             at = end;
             if self.bytes[at] == b'"' {
                 self.pos = at + 1;
-                return Some(out.into());
+                return Some(out);
             }
         }
     }
