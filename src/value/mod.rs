@@ -83,9 +83,12 @@ impl Map {
         // Most maps of a Kubernetes object have a handful of keys: comparing lengths first finds
         // a key there in fewer instructions than a binary search's full comparisons.
         if self.entries.len() <= 32 {
-            self.entries
-                .iter()
-                .position(|(k, _)| k.len() == key.len() && k.as_str() == key)
+            // Length and first byte first: most keys differ there, and a call to `memcmp` for
+            // every key of the same length showed in profiles.
+            let (len, first) = (key.len(), key.as_bytes().first());
+            self.entries.iter().position(|(k, _)| {
+                k.len() == len && k.as_bytes().first() == first && k.as_str() == key
+            })
         } else {
             self.find(key).ok()
         }

@@ -102,6 +102,7 @@ impl Reader<'_> {
         let close = match self.peek()? {
             b'{' => b'}',
             b'[' => b']',
+            b'"' => return self.skip_string(),
             _ => return self.value(depth, &[]).map(drop),
         };
         if depth + 1 > MAX_DEPTH {
@@ -119,7 +120,7 @@ impl Reader<'_> {
                 if self.peek()? != b'"' {
                     return None;
                 }
-                self.string()?;
+                self.skip_string()?;
                 self.colon()?;
             }
             self.skip(depth + 1)?;
@@ -254,6 +255,26 @@ impl Reader<'_> {
                 _ => at += 1,
             }
         }
+    }
+
+    /// A string checked and not built (a pruned one's), the reader at its opening quote.
+    fn skip_string(&mut self) -> Option<()> {
+        let mut at = self.plain_run(self.pos + 1)?;
+        while self.bytes[at] == b'\\' {
+            at = match *self.bytes.get(at + 1)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => at + 2,
+                // Four hex digits, whatever code unit they make: serde_json skips an ignored
+                // value's escapes so too.
+                b'u' => {
+                    self.hex4(at + 2)?;
+                    at + 6
+                }
+                _ => return None,
+            };
+            at = self.plain_run(at)?;
+        }
+        self.pos = at + 1;
+        Some(())
     }
 
     /// A string, the reader at its opening quote.
@@ -509,8 +530,16 @@ mod tests {
             serde_json::json!({"inner": {"kept": 1}, "gone2": 2})
         );
         assert!(!p.repeated_keys);
-        // A skipped value is still checked.
+        // A skipped value is still checked, as serde_json checks a value it ignores: its syntax,
+        // escapes and control characters, but not what code units `\u` escapes make.
         assert!(parse(r#"{"gone": [1,]}"#, &PRUNE).is_none());
+        assert!(parse(r#"{"gone": "bad \x escape"}"#, &PRUNE).is_none());
+        assert!(parse("{\"gone\": \"raw \n newline\"}", &PRUNE).is_none());
+        assert!(parse(r#"{"gone": {"k\"ey": "\ud800 \"q\""}}"#, &PRUNE).is_some());
+        assert!(
+            serde_json::from_str::<serde::de::IgnoredAny>(r#"{"gone": {"k\"ey": "\ud800"}}"#)
+                .is_ok()
+        );
         assert!(parse(r#"{"a": 1, "a": 2}"#, &PRUNE).unwrap().repeated_keys);
     }
 }
