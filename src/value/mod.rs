@@ -481,12 +481,6 @@ impl From<Map> for Value {
     }
 }
 
-impl From<Vec<(Str, Value)>> for Value {
-    fn from(entries: Vec<(Str, Value)>) -> Value {
-        Value::Object(Map::from_entries(entries))
-    }
-}
-
 /// A list of the items.
 impl<T: Into<Value>> FromIterator<T> for Value {
     fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Value {
@@ -634,15 +628,6 @@ impl<'de> Deserialize<'de> for Map {
             Value::Object(m) => Ok(m),
             _ => Err(serde::de::Error::custom("expected a map")),
         }
-    }
-}
-
-impl<'de> serde::de::IntoDeserializer<'de, serde_json::Error> for &'de Value {
-    type Deserializer = serde_json::Value;
-    /// Typed reads of a value (config sections, rule files) go through `serde_json`'s value,
-    /// which carries serde's whole deserializer; they are rare and not on a hot path.
-    fn into_deserializer(self) -> serde_json::Value {
-        self.into()
     }
 }
 
