@@ -156,7 +156,7 @@ struct Request {
     #[serde(default)]
     namespace: Option<String>,
     operation: Option<Operation>,
-    #[serde(default, deserialize_with = "pruned_object")]
+    #[serde(default)]
     object: Option<Value>,
 }
 
@@ -221,7 +221,9 @@ fn read(body: &[u8]) -> Result<Read, Unreadable> {
     read_well_formed(text).map_or_else(|| read_with_serde_json(text), Ok)
 }
 
-/// The review read with serde_json: the envelope typed, the object through [`Pruned`].
+/// The review read with serde_json: the envelope typed, the object as a [`Value`]. Only bodies
+/// the fast reader declined come here, so the object is built whole and `managedFields` dropped
+/// after, as both readers must give the same object.
 fn read_with_serde_json(text: &str) -> Result<Read, Unreadable> {
     let body = text.as_bytes();
     let envelope: Envelope = serde_json::from_str(text).map_err(|e| {
@@ -295,6 +297,14 @@ fn read_with_serde_json(text: &str) -> Result<Read, Unreadable> {
     let Some(operation) = request.operation else {
         return Err(missing("operation"));
     };
+    let mut object = request.object;
+    if let Some(meta) = object
+        .as_mut()
+        .and_then(|o| o.get_mut("metadata"))
+        .and_then(Value::as_object_mut)
+    {
+        meta.remove("managedFields");
+    }
     Ok(Read {
         api_version,
         uid: request.uid,
@@ -302,7 +312,7 @@ fn read_with_serde_json(text: &str) -> Result<Read, Unreadable> {
         name: request.name,
         namespace: request.namespace.unwrap_or_default(),
         operation,
-        object: request.object,
+        object,
     })
 }
 
@@ -366,90 +376,6 @@ fn read_well_formed(text: &str) -> Option<Read> {
         operation,
         object,
     })
-}
-
-/// `object`, parsed without `metadata.managedFields` (see [`Pruned`]); `null` is no object.
-fn pruned_object<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    use serde::de::DeserializeSeed;
-    Ok(Some(Pruned::Object.deserialize(d)?).filter(|v| !v.is_null()))
-}
-
-/// A JSON value built without `metadata.managedFields`: the API server sends them with every
-/// object, they are often most of its bytes, and no rule reads them.
-#[derive(Clone, Copy)]
-enum Pruned {
-    /// The object: its `metadata` is read as [`Pruned::Metadata`].
-    Object,
-    /// An object's metadata: `managedFields` is skipped.
-    Metadata,
-}
-
-impl<'de> serde::de::DeserializeSeed<'de> for Pruned {
-    type Value = Value;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for Pruned {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = crate::value::Map::new();
-        while let Some(key) = map.next_key::<crate::value::Str>()? {
-            match (self, key.as_str()) {
-                (Pruned::Object, "metadata") => {
-                    let v = map.next_value_seed(Pruned::Metadata)?;
-                    out.insert(key, v);
-                }
-                (Pruned::Metadata, "managedFields") => {
-                    map.next_value::<serde::de::IgnoredAny>()?;
-                }
-                _ => {
-                    let v = map.next_value::<Value>()?;
-                    out.insert(key, v);
-                }
-            }
-        }
-        Ok(Value::Object(out))
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
-        Value::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
-    }
-
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::from(v.to_string()))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
 }
 
 /// An allowing response to a request (`kube`'s type; its constructor from a typed request is

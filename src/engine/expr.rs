@@ -18,7 +18,7 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
-use crate::value::{Map, Number, Value};
+use crate::value::{Map, NULL, Number, Value};
 use regex::Regex;
 
 /// A compile error with the byte offset in the expression text.
@@ -165,7 +165,7 @@ fn object_kinds(node: &Node, out: &mut Vec<String>) -> bool {
     match node {
         Node::Call(Func::Objects, args) => match &args[0] {
             Node::Lit(Value::String(k)) => {
-                out.push(k.to_string());
+                out.push(k.clone());
                 true
             }
             _ => false,
@@ -641,8 +641,6 @@ impl Default for Env<'_> {
     }
 }
 
-static NULL: Value = Value::Null;
-
 impl Expr {
     /// Evaluates to a value.
     pub fn eval<'a, 'e: 'a>(&'a self, env: &'a Env<'e>) -> Cow<'a, Value> {
@@ -1046,14 +1044,14 @@ fn compare(a: &Value, b: &Value) -> Option<Ordering> {
 /// Text of a value as shown in messages: strings bare, everything else as JSON.
 pub fn display(v: &Value) -> String {
     match v {
-        Value::String(s) => s.to_string(),
+        Value::String(s) => s.clone(),
         Value::Null => String::new(),
         other => other.to_string(),
     }
 }
 
 /// Appends `v` as [`display`] shows it.
-fn push_display(out: &mut crate::value::Str, v: &Value) {
+fn push_display(out: &mut String, v: &Value) {
     match v {
         Value::String(s) => out.push_str(s),
         Value::Null => {}
@@ -1116,7 +1114,7 @@ fn binary<'a, 'e: 'a>(
                             Value::Array(x.iter().chain(y).cloned().collect())
                         }
                         (x, y) => {
-                            let mut out = crate::value::Str::from(display(x));
+                            let mut out = display(x);
                             push_display(&mut out, y);
                             Value::String(out)
                         }

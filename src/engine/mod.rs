@@ -11,7 +11,6 @@ pub mod path;
 
 use std::collections::HashMap;
 
-use crate::manifest::Pointer;
 use crate::value::Value;
 
 use crate::config::Config;
@@ -127,7 +126,7 @@ impl<'a> Context<'a> {
         for o in objects {
             let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
             if kind == "RuntimeClass"
-                && let Some(name) = o.ptr("/metadata/name").and_then(Value::as_str)
+                && let Some(name) = o.pointer("/metadata/name").and_then(Value::as_str)
             {
                 index.runtime_classes.insert(name, o);
             }
@@ -156,7 +155,7 @@ impl<'a> Context<'a> {
             .into_iter()
             .flatten()
         {
-            if let Some(name) = rc.ptr("/metadata/name").and_then(Value::as_str) {
+            if let Some(name) = rc.pointer("/metadata/name").and_then(Value::as_str) {
                 index.runtime_classes.insert(name, rc);
             }
         }
@@ -244,8 +243,8 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
         .zip(&kinds)
         .map(|(object, kind)| {
             let (spec_path, meta_path) = model::pod_template_paths(kind)?;
-            let spec = object.ptr(spec_path).filter(|s| s.is_object())?;
-            let meta = object.ptr(meta_path).unwrap_or(&Value::Null);
+            let spec = object.pointer(spec_path).filter(|s| s.is_object())?;
+            let meta = object.pointer(meta_path).unwrap_or(&Value::Null);
             Some(PodTemplate {
                 spec_path,
                 meta_path,

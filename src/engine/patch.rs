@@ -4,8 +4,7 @@
 //! `tolerations: []`) are added here, first, by trying each operation on a scratch copy. Patches
 //! are `json-patch`'s operations; they are applied here (see [`apply`]).
 
-use crate::manifest::Pointer;
-use crate::value::Value;
+use crate::value::{Value, list_index};
 use json_patch::jsonptr::PointerBuf;
 use json_patch::{AddOperation, MoveOperation, PatchOperation, RemoveOperation, ReplaceOperation};
 
@@ -31,7 +30,7 @@ impl Overlay<'_> {
         if self.removed.iter().any(under) {
             return false;
         }
-        self.object.ptr(path).is_some_and(|v| !v.is_null())
+        self.object.pointer(path).is_some_and(|v| !v.is_null())
     }
 }
 
@@ -159,7 +158,7 @@ fn adds_existing_parent(target: &Value, op: &PatchOperation) -> bool {
                 serde_json::Value::Array(a) => a.is_empty(),
                 _ => false,
             };
-            empty && target.ptr(path.as_str()).is_some_and(|v| !v.is_null())
+            empty && target.pointer(path.as_str()).is_some_and(|v| !v.is_null())
         }
         _ => false,
     }
@@ -180,7 +179,7 @@ pub fn apply_all<'a>(
                 continue;
             }
             if let PatchOperation::Remove(r) = op
-                && target.ptr(r.path.as_str()).is_none()
+                && target.pointer(r.path.as_str()).is_none()
             {
                 continue;
             }
@@ -245,17 +244,6 @@ fn parent_of<'t>(
         target.pointer_mut(parent.as_str())?,
         last.decoded().into_owned(),
     ))
-}
-
-/// A list index in a pointer: digits without a leading zero.
-fn list_index(token: &str) -> Option<usize> {
-    if token.is_empty() || token.len() > 1 && token.starts_with('0') {
-        return None;
-    }
-    if !token.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    token.parse().ok()
 }
 
 fn add(target: &mut Value, path: &json_patch::jsonptr::Pointer, value: Value) -> Option<()> {

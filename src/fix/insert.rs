@@ -56,7 +56,7 @@ pub(super) fn insert_fixes(
                 let value = lookup(patched, &tokens)?;
                 let indent = map_indent(&lines, first_line, parent_pos)?;
                 let mut entry = crate::value::Map::new();
-                entry.insert(last.as_str().into(), value.clone());
+                entry.insert(last.clone(), value.clone());
                 (
                     parent_pos,
                     indent,

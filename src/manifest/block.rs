@@ -14,7 +14,7 @@
 
 use std::borrow::Cow;
 
-use crate::value::{Map, Str, Value};
+use crate::value::{Map, Value};
 
 use super::yaml::{ParsedDoc, PosNode, build_map, plain_value};
 
@@ -209,7 +209,7 @@ impl<'a> Reader<'a> {
 
     fn mapping(&mut self, indent: usize) -> Read<Node> {
         // Kubernetes maps are small; starting at eight entries saves most regrowth.
-        let mut entries: Vec<(Str, Value, PosNode)> = Vec::with_capacity(8);
+        let mut entries: Vec<(String, Value, PosNode)> = Vec::with_capacity(8);
         let mut map_pos = None;
         while let Some((line_indent, content)) = self.peek()? {
             if line_indent < indent {
@@ -515,7 +515,7 @@ impl<'a> Reader<'a> {
             }
             Some(b'{') => {
                 *i = skip_spaces(text, *i + 1);
-                let mut entries: Vec<(Str, Value, PosNode)> = Vec::new();
+                let mut entries: Vec<(String, Value, PosNode)> = Vec::new();
                 if bytes.get(*i) == Some(&b'}') {
                     *i += 1;
                     return Ok((Value::Object(Map::new()), pos));

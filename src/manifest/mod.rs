@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::value::Value;
+pub use crate::value::{escape_pointer_token, unescape_pointer_token};
 
 pub use yaml::PosNode;
 
@@ -569,7 +570,7 @@ pub struct Position {
 
 impl Object {
     pub fn str_at(&self, pointer: &str) -> Option<&str> {
-        self.value.ptr(pointer).and_then(Value::as_str)
+        self.value.pointer(pointer).and_then(Value::as_str)
     }
     pub fn kind(&self) -> &str {
         self.str_at("/kind").unwrap_or("")
@@ -610,7 +611,7 @@ impl Object {
             && exact
             && self
                 .value
-                .ptr(pointer)
+                .pointer(pointer)
                 .is_some_and(|v| v.is_object() || v.is_array());
         let (line, column) = if (!exact || collection) && pos.key_line > 0 {
             (pos.key_line, pos.key_col)
@@ -656,68 +657,6 @@ pub fn resolve<'p>(value: &Value, pos: &'p PosNode, pointer: &str) -> (&'p PosNo
         }
     }
     (pos, true)
-}
-
-/// JSON-pointer lookup without allocating or decoding a token that has no escape: the lookup the
-/// per-object checks make many times (it showed in their profiles).
-pub trait Pointer {
-    /// The value at an RFC 6901 JSON pointer, if any.
-    fn ptr(&self, pointer: &str) -> Option<&Value>;
-}
-
-impl Pointer for Value {
-    fn ptr(&self, pointer: &str) -> Option<&Value> {
-        if pointer.is_empty() {
-            return Some(self);
-        }
-        // One pass over the bytes finds each token's end and whether it needs unescaping: the
-        // tokens are short, and a library search per token cost more than the lookups.
-        let rest = pointer.strip_prefix('/')?;
-        let bytes = rest.as_bytes();
-        let mut v = self;
-        let mut start = 0;
-        loop {
-            let mut end = start;
-            let mut escaped = false;
-            while end < bytes.len() && bytes[end] != b'/' {
-                escaped |= bytes[end] == b'~';
-                end += 1;
-            }
-            let raw = &rest[start..end];
-            let token = if escaped {
-                unescape_pointer_token(raw)
-            } else {
-                std::borrow::Cow::Borrowed(raw)
-            };
-            v = match v {
-                Value::Object(m) => m.get(token.as_ref())?,
-                Value::Array(a) => a.get(token.parse::<usize>().ok()?)?,
-                _ => return None,
-            };
-            if end == bytes.len() {
-                return Some(v);
-            }
-            start = end + 1;
-        }
-    }
-}
-
-/// RFC 6901: `~1` is `/`, `~0` is `~`.
-pub fn unescape_pointer_token(token: &str) -> std::borrow::Cow<'_, str> {
-    if token.contains('~') {
-        token.replace("~1", "/").replace("~0", "~").into()
-    } else {
-        token.into()
-    }
-}
-
-/// RFC 6901 escaping of one reference token (`kubernetes.io/os` → `kubernetes.io~1os`).
-pub fn escape_pointer_token(token: &str) -> std::borrow::Cow<'_, str> {
-    if token.contains(['~', '/']) {
-        token.replace('~', "~0").replace('/', "~1").into()
-    } else {
-        token.into()
-    }
 }
 
 #[cfg(test)]

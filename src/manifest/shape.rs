@@ -4,7 +4,6 @@
 //! Kept to the fields the model and rules read, so valid manifests the API server accepts (with
 //! numbers for quantities, for example) are never refused here.
 
-use crate::manifest::Pointer;
 use crate::value::Value;
 
 use super::escape_pointer_token;
@@ -157,7 +156,7 @@ pub fn check(object: &Value) -> Vec<ShapeError> {
     let Some((spec_path, meta_path)) = pod_template_paths(kind) else {
         return errors;
     };
-    if let Some(replicas) = object.ptr("/spec/replicas").filter(|v| !v.is_null())
+    if let Some(replicas) = object.pointer("/spec/replicas").filter(|v| !v.is_null())
         && let Err(m) = Shape::Int.check(replicas)
     {
         errors.push(ShapeError {
@@ -188,7 +187,7 @@ pub fn check(object: &Value) -> Vec<ShapeError> {
         };
     }
     if meta_path != "/metadata"
-        && let Some(meta) = object.ptr(meta_path)
+        && let Some(meta) = object.pointer(meta_path)
     {
         check_fields(meta, meta_path, METADATA, &mut errors);
     }

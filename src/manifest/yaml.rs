@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use crate::value::{Map, Number, Str, Value};
+use crate::value::{Map, Number, Value};
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 
 /// Deepest nesting accepted in one document. Kubernetes objects are a few dozen levels deep;
@@ -69,12 +69,12 @@ enum Frame {
     Map {
         /// Entries in document order; sorted into the map when the mapping ends, so the
         /// position children follow the map's iteration order (by key).
-        entries: Vec<(Str, Value, PosNode)>,
+        entries: Vec<(String, Value, PosNode)>,
         pos: PosNode,
         anchor: usize,
         size: usize,
         /// The key waiting for its value, with its position.
-        pending_key: Option<(Str, u32, u32)>,
+        pending_key: Option<(String, u32, u32)>,
     },
 }
 
@@ -412,7 +412,7 @@ impl Builder {
 /// `pos.children` in the map's (sorted) key order. A duplicate key is an error: the key and the
 /// position of its later occurrence.
 pub(crate) fn build_map(
-    mut entries: Vec<(Str, Value, PosNode)>,
+    mut entries: Vec<(String, Value, PosNode)>,
     pos: &mut PosNode,
 ) -> Result<Value, (String, PosNode)> {
     // Stable: of two equal keys, the later one in the document is the duplicate.

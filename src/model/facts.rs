@@ -15,7 +15,6 @@ use super::{
     runtime_class_facts, selected_builds, str_map, unsupported_fields,
 };
 use crate::engine::expr::Record;
-use crate::manifest::Pointer;
 
 /// Declares a record's fields: an enum with one variant per field, its JSON name, and the lookup
 /// from name to field. One list, so the names rules read and the names of the whole map agree.
@@ -142,7 +141,7 @@ impl<'a> ContainerFacts<'a> {
             None
         };
         let host_process = raw
-            .ptr("/securityContext/windowsOptions/hostProcess")
+            .pointer("/securityContext/windowsOptions/hostProcess")
             .and_then(Value::as_bool)
             .or(pod_host_process)
             .unwrap_or(false);
@@ -292,7 +291,7 @@ impl<'a> PodFacts<'a> {
         let p = |rest: &str| [spec_path, rest].concat();
 
         // 1. spec.os.name
-        if let Some(name) = spec.ptr("/os/name").and_then(Value::as_str)
+        if let Some(name) = spec.pointer("/os/name").and_then(Value::as_str)
             && let Some(os) = os_of(name)
         {
             sources.push(Source {
@@ -352,7 +351,7 @@ impl<'a> PodFacts<'a> {
 
         // Containers and their images.
         let pod_host_process = spec
-            .ptr("/securityContext/windowsOptions/hostProcess")
+            .pointer("/securityContext/windowsOptions/hostProcess")
             .and_then(Value::as_bool);
         let lists = ["initContainers", "containers", "ephemeralContainers"]
             .map(|kind| (kind, spec.get(kind).and_then(Value::as_array)));
@@ -468,7 +467,11 @@ impl<'a> PodFacts<'a> {
     /// `windowsOptions` outside HostProcess: where it is set, if anywhere.
     fn windows_options_at(&self) -> Option<String> {
         let spec_path = self.spec_path;
-        if self.spec.ptr("/securityContext/windowsOptions").is_some() {
+        if self
+            .spec
+            .pointer("/securityContext/windowsOptions")
+            .is_some()
+        {
             return Some(format!("{spec_path}/securityContext/windowsOptions"));
         }
         self.spec
@@ -476,7 +479,7 @@ impl<'a> PodFacts<'a> {
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .position(|c| c.ptr("/securityContext/windowsOptions").is_some())
+            .position(|c| c.pointer("/securityContext/windowsOptions").is_some())
             .map(|i| format!("{spec_path}/containers/{i}/securityContext/windowsOptions"))
     }
 

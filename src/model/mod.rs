@@ -11,7 +11,6 @@ mod image;
 
 use std::collections::HashMap;
 
-use crate::manifest::Pointer;
 use crate::value::{Map, Value};
 use regex::Regex;
 use serde::Deserialize;
@@ -450,7 +449,7 @@ const BUILD_KEY: &str = "node.kubernetes.io/windows-build";
 /// Required node-affinity terms as (term index, expression index, expression).
 fn required_terms(spec: &Value) -> Vec<(usize, usize, &Value)> {
     let terms = spec
-        .ptr("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")
+        .pointer("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")
         .and_then(Value::as_array);
     let mut out = Vec::new();
     for (ti, term) in terms.into_iter().flatten().enumerate() {
@@ -488,7 +487,7 @@ fn affinity_values(spec: &Value, keys: &[&str]) -> Option<(Vec<String>, String)>
     pointer.map(|p| (values, p))
 }
 
-fn str_map(v: Option<&Value>) -> impl Iterator<Item = (&crate::value::Str, &str)> {
+fn str_map(v: Option<&Value>) -> impl Iterator<Item = (&String, &str)> {
     v.and_then(Value::as_object)
         .into_iter()
         .flatten()
@@ -549,7 +548,7 @@ fn selected_builds(
     spec_path: &str,
 ) -> (Vec<u64>, Value) {
     let catalog = ctx.catalog;
-    if let Some(v) = spec.ptr("/nodeSelector").and_then(|n| n.get(BUILD_KEY)) {
+    if let Some(v) = spec.pointer("/nodeSelector").and_then(|n| n.get(BUILD_KEY)) {
         let builds: Vec<u64> = catalog.parse_build(v).into_iter().collect();
         return (
             builds,
@@ -579,7 +578,7 @@ fn selected_builds(
         );
     }
     if let Some(rc) = runtime_class
-        && let Some(v) = rc.ptr("/nodeSelector").and_then(|n| n.get(BUILD_KEY))
+        && let Some(v) = rc.pointer("/nodeSelector").and_then(|n| n.get(BUILD_KEY))
     {
         let builds = catalog.parse_build(v).into_iter().collect();
         return (

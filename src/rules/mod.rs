@@ -248,7 +248,7 @@ impl ValueTemplate {
             }
             Value::Object(m) => ValueTemplate::Object(
                 m.iter()
-                    .map(|(k, v)| Ok((k.to_string(), Self::compile(v)?)))
+                    .map(|(k, v)| Ok((k.clone(), Self::compile(v)?)))
                     .collect::<Result<_, String>>()?,
             ),
             other => ValueTemplate::Literal(other.clone()),
@@ -439,7 +439,7 @@ impl Rule {
             .lets
             .iter()
             .map(|(name, v)| match v {
-                Value::String(text) => Ok((name.to_string(), expr_at(name, text)?)),
+                Value::String(text) => Ok((name.clone(), expr_at(name, text)?)),
                 _ => Err(at("let", format!("`{name}` must be an expression string"))),
             })
             .collect::<Result<Vec<_>, _>>()?;

@@ -13,6 +13,7 @@
 
 pub mod parse;
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -21,9 +22,6 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 /// A JSON number: `serde_json`'s, which keeps integers apart from floats.
 pub use serde_json::Number;
 
-/// A string or map key.
-pub type Str = String;
-
 /// A JSON value.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub enum Value {
@@ -31,7 +29,7 @@ pub enum Value {
     Null,
     Bool(bool),
     Number(Number),
-    String(Str),
+    String(String),
     Array(Vec<Value>),
     Object(Map),
 }
@@ -42,7 +40,7 @@ pub static NULL: Value = Value::Null;
 /// A JSON object: entries sorted by key, each key once.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Map {
-    entries: Vec<(Str, Value)>,
+    entries: Vec<(String, Value)>,
 }
 
 impl Map {
@@ -50,18 +48,12 @@ impl Map {
         Map::default()
     }
 
-    pub fn with_capacity(n: usize) -> Map {
-        Map {
-            entries: Vec::with_capacity(n),
-        }
-    }
-
     /// A map from entries in any order; of repeated keys the last wins (as in `serde_json`).
-    pub fn from_entries(mut entries: Vec<(Str, Value)>) -> Map {
+    pub fn from_entries(mut entries: Vec<(String, Value)>) -> Map {
         if !entries.windows(2).all(|w| w[0].0 < w[1].0) {
             // Stable, so repeated keys keep their order and the last one can be kept.
             entries.sort_by(|a, b| a.0.cmp(&b.0));
-            let mut kept: Vec<(Str, Value)> = Vec::with_capacity(entries.len());
+            let mut kept: Vec<(String, Value)> = Vec::with_capacity(entries.len());
             for entry in entries {
                 match kept.last_mut() {
                     Some(last) if last.0 == entry.0 => *last = entry,
@@ -107,7 +99,7 @@ impl Map {
     }
 
     /// Sets `key` to `value`, returning the value it replaced.
-    pub fn insert(&mut self, key: Str, value: Value) -> Option<Value> {
+    pub fn insert(&mut self, key: String, value: Value) -> Option<Value> {
         match self.find(&key) {
             Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, value)),
             Err(i) => {
@@ -122,7 +114,7 @@ impl Map {
     }
 
     /// The entry for `key`, to read or fill in.
-    pub fn entry(&mut self, key: Str) -> Entry<'_> {
+    pub fn entry(&mut self, key: String) -> Entry<'_> {
         let slot = self.find(&key);
         Entry {
             map: self,
@@ -140,33 +132,23 @@ impl Map {
     }
 
     /// The entries in key order.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&Str, &Value)> + ExactSizeIterator {
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&String, &Value)> + ExactSizeIterator {
         self.entries.iter().map(|(k, v)| (k, v))
     }
 
-    pub fn iter_mut(
-        &mut self,
-    ) -> impl DoubleEndedIterator<Item = (&Str, &mut Value)> + ExactSizeIterator {
-        self.entries.iter_mut().map(|(k, v)| (&*k, v))
-    }
-
-    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &Str> + ExactSizeIterator {
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator {
         self.entries.iter().map(|(k, _)| k)
     }
 
     pub fn values(&self) -> impl DoubleEndedIterator<Item = &Value> + ExactSizeIterator {
         self.entries.iter().map(|(_, v)| v)
     }
-
-    pub fn retain(&mut self, mut keep: impl FnMut(&Str, &mut Value) -> bool) {
-        self.entries.retain_mut(|(k, v)| keep(k, v));
-    }
 }
 
 /// A map's entry for one key (see [`Map::entry`]).
 pub struct Entry<'m> {
     map: &'m mut Map,
-    key: Str,
+    key: String,
     slot: Result<usize, usize>,
 }
 
@@ -187,33 +169,25 @@ impl<'m> Entry<'m> {
     }
 }
 
-impl<K: Into<Str>> FromIterator<(K, Value)> for Map {
+impl<K: Into<String>> FromIterator<(K, Value)> for Map {
     fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> Map {
         Map::from_entries(iter.into_iter().map(|(k, v)| (k.into(), v)).collect())
     }
 }
 
-impl<K: Into<Str>> Extend<(K, Value)> for Map {
-    fn extend<I: IntoIterator<Item = (K, Value)>>(&mut self, iter: I) {
-        for (k, v) in iter {
-            self.insert(k.into(), v);
-        }
-    }
-}
-
 impl IntoIterator for Map {
-    type Item = (Str, Value);
-    type IntoIter = std::vec::IntoIter<(Str, Value)>;
+    type Item = (String, Value);
+    type IntoIter = std::vec::IntoIter<(String, Value)>;
     fn into_iter(self) -> Self::IntoIter {
         self.entries.into_iter()
     }
 }
 
 impl<'m> IntoIterator for &'m Map {
-    type Item = (&'m Str, &'m Value);
+    type Item = (&'m String, &'m Value);
     type IntoIter = std::iter::Map<
-        std::slice::Iter<'m, (Str, Value)>,
-        fn(&'m (Str, Value)) -> (&'m Str, &'m Value),
+        std::slice::Iter<'m, (String, Value)>,
+        fn(&'m (String, Value)) -> (&'m String, &'m Value),
     >;
     fn into_iter(self) -> Self::IntoIter {
         self.entries.iter().map(|(k, v)| (k, v))
@@ -364,10 +338,6 @@ impl Value {
         matches!(self, Value::Bool(_))
     }
 
-    pub fn is_number(&self) -> bool {
-        matches!(self, Value::Number(_))
-    }
-
     pub fn is_string(&self) -> bool {
         matches!(self, Value::String(_))
     }
@@ -389,7 +359,7 @@ impl Value {
     pub fn pointer(&self, pointer: &str) -> Option<&Value> {
         pointer_tokens(pointer)?.try_fold(self, |v, token| match v {
             Value::Object(m) => m.get(&token),
-            Value::Array(a) => a.get(array_index(&token)?),
+            Value::Array(a) => a.get(list_index(&token)?),
             _ => None,
         })
     }
@@ -397,27 +367,43 @@ impl Value {
     pub fn pointer_mut(&mut self, pointer: &str) -> Option<&mut Value> {
         pointer_tokens(pointer)?.try_fold(self, |v, token| match v {
             Value::Object(m) => m.get_mut(&token),
-            Value::Array(a) => a.get_mut(array_index(&token)?),
+            Value::Array(a) => a.get_mut(list_index(&token)?),
             _ => None,
         })
     }
 }
 
-/// The decoded tokens of an RFC 6901 pointer (none for `""`); `None` if it is not a pointer.
-fn pointer_tokens(pointer: &str) -> Option<impl Iterator<Item = std::borrow::Cow<'_, str>>> {
-    let rest = match pointer {
+/// The decoded reference tokens of an RFC 6901 pointer (none for `""`); `None` if it is not one.
+///
+/// One pass over the bytes finds each token's end and whether it needs unescaping: the
+/// per-object checks look pointers up many times, the tokens are short, and a library search per
+/// token cost more than the lookups.
+fn pointer_tokens(pointer: &str) -> Option<impl Iterator<Item = Cow<'_, str>>> {
+    let mut rest = match pointer {
         "" => None,
         _ => Some(pointer.strip_prefix('/')?),
     };
-    Some(
-        rest.into_iter()
-            .flat_map(|r| r.split('/'))
-            .map(unescape_token),
-    )
+    Some(std::iter::from_fn(move || {
+        let tokens = rest?;
+        let bytes = tokens.as_bytes();
+        let mut end = 0;
+        let mut escaped = false;
+        while end < bytes.len() && bytes[end] != b'/' {
+            escaped |= bytes[end] == b'~';
+            end += 1;
+        }
+        let raw = &tokens[..end];
+        rest = (end < bytes.len()).then(|| &tokens[end + 1..]);
+        Some(if escaped {
+            unescape_pointer_token(raw)
+        } else {
+            Cow::Borrowed(raw)
+        })
+    }))
 }
 
-/// A pointer token with `~1` and `~0` decoded (borrowed when it has none).
-fn unescape_token(token: &str) -> std::borrow::Cow<'_, str> {
+/// RFC 6901 unescaping of one reference token (`~1` → `/`, `~0` → `~`).
+pub fn unescape_pointer_token(token: &str) -> Cow<'_, str> {
     if token.contains('~') {
         token.replace("~1", "/").replace("~0", "~").into()
     } else {
@@ -425,9 +411,19 @@ fn unescape_token(token: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// A pointer token as a list index: digits with no leading zero (RFC 6901).
-fn array_index(token: &str) -> Option<usize> {
-    if token.len() > 1 && token.starts_with('0') || token.starts_with('+') {
+/// RFC 6901 escaping of one reference token (`kubernetes.io/os` → `kubernetes.io~1os`).
+pub fn escape_pointer_token(token: &str) -> Cow<'_, str> {
+    if token.contains(['~', '/']) {
+        token.replace('~', "~0").replace('/', "~1").into()
+    } else {
+        token.into()
+    }
+}
+
+/// A reference token as a list index (RFC 6901): decimal digits, no leading zero.
+pub fn list_index(token: &str) -> Option<usize> {
+    let digits = !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit());
+    if !digits || token.len() > 1 && token.starts_with('0') {
         return None;
     }
     token.parse().ok()
@@ -472,12 +468,6 @@ impl From<f64> for Value {
 impl From<Vec<Value>> for Value {
     fn from(a: Vec<Value>) -> Value {
         Value::Array(a)
-    }
-}
-
-impl From<Map> for Value {
-    fn from(m: Map) -> Value {
-        Value::Object(m)
     }
 }
 
@@ -615,7 +605,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0));
-        while let Some((k, v)) = map.next_entry::<Str, Value>()? {
+        while let Some((k, v)) = map.next_entry::<String, Value>()? {
             entries.push((k, v));
         }
         Ok(Value::Object(Map::from_entries(entries)))
@@ -710,6 +700,12 @@ mod tests {
         assert_eq!(v.to_string(), j.to_string());
         assert_eq!(v.pointer("/z/3"), Some(&Value::from("s")));
         assert_eq!(v.pointer("/z/01"), None);
+        assert_eq!(v.pointer("/z/+1"), None);
+        assert_eq!(v.pointer("z"), None);
+        assert_eq!(v.pointer(""), Some(&v));
+        let escaped = Value::from(serde_json::json!({"a/b": {"c~d": [0, {"": 7}]}}));
+        assert_eq!(escaped.pointer("/a~1b/c~0d/1/"), Some(&Value::from(7)));
+        assert_eq!(escaped.pointer("/a~1b/c~0d/2"), None);
         assert_eq!(v["a"]["k"], "v");
     }
 }

@@ -11,7 +11,7 @@
 //! and column) or, where `serde_json` accepts what this reader declined, its value. So this
 //! reader never makes an error message of its own and never accepts what `serde_json` rejects.
 
-use super::{Map, Number, Str, Value};
+use super::{Map, Number, Value};
 
 /// What to leave out of the value, by key, from the root down: a review's `oldObject` and an
 /// object's `metadata.managedFields` are most of some reviews' bytes and nothing reads them.
@@ -54,11 +54,6 @@ pub fn parse(text: &str, prune: &'static [(&'static str, Prune)]) -> Option<Pars
     })
 }
 
-/// Reads `text` as one JSON value (see [`parse`]).
-pub fn from_str(text: &str) -> Option<Value> {
-    parse(text, &[]).map(|p| p.value)
-}
-
 struct Reader<'t> {
     text: &'t str,
     bytes: &'t [u8],
@@ -66,7 +61,7 @@ struct Reader<'t> {
     repeated_keys: bool,
     /// The entries and items of the maps and lists being read, innermost last: each container is
     /// moved out into a vector of its exact size when it ends, instead of growing its own.
-    entries: Vec<(Str, Value)>,
+    entries: Vec<(String, Value)>,
     items: Vec<Value>,
 }
 
@@ -196,7 +191,7 @@ impl Reader<'_> {
                 break;
             }
         }
-        let entries: Vec<(Str, Value)> = self.entries.split_off(base);
+        let entries: Vec<(String, Value)> = self.entries.split_off(base);
         let written = entries.len();
         let map = Map::from_entries(entries);
         self.repeated_keys |= map.len() != written;
@@ -279,19 +274,19 @@ impl Reader<'_> {
 
     /// A string, the reader at its opening quote.
     #[inline(always)]
-    fn string(&mut self) -> Option<Str> {
+    fn string(&mut self) -> Option<String> {
         let start = self.pos + 1;
         let end = self.plain_run(start)?;
         if self.bytes[end] == b'"' {
             self.pos = end + 1;
             // Quotes are ASCII, so both ends are character boundaries of the (UTF-8) text.
-            return Some(Str::from(&self.text[start..end]));
+            return Some(String::from(&self.text[start..end]));
         }
         self.escaped_string(start, end)
     }
 
     /// The rest of a string with escapes, `at` its first backslash.
-    fn escaped_string(&mut self, start: usize, mut at: usize) -> Option<Str> {
+    fn escaped_string(&mut self, start: usize, mut at: usize) -> Option<String> {
         let mut out = String::with_capacity(at - start + 16);
         out.push_str(&self.text[start..at]);
         loop {
@@ -416,6 +411,10 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn from_str(text: &str) -> Option<Value> {
+        parse(text, &[]).map(|p| p.value)
+    }
 
     /// Reads `text` both ways and checks they agree: the same value, or this reader declining
     /// where serde_json fails.
