@@ -62,12 +62,7 @@ fn main() {
     let texts: Vec<Arc<SourceText>> = files
         .into_iter()
         .enumerate()
-        .map(|(i, text)| {
-            Arc::new(SourceText {
-                name: format!("charts-{i}.yaml"),
-                text,
-            })
-        })
+        .map(|(i, text)| Arc::new(SourceText::new(format!("charts-{i}.yaml"), text)))
         .collect();
 
     // Both measurements parse files in parallel, as `winguard lint` does.

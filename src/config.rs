@@ -242,16 +242,30 @@ impl<'de> Deserialize<'de> for Patterns {
     }
 }
 
+/// A Kubernetes version as the config and `--kube-version` take it: `MAJOR.MINOR[.PATCH]`,
+/// with an optional `v`, and after a patch the pre-release or build suffix `kubectl version`
+/// prints (`v1.31.2-eks-7f9249a`). Returned without the `v`. Anything else (`1.3x`, `1`,
+/// `1.31.x`) is refused: read leniently it would silently turn version-gated rules off.
+pub fn parse_kubernetes_version(text: &str) -> Result<String, String> {
+    static VERSION: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
+        Regex::new(
+            r"^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(\.(0|[1-9][0-9]*)([-+][0-9A-Za-z.+-]+)?)?$",
+        )
+        .expect("valid")
+    });
+    let bare = text.trim();
+    if VERSION.is_match(bare) {
+        Ok(bare.trim_start_matches('v').to_string())
+    } else {
+        Err(format!(
+            "`{text}` is not a Kubernetes version: write MAJOR.MINOR[.PATCH], like \"1.31\" or \"v1.31.2\""
+        ))
+    }
+}
+
 fn version_string<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     match Value::deserialize(d)? {
-        Value::String(s)
-            if crate::engine::expr::parse_version(&Value::from(s.clone())).is_some() =>
-        {
-            Ok(s)
-        }
-        Value::String(s) => Err(serde::de::Error::custom(format!(
-            "`{s}` is not a Kubernetes version like \"1.31\""
-        ))),
+        Value::String(s) => parse_kubernetes_version(&s).map_err(serde::de::Error::custom),
         other => Err(serde::de::Error::custom(format!(
             "write the version as a quoted string like \"1.30\" (YAML reads {other} as a number)"
         ))),
@@ -410,6 +424,23 @@ mod tests {
             err.message
         );
         assert_eq!(err.line, Some(3));
+    }
+
+    #[test]
+    fn versions_are_major_minor_patch() {
+        for good in ["1.31", "v1.31", "1.31.2", "v1.31.2-eks-7f9249a", "1.0"] {
+            assert!(parse_kubernetes_version(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "1.3x", "1", "1.31.x", "v", "", "1.31-eks", "01.31", "1.31.2.4", "1..2",
+        ] {
+            assert!(parse_kubernetes_version(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_kubernetes_version("v1.31.2").unwrap(), "1.31.2");
+        let err =
+            Config::parse("profile: eks\nkubernetesVersion: \"1.3x\"\n", "w.yaml").unwrap_err();
+        assert_eq!(err.line, Some(2), "{err}");
+        assert!(err.message.contains("MAJOR.MINOR"), "{err}");
     }
 
     #[test]

@@ -95,3 +95,17 @@ pub fn position_of(value: &Value, pos: &PosNode, pointer: &str) -> (u32, u32) {
         (pos.line.max(1), pos.col.max(1))
     }
 }
+
+/// ` (did you mean `x`?)` when one of `candidates` is close to `word`, as clap suggests for
+/// flags (Jaro similarity above 0.7, the closest first), else nothing.
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    let best = candidates
+        .into_iter()
+        .map(|c| (strsim::jaro(word, c), c))
+        .filter(|(score, _)| *score > 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match best {
+        Some((_, c)) => format!(" (did you mean `{c}`?)"),
+        None => String::new(),
+    }
+}

@@ -12,6 +12,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod fix;
+pub mod kustomize;
 pub mod manifest;
 pub mod model;
 pub mod report;

@@ -118,8 +118,10 @@ fn lint_renders_the_chart_and_points_into_its_templates() {
     assert_eq!(code, 1, "{report:#}");
     let findings = report["findings"].as_array().unwrap();
     assert!(!findings.is_empty());
+    // Findings name the template where it is: under the chart as given (here absolute).
+    let template = format!("{}/templates/deployment.yaml", chart("windows-iis"));
     for f in findings {
-        assert_eq!(f["file"], "windows-iis/templates/deployment.yaml", "{f:#}");
+        assert_eq!(f["file"], template, "{f:#}");
         assert_eq!(f["object"]["name"], "shop-web", "{f:#}");
     }
     // The line is the rendered document's: `spec:` of the pod template.
@@ -131,10 +133,10 @@ fn lint_renders_the_chart_and_points_into_its_templates() {
     let line = findings[0]["line"].as_u64().unwrap() as usize;
     assert_eq!(doc.lines().nth(line).unwrap().trim(), "spec:", "{doc}");
     // The text output shows those rendered lines.
-    let text = run(&["lint", &chart("windows-iis")]);
+    let text = run(&["lint", "testdata/charts/windows-iis"]);
     assert!(
         text.stdout
-            .contains("--> windows-iis/templates/deployment.yaml:"),
+            .contains("--> testdata/charts/windows-iis/templates/deployment.yaml:"),
         "{}",
         text.stdout
     );
@@ -243,7 +245,8 @@ fn bad_charts_and_flags_are_clear_errors() {
     assert_eq!(code, 2, "{report:#}");
     assert_eq!(report["summary"]["objects"], 1, "{report:#}");
     let error = &report["errors"][0];
-    assert_eq!(error["file"], "err-required/templates/a.yaml", "{report:#}");
+    let template = format!("{}/templates/a.yaml", chart("err-required"));
+    assert_eq!(error["file"], template, "{report:#}");
     assert_eq!(error["line"], 1, "{report:#}");
 }
 
@@ -284,14 +287,28 @@ fn a_directory_walk_renders_the_charts_it_finds() {
     assert_eq!(code, 1, "{report:#}");
     // No template was read as a manifest (they are not YAML before rendering).
     assert_eq!(report["errors"].as_array().unwrap().len(), 0, "{report:#}");
+    // The chart's findings name its template under the walked directory; the file of
+    // rendered output is named itself, with the template it came from beside it.
     let files = files_of(&report);
-    assert!(
-        files.contains("windows-iis/templates/deployment.yaml"),
-        "{files:?}"
+    let under = |rel: &str| dir.path().join(rel).display().to_string();
+    assert_eq!(
+        files,
+        [
+            under("charts/windows-iis/templates/deployment.yaml"),
+            under("iis-app.yaml")
+        ]
+        .into(),
     );
+    let findings = report["findings"].as_array().unwrap();
     assert!(
-        files.iter().any(|f| f.starts_with("merchant/")),
-        "{files:?}"
+        findings
+            .iter()
+            .filter(|f| f["file"] == under("iis-app.yaml"))
+            .all(|f| f["template"]
+                .as_str()
+                .unwrap()
+                .starts_with("merchant/templates/")),
+        "{report:#}"
     );
 }
 

@@ -64,7 +64,7 @@ fn helm_results(cases: &[Case]) -> Vec<Json> {
             })
         })
         .collect();
-    let mut cmd = std::process::Command::new("python3");
+    let mut cmd = std::process::Command::new(common::python_exe());
     cmd.arg(common::root().join("tests/helm_oracle.py"));
     let run = common::run_cmd(cmd, Some(serde_json::to_string(&input).unwrap().as_bytes()));
     assert_eq!(run.code, 0, "helm oracle failed: {}", run.stderr);

@@ -34,7 +34,7 @@ fn json_output_follows_the_contract() {
     let required = [
         "rule", "severity", "message", "file", "line", "column", "object", "pointer",
     ];
-    let optional = ["fix", "fixTitle", "applicability"];
+    let optional = ["fix", "fixTitle", "applicability", "template"];
     for f in findings {
         for k in required {
             assert!(f.get(k).is_some(), "finding lacks `{k}`: {f}");
@@ -63,21 +63,27 @@ fn json_output_follows_the_contract() {
             assert!(["safe", "unsafe"].contains(&f["applicability"].as_str().unwrap()));
         }
     }
-    // Helm output is attributed to the template named in `# Source:`.
+    // A file of Helm output is named itself (a path that opens, at lines it has), with the
+    // template named in `# Source:` beside each finding.
     let files = files_of(&v);
+    assert_eq!(files, [EXAMPLE.to_string()].into(), "{files:?}");
     assert!(
-        files.contains("merchant/templates/deployment.yaml"),
-        "{files:?}"
+        findings
+            .iter()
+            .any(|f| f["template"] == "merchant/templates/deployment.yaml"),
+        "{v:#}"
     );
     let sel = findings
         .iter()
         .find(|f| f["rule"] == "windows-os-selector-missing")
         .unwrap();
-    // `spec:` of the pod template is line 14 of the rendered template (after the Source comment).
+    // `spec:` of the pod template is line 40 of the file.
     assert_eq!(
         (sel["line"].as_u64(), sel["column"].as_u64()),
-        (Some(14), Some(5))
+        (Some(40), Some(5))
     );
+    let line = std::fs::read_to_string(root().join(EXAMPLE)).unwrap();
+    assert_eq!(line.lines().nth(39), Some("    spec:"));
     assert_eq!(sel["pointer"], "/spec/template/spec/nodeSelector");
     assert_eq!(sel["object"]["kind"], "Deployment");
     let count = |s: &str| findings.iter().filter(|f| f["severity"] == s).count() as u64;
@@ -177,7 +183,7 @@ fn github_annotations() {
         .find(|l| l.contains("windows-os-selector-missing"))
         .unwrap();
     assert!(
-        line.starts_with("::error file=merchant/templates/deployment.yaml,line=14,col=5,title=winguard%3A windows-os-selector-missing::"),
+        line.starts_with("::error file=testdata/examples/iis-app.yaml,line=40,col=5,title=winguard%3A windows-os-selector-missing::"),
         "{line}"
     );
     assert!(r.stdout.lines().all(|l| l.starts_with("::error ")

@@ -71,7 +71,7 @@ fn readme_rule_table_matches_the_rule_files() {
 fn explain_shows_every_section() {
     let rules = RuleSet::embedded().unwrap();
     for rule in &rules.rules {
-        let text = docs::explain(rule);
+        let text = docs::explain(rule, None);
         for needle in [
             "## What it does",
             "## Why is this bad?",
@@ -129,10 +129,7 @@ fn every_rule_fires_on_every_workload_kind() {
             .map(|d| {
                 let text = d.to_string();
                 let (objs, errs) = winguard::manifest::parse_source(&std::sync::Arc::new(
-                    winguard::manifest::SourceText {
-                        name: "bad".into(),
-                        text,
-                    },
+                    winguard::manifest::SourceText::new("bad", text),
                 ));
                 assert!(errs.is_empty());
                 objs.into_iter()

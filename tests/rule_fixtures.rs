@@ -137,6 +137,8 @@ fn fail_fixtures_fire_and_match_their_snapshots() {
             &RenderOptions {
                 color: false,
                 rules: &setup.rules,
+                working_dir: None,
+                config_file: None,
             },
         );
         insta::with_settings!({
@@ -171,10 +173,7 @@ fn pass_fixtures_stay_quiet() {
 }
 
 fn objects_of(text: &str, name: &str) -> Vec<Value> {
-    let (objects, errors) = parse_source(&Arc::new(SourceText {
-        name: name.into(),
-        text: text.into(),
-    }));
+    let (objects, errors) = parse_source(&Arc::new(SourceText::new(name, text)));
     assert!(errors.is_empty(), "{name}: {errors:?}");
     objects.into_iter().map(|o| o.value).collect()
 }

@@ -1,6 +1,6 @@
 //! `winguard serve` through real sockets: the real binary on a real TLS port, a real HTTPS client
 //! (`tests/webhook_client.py`: httpx with HTTP/2, http.client, ssl), patches applied with PyPI
-//! `jsonpatch`, metrics parsed with PyPI `prometheus_client`, certificates made with `openssl`.
+//! `jsonpatch`, metrics parsed with PyPI `prometheus_client`, certificates made with PyPI `trustme`.
 
 mod common;
 
@@ -102,17 +102,14 @@ impl Drop for Server {
 
 /// Runs the Python client; returns its (last) JSON line.
 fn client(args: &[&str]) -> Value {
-    let out = Command::new("python3")
-        .arg(root().join("tests/webhook_client.py"))
-        .args(args)
-        .output()
-        .expect("python3 runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout.lines().last().unwrap_or_default();
+    let mut cmd = Command::new(common::python_exe());
+    cmd.arg(root().join("tests/webhook_client.py")).args(args);
+    let out = common::run_cmd(cmd, None);
+    let line = out.stdout.lines().last().unwrap_or_default();
     serde_json::from_str(line).unwrap_or_else(|e| {
         panic!(
-            "client {args:?} printed no JSON ({e}): {stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
+            "client {args:?} printed no JSON ({e}): {}\n{}",
+            out.stdout, out.stderr
         )
     })
 }
@@ -121,13 +118,13 @@ type ClientLines = std::io::Lines<BufReader<std::process::ChildStdout>>;
 
 /// Starts the Python client for a conversation: its stdin, and its stdout's lines.
 fn converse(args: &[&str]) -> (Child, ChildStdin, ClientLines) {
-    let mut child = Command::new("python3")
+    let mut child = Command::new(common::python_exe())
         .arg(root().join("tests/webhook_client.py"))
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
-        .expect("python3 runs");
+        .unwrap_or_else(|e| panic!("cannot run the Python client: {e}"));
     let stdin = child.stdin.take().unwrap();
     let lines = BufReader::new(child.stdout.take().unwrap()).lines();
     (child, stdin, lines)
@@ -174,76 +171,30 @@ fn send(server: &Server, ca: &str, path: &str, name: &str) -> Value {
     post(server, ca, path, &fixture(name))
 }
 
-/// A CA and a serving certificate for localhost it signed, made by `openssl`.
+/// A CA and a serving certificate for localhost it signed, made by PyPI `trustme` (pyca's
+/// `cryptography`: an implementation independent of winguard's rustls and rcgen).
 struct Pki {
     ca: PathBuf,
     cert: PathBuf,
     key: PathBuf,
 }
 
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("openssl runs");
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 fn pki(dir: &Path, name: &str) -> Pki {
     let d = dir.join(name);
     std::fs::create_dir_all(&d).unwrap();
-    let subject = format!("/CN=winguard test CA {name}");
-    // A new P-256 key, unencrypted.
-    let new_key = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-nodes",
-    ];
-    let ca_args = [
-        "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", &subject,
-    ];
-    openssl(&d, &[&["req", "-x509"][..], &new_key, &ca_args].concat());
-    let csr_args = [
-        "-keyout",
-        "tls.key",
-        "-out",
-        "tls.csr",
-        "-subj",
-        "/CN=localhost",
-    ];
-    openssl(&d, &[&["req"][..], &new_key, &csr_args].concat());
-    std::fs::write(
-        d.join("ext.cnf"),
-        "subjectAltName=DNS:localhost,IP:127.0.0.1\n",
-    )
-    .unwrap();
-    openssl(
-        &d,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "tls.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-out",
-            "tls.crt",
-            "-days",
-            "2",
-            "-extfile",
-            "ext.cnf",
-        ],
+    let made = common::python(
+        r#"
+import sys, trustme
+d, name = sys.argv[1], sys.argv[2]
+ca = trustme.CA(organization_name=f"winguard test CA {name}")
+ca.cert_pem.write_to_path(f"{d}/ca.crt")
+cert = ca.issue_cert("localhost", "127.0.0.1")
+cert.private_key_pem.write_to_path(f"{d}/tls.key")
+cert.cert_chain_pems[0].write_to_path(f"{d}/tls.crt")
+"#,
+        &[&d, Path::new(name)],
     );
+    assert_eq!(made.code, 0, "trustme: {}", made.stderr);
     Pki {
         ca: d.join("ca.crt"),
         cert: d.join("tls.crt"),

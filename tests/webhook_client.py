@@ -114,7 +114,7 @@ def hammer(url, ca, body_file, seconds):
             conn = http.client.HTTPSConnection(host, port, context=ctx, timeout=10)
             conn.connect()
             cert = conn.sock.getpeercert()
-            issuer = dict(x[0] for x in cert["issuer"])["commonName"]
+            issuer = dict(x[0] for x in cert["issuer"])["organizationName"]
             conn.request("POST", "/validate", body=body, headers={"content-type": "application/json"})
             resp = conn.getresponse()
             resp.read()

@@ -55,6 +55,10 @@ pub struct Chart {
     pub subcharts: Vec<Chart>,
     /// Where the chart came from, for errors (`mychart/`, `mychart/charts/sub.tgz`).
     pub source: String,
+    /// What the chart's own file names join to, to name a file as the user can find it: the
+    /// directory as given (`deploy/mychart`), or for an archive the archive and the member's
+    /// top directory (`mychart-1.0.0.tgz!/mychart`, the `!/` of jar URLs).
+    pub location: String,
 }
 
 impl Chart {
@@ -98,11 +102,21 @@ pub fn load_chart(path: &Path) -> Result<Chart, ChartError> {
     let shown = path.display().to_string();
     if path.is_dir() {
         let files = read_dir_files(path)?;
-        load_files(files, &shown)
+        load_files(files, &shown, &display_dir(path))
     } else {
         let data = std::fs::read(path)
             .map_err(|e| ChartError::new(&shown, format!("cannot read chart {shown}: {e}")))?;
-        load_archive(&data, &shown)
+        load_archive(&data, &shown, &display_dir(path))
+    }
+}
+
+/// A path as findings name it: as given, without a leading `./`.
+fn display_dir(path: &Path) -> String {
+    let shown = path.display().to_string();
+    match shown.strip_prefix("./") {
+        Some(rest) if !rest.is_empty() => rest.trim_end_matches('/').to_string(),
+        _ if shown == "." || shown == "./" => ".".to_string(),
+        _ => shown.trim_end_matches('/').to_string(),
     }
 }
 
@@ -149,12 +163,14 @@ fn read_dir_files(dir: &Path) -> Result<Vec<File>, ChartError> {
     Ok(files)
 }
 
-/// Loads a packaged chart: a gzipped tar whose entries sit under one top directory.
-pub fn load_archive(data: &[u8], shown: &str) -> Result<Chart, ChartError> {
+/// Loads a packaged chart: a gzipped tar whose entries sit under one top directory. `located`
+/// names the archive for findings (see [`Chart::location`]).
+pub fn load_archive(data: &[u8], shown: &str, located: &str) -> Result<Chart, ChartError> {
     let bad =
         |e: String| ChartError::new(shown, format!("{shown} is not a valid chart archive: {e}"));
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(data));
     let mut files = Vec::new();
+    let mut top = String::new();
     let entries = archive.entries().map_err(|e| bad(e.to_string()))?;
     for entry in entries {
         let mut entry = entry.map_err(|e| bad(e.to_string()))?;
@@ -167,9 +183,12 @@ pub fn load_archive(data: &[u8], shown: &str) -> Result<Chart, ChartError> {
             .to_string_lossy()
             .replace('\\', "/");
         // Drop the top directory (`mychart/templates/x.yaml` → `templates/x.yaml`).
-        let Some((_, name)) = path.split_once('/') else {
+        let Some((dir, name)) = path.split_once('/') else {
             continue;
         };
+        if top.is_empty() {
+            top = dir.to_string();
+        }
         if name.split('/').any(|part| part == "..") {
             return Err(bad(format!("the entry {path} leaves the chart")));
         }
@@ -186,7 +205,7 @@ pub fn load_archive(data: &[u8], shown: &str) -> Result<Chart, ChartError> {
         return Err(bad("no files in archive".into()));
     }
     // No .helmignore here: Helm applies it when packaging, not when loading an archive.
-    load_files(files, shown)
+    load_files(files, shown, &format!("{located}!/{top}"))
 }
 
 fn yaml_map(file: &File, shown: &str) -> Result<Map<String, Json>, ChartError> {
@@ -194,8 +213,9 @@ fn yaml_map(file: &File, shown: &str) -> Result<Map<String, Json>, ChartError> {
     super::values::parse_values_file(&text, &format!("{shown}/{}", file.name))
 }
 
-/// Sorts a chart's files into their places.
-pub fn load_files(files: Vec<File>, shown: &str) -> Result<Chart, ChartError> {
+/// Sorts a chart's files into their places; `shown` names the chart in errors, `location` is
+/// what its file names join to ([`Chart::location`]).
+pub fn load_files(files: Vec<File>, shown: &str, location: &str) -> Result<Chart, ChartError> {
     let mut metadata = None;
     let mut values = Map::new();
     let mut schema = None;
@@ -277,12 +297,17 @@ pub fn load_files(files: Vec<File>, shown: &str) -> Result<Chart, ChartError> {
         if !files.iter().any(|f| f.name == "Chart.yaml") {
             continue;
         }
-        subcharts.push(load_files(files, &format!("{shown}/charts/{dir}"))?);
+        subcharts.push(load_files(
+            files,
+            &format!("{shown}/charts/{dir}"),
+            &format!("{location}/charts/{dir}"),
+        )?);
     }
     for archive in sub_archives {
         subcharts.push(load_archive(
             &archive.data,
             &format!("{shown}/{}", archive.name),
+            &format!("{location}/{}", archive.name),
         )?);
     }
     Ok(Chart {
@@ -294,7 +319,39 @@ pub fn load_files(files: Vec<File>, shown: &str) -> Result<Chart, ChartError> {
         dependencies,
         subcharts,
         source: shown.to_string(),
+        location: location.to_string(),
     })
+}
+
+/// Where each template of a chart and its subcharts is, by the path Helm names it with in its
+/// `# Source:` comments (`mychart/charts/sub/templates/x.yaml`): the file as the user can open
+/// it (`deploy/mychart/charts/sub/templates/x.yaml`, or an archive and its member). A subchart
+/// is named by its chart name and by any alias its parent gives it, as Helm renders it under
+/// the alias.
+pub fn template_locations(chart: &Chart) -> BTreeMap<String, String> {
+    fn walk(chart: &Chart, prefix: &str, out: &mut BTreeMap<String, String>) {
+        for t in &chart.templates {
+            out.insert(
+                format!("{prefix}/{}", t.name),
+                format!("{}/{}", chart.location, t.name),
+            );
+        }
+        for sub in &chart.subcharts {
+            let aliases = chart
+                .dependencies
+                .iter()
+                .filter(|d| d.name == sub.name())
+                .filter_map(|d| d.alias.as_deref());
+            let mut names: Vec<&str> = std::iter::once(sub.name()).chain(aliases).collect();
+            names.dedup();
+            for name in names {
+                walk(sub, &format!("{prefix}/charts/{name}"), out);
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(chart, chart.name(), &mut out);
+    out
 }
 
 fn dependency(v: &Json) -> Option<Dependency> {

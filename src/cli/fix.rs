@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::fix::{FixOptions, FixedSource, fix_sources};
-use crate::manifest::{Sources, read_inputs};
+use crate::manifest::{Overlays, Sources, read_inputs};
 use crate::report::{Format, RenderOptions, render};
 
 use super::{EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, FixArgs, MutateArgs, lint_sources, use_color};
@@ -20,7 +20,7 @@ pub fn run_fix(args: FixArgs) -> u8 {
         eprintln!("error: `fix` edits files; use `winguard mutate` to fix a stream on stdin");
         return EXIT_ERROR;
     }
-    let sources = read_inputs(&args.paths, args.max_file_size);
+    let sources = read_inputs(&args.paths, args.max_file_size, Overlays::Read);
     for note in &sources.notes {
         eprintln!("note: {note}");
     }
@@ -96,10 +96,10 @@ pub fn run_fix(args: FixArgs) -> u8 {
     after.texts = results
         .iter()
         .map(|r| {
-            std::sync::Arc::new(crate::manifest::SourceText {
-                name: r.source.name.clone(),
-                text: r.text.clone(),
-            })
+            std::sync::Arc::new(crate::manifest::SourceText::new(
+                r.source.name.clone(),
+                r.text.clone(),
+            ))
         })
         .collect();
     let report = lint_sources(&setup, after);
@@ -107,6 +107,8 @@ pub fn run_fix(args: FixArgs) -> u8 {
         let opts = RenderOptions {
             color: use_color(),
             rules: &setup.rules,
+            working_dir: None,
+            config_file: setup.config.path.as_deref(),
         };
         print!("{}", render(Format::Text, &report, &opts));
     }
@@ -126,7 +128,11 @@ pub fn run_mutate(args: MutateArgs) -> u8 {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let sources = read_inputs(&[std::path::PathBuf::from("-")], args.max_file_size);
+    let sources = read_inputs(
+        &[std::path::PathBuf::from("-")],
+        args.max_file_size,
+        Overlays::Read,
+    );
     if !sources.errors.is_empty() {
         for e in &sources.errors {
             eprintln!("error: {e}");

@@ -5,7 +5,7 @@ mod lint;
 pub mod render;
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -50,6 +50,9 @@ pub enum Command {
     Explain {
         /// The rule's name, e.g. `windows-os-selector-missing`.
         rule: String,
+        /// `text` (default) or `json`.
+        #[arg(long, value_enum, default_value = "text")]
+        format: DocFormat,
         #[command(flatten)]
         rules: RuleSource,
     },
@@ -150,8 +153,18 @@ pub struct RulesArgs {
     /// Print the README's Markdown rule table instead.
     #[arg(long)]
     pub markdown: bool,
+    /// `text` (default) or `json`.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: DocFormat,
     #[command(flatten)]
     pub rules: RuleSource,
+}
+
+/// How `rules` and `explain` print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DocFormat {
+    Text,
+    Json,
 }
 
 /// When to exit with 1.
@@ -196,15 +209,19 @@ pub struct LintArgs {
     /// Exit with 1 when a finding is at or above this severity.
     #[arg(long, value_enum, default_value = "error")]
     pub fail_on: FailOn,
-    /// Output format (repeatable; pair each with an `--output`, in order).
-    #[arg(long, value_enum, default_value = "text")]
+    /// Output format (repeatable; pair each with an `--output`, in order); default `text`.
+    #[arg(long, value_enum)]
     pub format: Vec<Format>,
-    /// Where the format at the same position goes (`-` for stdout); unpaired formats go to stdout.
+    /// Where the format at the same position goes (`-` for stdout); an unpaired format goes to
+    /// stdout, an unpaired file takes the format its extension names (`.sarif`, `.json`, `.xml`).
     #[arg(long, value_name = "FILE")]
     pub output: Vec<PathBuf>,
     /// Largest input file read, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = crate::manifest::DEFAULT_MAX_FILE_SIZE)]
     pub max_file_size: u64,
+    /// What builds kustomize overlays (directories with a kustomization file).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub kustomize_renderer: crate::kustomize::KustomizeRenderer,
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -246,6 +263,23 @@ fn load_rules(src: &RuleSource) -> Result<RuleSet, u8> {
     })
 }
 
+/// The title of `rule`'s fix on its own bad example, with the config its docs give: what
+/// `explain` shows for the fix, values filled in.
+fn example_fix_title(source: &RuleSource, rule: &crate::rules::Rule) -> Option<String> {
+    rule.fix.as_ref()?;
+    let config = match &rule.docs.config {
+        Some(text) => crate::config::Config::parse(text, "docs.config").ok()?,
+        None => crate::config::Config::default(),
+    };
+    let setup = LintSetup::new(load_rule_set(source).ok()?, config).ok()?;
+    let report = lint_text(&setup, "example.yaml", &rule.docs.bad);
+    report
+        .findings
+        .into_iter()
+        .filter(|f| f.finding.rule == rule.name)
+        .find_map(|f| f.finding.fix.map(|fix| fix.title))
+}
+
 /// Applies `--kube-version` and `--profile` over a loaded config.
 pub fn apply_overrides(
     config: &mut crate::config::Config,
@@ -253,10 +287,8 @@ pub fn apply_overrides(
     profile: Option<Profile>,
 ) -> Result<(), String> {
     if let Some(v) = kube_version {
-        if crate::engine::expr::parse_version(&crate::value::Value::from(v)).is_none() {
-            return Err(format!("--kube-version `{v}` is not a version like 1.31"));
-        }
-        config.kubernetes_version = v.trim_start_matches('v').to_string();
+        config.kubernetes_version = crate::config::parse_kubernetes_version(v)
+            .map_err(|e| format!("--kube-version: {e}"))?;
     }
     if let Some(p) = profile {
         config.profile = p;
@@ -278,6 +310,8 @@ pub fn run(cli: Cli) -> u8 {
             };
             if args.markdown {
                 print!("{}", docs::readme_table(&rules));
+            } else if args.format == DocFormat::Json {
+                println!("{:#}", docs::rules_json(&rules));
             } else {
                 let width = rules.rules.iter().map(|r| r.name.len()).max().unwrap_or(0);
                 for r in &rules.rules {
@@ -296,23 +330,44 @@ pub fn run(cli: Cli) -> u8 {
         Command::Render(args) => render::run(&args),
         Command::Fix(args) => fix::run_fix(args),
         Command::Mutate(args) => fix::run_mutate(args),
-        Command::Explain { rule, rules } => {
-            let rules = match load_rules(&rules) {
+        Command::Explain {
+            rule,
+            format,
+            rules: source,
+        } => {
+            let rules = match load_rules(&source) {
                 Ok(r) => r,
                 Err(code) => return code,
             };
             match rules.get(&rule) {
                 Some(r) => {
-                    print!("{}", docs::explain(r));
+                    let example_fix = example_fix_title(&source, r);
+                    match format {
+                        DocFormat::Text => print!("{}", docs::explain(r, example_fix.as_deref())),
+                        DocFormat::Json => {
+                            println!("{:#}", docs::explain_json(r, example_fix.as_deref()))
+                        }
+                    }
                     EXIT_CLEAN
                 }
                 None => {
-                    eprintln!("error: no rule named `{rule}` (see `winguard rules`)");
+                    let hint = crate::error::did_you_mean(
+                        &rule,
+                        rules.rules.iter().map(|r| r.name.as_str()),
+                    );
+                    eprintln!("error: no rule named `{rule}`{hint}; `winguard rules` lists them");
                     EXIT_ERROR
                 }
             }
         }
         Command::Lint(args) => {
+            let plan = match output_plan(&args.format, &args.output) {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return EXIT_ERROR;
+                }
+            };
             let setup = match args.setup.load_reporting() {
                 Ok(s) => s,
                 Err(code) => return code,
@@ -324,7 +379,9 @@ pub fn run(cli: Cli) -> u8 {
             let mut report = lint_sources(&setup, sources);
             report.charts = charts;
             let mut code = EXIT_CLEAN;
-            if let Err(e) = write_outputs(&args, &report, &setup.rules) {
+            if let Err(e) =
+                write_outputs(&plan, &report, &setup.rules, setup.config.path.as_deref())
+            {
                 eprintln!("error: {e}");
                 code = EXIT_ERROR;
             }
@@ -349,8 +406,31 @@ fn read_lint_inputs(args: &LintArgs, setup: &LintSetup) -> (crate::manifest::Sou
     // A chart given as such, or one a file given belongs to (a template, its values, its
     // Chart.yaml: what pre-commit passes when one of them changes), is rendered once.
     let mut charts: Vec<PathBuf> = Vec::new();
+    let mut overlays: Vec<PathBuf> = Vec::new();
     let mut files = Vec::new();
     for p in &args.paths {
+        // A kustomization file given on its own (what pre-commit passes) builds its overlay.
+        let kustomization_dir = p
+            .file_name()
+            .filter(|n| {
+                crate::manifest::KUSTOMIZATION_FILES
+                    .iter()
+                    .any(|k| n.to_str() == Some(*k))
+            })
+            .and_then(|_| p.parent())
+            .map(|d| {
+                if d.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    d
+                }
+            });
+        if let Some(dir) = kustomization_dir.filter(|d| crate::manifest::is_kustomization(d)) {
+            if !overlays.iter().any(|o| o == dir) {
+                overlays.push(dir.to_path_buf());
+            }
+            continue;
+        }
         let chart = if p.as_os_str() == "-" {
             None
         } else if crate::chart::is_chart(p) {
@@ -364,48 +444,130 @@ fn read_lint_inputs(args: &LintArgs, setup: &LintSetup) -> (crate::manifest::Sou
             None => files.push(p.clone()),
         }
     }
-    let mut sources = crate::manifest::read_inputs(&files, args.max_file_size);
+    let mut sources =
+        crate::manifest::read_inputs(&files, args.max_file_size, crate::manifest::Overlays::Build);
     for found in std::mem::take(&mut sources.charts) {
         if !charts.contains(&found) {
             charts.push(found);
         }
     }
+    for found in std::mem::take(&mut sources.kustomizations) {
+        if !overlays.contains(&found) {
+            overlays.push(found);
+        }
+    }
     let mut rendered = Vec::new();
+    for dir in &overlays {
+        match crate::kustomize::build(dir, args.kustomize_renderer) {
+            Ok(text) => {
+                let name = crate::kustomize::kustomization_file(dir)
+                    .display()
+                    .to_string();
+                crate::manifest::read_bytes(&name, text.into_bytes(), false, &mut sources);
+                rendered.push(name);
+            }
+            Err(e) => sources.errors.push(e),
+        }
+    }
     for chart in charts {
         let shown = chart.display().to_string();
-        match args.chart.render(
+        match args.chart.render_located(
             &chart,
             &args.release_name,
             Some(&setup.config.kubernetes_version),
         ) {
-            Ok(text) => {
-                crate::manifest::read_bytes(&shown, text.into_bytes(), false, &mut sources);
+            Ok((text, locations)) => {
+                crate::manifest::read_rendered(&shown, text, locations, &mut sources);
                 rendered.push(shown);
             }
             Err(e) => sources.errors.push(crate::manifest::InputError {
-                file: e.file.clone(),
+                file: chart_error_file(&chart, &e.file),
                 line: (e.line > 0).then_some(e.line as u32),
                 column: (e.column > 0).then_some(e.column as u32),
                 message: e.message,
             }),
         }
     }
+    if sources.files == 0 && sources.errors.is_empty() {
+        // Nothing was read: linting nothing must not look like a clean run.
+        let shown: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
+        sources.errors.push(crate::manifest::InputError {
+            file: shown.join(", "),
+            line: None,
+            column: None,
+            message: "no YAML or JSON file to lint here (directories are searched for *.yaml, \
+                      *.yml and *.json, charts and kustomize overlays)"
+                .to_string(),
+        });
+    }
     (sources, rendered)
 }
 
+/// The file a chart's render error names, as the user can open it: Helm names templates by
+/// chart name (`mychart/templates/x.yaml`), which is mapped to the chart's own path.
+fn chart_error_file(chart: &std::path::Path, helm_name: &str) -> String {
+    crate::chart::load_chart(chart)
+        .ok()
+        .and_then(|c| crate::chart::load::template_locations(&c).remove(helm_name))
+        .unwrap_or_else(|| helm_name.to_string())
+}
+
+/// Where each report goes: `--format`s paired with `--output`s in order. An `--output` with no
+/// `--format` takes the format its extension names; a `--format` with no `--output` goes to
+/// stdout; with neither, text goes to stdout. Two reports on stdout would be one unreadable
+/// stream, so that is a usage error, as is a file whose format can't be told.
+pub fn output_plan(
+    formats: &[Format],
+    outputs: &[PathBuf],
+) -> Result<Vec<(Format, Option<PathBuf>)>, String> {
+    let mut plan = Vec::new();
+    for i in 0..formats.len().max(outputs.len()).max(1) {
+        let target = outputs.get(i).filter(|p| p.as_os_str() != "-").cloned();
+        let format = match (formats.get(i), &target) {
+            (Some(f), _) => *f,
+            (None, Some(path)) => format_of_extension(path).ok_or_else(|| {
+                format!(
+                    "--output {}: can't tell the format from the file name; add a --format \
+                     for it (text, json, sarif, junit, github) or name it .sarif, .json or .xml",
+                    path.display()
+                )
+            })?,
+            (None, None) => Format::Text,
+        };
+        plan.push((format, target));
+    }
+    let to_stdout = plan.iter().filter(|(_, t)| t.is_none()).count();
+    if to_stdout > 1 {
+        return Err(format!(
+            "{to_stdout} reports would go to stdout together; give all but one an --output FILE"
+        ));
+    }
+    Ok(plan)
+}
+
+fn format_of_extension(path: &std::path::Path) -> Option<Format> {
+    match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+        "sarif" => Some(Format::Sarif),
+        "json" => Some(Format::Json),
+        "xml" => Some(Format::Junit),
+        "txt" => Some(Format::Text),
+        _ => None,
+    }
+}
+
 fn write_outputs(
-    args: &LintArgs,
+    plan: &[(Format, Option<PathBuf>)],
     report: &crate::report::Report,
     rules: &RuleSet,
+    config_file: Option<&std::path::Path>,
 ) -> Result<(), String> {
-    if args.output.len() > args.format.len() {
-        return Err("more --output than --format options".to_string());
-    }
-    for (i, format) in args.format.iter().enumerate() {
-        let target = args.output.get(i).filter(|p| p.as_os_str() != "-");
+    let working_dir = std::env::current_dir().ok();
+    for (format, target) in plan {
         let opts = crate::report::RenderOptions {
             color: target.is_none() && use_color(),
             rules,
+            working_dir: working_dir.as_deref(),
+            config_file,
         };
         let text = crate::report::render(*format, report, &opts);
         match target {
@@ -428,8 +590,15 @@ pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    // The new file takes the old one's permissions (a temporary file is private to its owner).
+    // A new file gets the usual permissions (0666 less the umask, as `open` gives); a temporary
+    // file would otherwise be private to its owner. A replaced file keeps its own.
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(dir)?;
     if let Ok(meta) = std::fs::metadata(path) {
         tmp.as_file().set_permissions(meta.permissions())?;
     }

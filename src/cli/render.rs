@@ -1,8 +1,10 @@
 //! `winguard render` and the chart inputs of `winguard lint`: Helm's flags, the native renderer
 //! or real Helm (`--renderer helm`), and the `helm template` text the manifest loader reads.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::chart::load::template_locations;
 use crate::chart::values::{SetKind, Values, apply_set, merge_maps, parse_values_file};
 use crate::chart::{ChartError, RenderOptions, load_chart, render_chart};
 
@@ -121,8 +123,26 @@ impl ChartArgs {
         release: &str,
         kube_version: Option<&str>,
     ) -> Result<String, ChartError> {
+        self.render_located(chart, release, kube_version)
+            .map(|(text, _)| text)
+    }
+
+    /// Renders `chart` to `helm template` text, with where each template in its `# Source:`
+    /// comments is on disk ([`crate::chart::load::template_locations`]).
+    pub fn render_located(
+        &self,
+        chart: &Path,
+        release: &str,
+        kube_version: Option<&str>,
+    ) -> Result<(String, BTreeMap<String, String>), ChartError> {
         if self.renderer == Renderer::Helm {
-            return self.render_with_helm(chart, release, kube_version);
+            let text = self.render_with_helm(chart, release, kube_version)?;
+            // Helm names the templates as winguard's loader does; a chart it can't load has
+            // no locations, and its findings keep Helm's names.
+            let locations = load_chart(chart)
+                .map(|c| template_locations(&c))
+                .unwrap_or_default();
+            return Ok((text, locations));
         }
         let loaded = load_chart(chart)?;
         let values = self.user_values()?;
@@ -134,11 +154,9 @@ impl ChartArgs {
             ..RenderOptions::default()
         };
         let rendered = render_chart(&loaded, &values, &opts)?;
-        Ok(crate::chart::render::template_output(
-            &rendered,
-            self.include_crds,
-            self.skip_tests,
-        ))
+        let text =
+            crate::chart::render::template_output(&rendered, self.include_crds, self.skip_tests);
+        Ok((text, template_locations(&loaded)))
     }
 
     /// `helm template` from PATH with the same flags.

@@ -24,6 +24,9 @@ use crate::manifest::yaml::{ParsedDoc, PosNode};
 use crate::manifest::{DocSpan, InputError, SourceText, parse_document_text, shape, split_source};
 use crate::rules::Applicability;
 
+/// Rounds of fixing one object (see [`fix_sources`]); real rule sets settle in two.
+const MAX_FIX_ROUNDS: usize = 8;
+
 /// Which fixes are applied.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FixOptions {
@@ -149,25 +152,39 @@ pub fn fix_sources(
             // Not an object the rules read (lint reports why).
             continue;
         }
-        let findings = evaluate(&setup.rules, &ctx, object);
-        let chosen: Vec<_> = findings
-            .iter()
-            .filter(|f| {
-                f.fix
-                    .as_ref()
-                    .is_some_and(|x| x.applicability == Applicability::Safe || opts.unsafe_fixes)
-            })
-            .collect();
-        if chosen.is_empty() {
-            continue;
-        }
+        // Fixes are applied in rounds until none is left to apply: a rule may hold its fix
+        // back while another finding stands (`spec.os.name` waits for the Linux-only fields
+        // to go), so the object is evaluated again after each round. Bounded, so rules whose
+        // fixes undo each other can't loop.
         let mut target = object.clone();
-        let applied: Vec<PatchOperation> = patch::apply_all(
-            &mut target,
-            chosen
-                .iter()
-                .filter_map(|f| f.fix.as_ref().map(|x| x.patch.as_slice())),
-        );
+        let mut applied: Vec<PatchOperation> = Vec::new();
+        let mut chosen = Vec::new();
+        let mut findings = evaluate(&setup.rules, &ctx, object);
+        for _ in 0..MAX_FIX_ROUNDS {
+            let round: Vec<_> = findings
+                .into_iter()
+                .filter(|f| {
+                    f.fix.as_ref().is_some_and(|x| {
+                        x.applicability == Applicability::Safe || opts.unsafe_fixes
+                    })
+                })
+                .collect();
+            let before = target.clone();
+            let ops = patch::apply_all(
+                &mut target,
+                round
+                    .iter()
+                    .filter_map(|f| f.fix.as_ref().map(|x| x.patch.as_slice())),
+            );
+            // An `add` of what is already there applies but changes nothing: the fixed point
+            // is the object, not the operations.
+            if target == before {
+                break;
+            }
+            applied.extend(ops);
+            chosen.extend(round);
+            findings = evaluate(&setup.rules, &ctx, &target);
+        }
         if applied.is_empty() {
             continue;
         }

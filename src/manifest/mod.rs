@@ -30,6 +30,28 @@ pub struct SourceText {
     /// The name the user gave (a path, or `<stdin>`).
     pub name: String,
     pub text: String,
+    /// For a chart winguard rendered: where each template named in a `# Source:` comment is
+    /// (`mychart/templates/x.yaml` → `deploy/mychart/templates/x.yaml`), so findings name a
+    /// file that opens from the working directory. Other inputs keep Helm's names.
+    pub template_locations: Option<Arc<std::collections::BTreeMap<String, String>>>,
+}
+
+impl SourceText {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
+        SourceText {
+            name: name.into(),
+            text: text.into(),
+            template_locations: None,
+        }
+    }
+
+    /// The file a template named in a `# Source:` comment is reported in.
+    pub fn template_file<'a>(&'a self, template: &'a str) -> &'a str {
+        self.template_locations
+            .as_ref()
+            .and_then(|m| m.get(template))
+            .map_or(template, String::as_str)
+    }
 }
 
 /// A Kubernetes object found in an input.
@@ -43,6 +65,38 @@ pub struct Object {
     pub file: Arc<str>,
     /// Subtracted from stream line numbers to give the line within `file`.
     pub line_offset: u32,
+    /// The Helm template a `# Source:` comment names, when `file` is the input that held the
+    /// rendered output rather than the template (`helm template … > out.yaml`, stdin).
+    pub template: Option<Arc<str>>,
+}
+
+/// Where a document's objects are reported: the file, the lines before it there, the template.
+#[derive(Debug, Clone)]
+struct Placement {
+    file: Arc<str>,
+    line_offset: u32,
+    template: Option<Arc<str>>,
+}
+
+impl Placement {
+    /// A document at stream line `line`. A chart winguard rendered names the template file on
+    /// disk, with lines counted in its rendered output; any other input (a file of `helm
+    /// template` output, stdin) is named itself, at its own lines, which always exist, with the
+    /// template it came from beside it.
+    fn of(source: &SourceText, templates: &Templates, line: u32) -> Placement {
+        match templates.for_line(line) {
+            Some((template, comment_line)) if source.template_locations.is_some() => Placement {
+                file: Arc::from(source.template_file(template)),
+                line_offset: comment_line,
+                template: None,
+            },
+            found => Placement {
+                file: Arc::from(source.name.as_str()),
+                line_offset: 0,
+                template: found.map(|(t, _)| Arc::from(t)),
+            },
+        }
+    }
 }
 
 /// A failure to read or parse an input; it never stops the other inputs.
@@ -75,6 +129,138 @@ pub struct Sources {
     /// Helm charts found while walking directories (a directory with `Chart.yaml`): their
     /// files are templates, not manifests, so the walk leaves them to the chart renderer.
     pub charts: Vec<PathBuf>,
+    /// Kustomize roots found while walking directories (a directory with a kustomization
+    /// file): their files are inputs to `kustomize build`, left to it like charts.
+    pub kustomizations: Vec<PathBuf>,
+}
+
+/// The names kustomize reads a directory's kustomization from.
+pub const KUSTOMIZATION_FILES: [&str; 3] =
+    ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+/// Whether `dir` is a kustomize root.
+pub fn is_kustomization(dir: &Path) -> bool {
+    dir.is_dir() && KUSTOMIZATION_FILES.iter().any(|f| dir.join(f).is_file())
+}
+
+/// What walking one directory found.
+#[derive(Default)]
+struct Walked {
+    files: Vec<PathBuf>,
+    charts: Vec<PathBuf>,
+    kustomizations: Vec<PathBuf>,
+    errors: Vec<InputError>,
+    notes: Vec<String>,
+}
+
+/// Walks `root` for manifests (`*.yaml`, `*.yml`, `*.json`), charts and kustomize roots.
+///
+/// Symlinks are followed, as a user who links a manifest into a directory means it to be
+/// linted, and Kubernetes mounts ConfigMaps as links (`app.yaml -> ..data/app.yaml`,
+/// `..data -> ..2026_01_01_00_00_00.1/`). Each real file is read once, under its plainest
+/// name (fewest hidden parts, then shortest). A link that leaves `root` or loops is skipped
+/// with a note.
+fn walk_directory(root: &Path, overlays: Overlays) -> Walked {
+    let mut walked = Walked::default();
+    let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let mut found: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let mut walker = walkdir::WalkDir::new(root)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter();
+    while let Some(entry) = walker.next() {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                let path = e
+                    .path()
+                    .map_or_else(|| root.display().to_string(), |p| p.display().to_string());
+                if let Some(ancestor) = e.loop_ancestor() {
+                    walked.notes.push(format!(
+                        "{path}: skipped: a symlink loop (back to {})",
+                        ancestor.display()
+                    ));
+                } else if e
+                    .io_error()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound)
+                {
+                    walked
+                        .notes
+                        .push(format!("{path}: skipped: a symlink to nothing"));
+                } else {
+                    walked.errors.push(file_error(
+                        &path,
+                        format!("cannot read directory entry: {e}"),
+                    ));
+                }
+                continue;
+            }
+        };
+        let path = entry.path();
+        if entry.file_type().is_dir() {
+            let leaves = entry.path_is_symlink()
+                && std::fs::canonicalize(path).is_ok_and(|real| !real.starts_with(&real_root));
+            if leaves {
+                walked.notes.push(format!(
+                    "{}: skipped: a symlink to a directory outside {}",
+                    path.display(),
+                    root.display()
+                ));
+                walker.skip_current_dir();
+            } else if path.join("Chart.yaml").is_file() {
+                walked.charts.push(path.to_path_buf());
+                walker.skip_current_dir();
+            } else if overlays == Overlays::Build && is_kustomization(path) {
+                walked.kustomizations.push(path.to_path_buf());
+                walker.skip_current_dir();
+            }
+            continue;
+        }
+        if !entry.file_type().is_file() || !is_manifest_name(path) {
+            continue;
+        }
+        let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if !real.starts_with(&real_root) {
+            walked.notes.push(format!(
+                "{}: skipped: a symlink to {}, outside {}",
+                path.display(),
+                real.display(),
+                root.display()
+            ));
+            continue;
+        }
+        found.push((real, path.to_path_buf()));
+    }
+    // One name per real file: the plainest.
+    let plainness = |p: &Path| {
+        let hidden = p
+            .components()
+            .filter(|c| c.as_os_str().to_string_lossy().starts_with('.'))
+            .filter(|c| {
+                !matches!(
+                    c,
+                    std::path::Component::CurDir | std::path::Component::ParentDir
+                )
+            })
+            .count();
+        (hidden, p.as_os_str().len())
+    };
+    let mut by_real: std::collections::BTreeMap<PathBuf, PathBuf> = Default::default();
+    for (real, path) in found {
+        match by_real.entry(real) {
+            std::collections::btree_map::Entry::Vacant(v) => {
+                v.insert(path);
+            }
+            std::collections::btree_map::Entry::Occupied(mut o) => {
+                if plainness(&path) < plainness(o.get()) {
+                    o.insert(path);
+                }
+            }
+        }
+    }
+    walked.files = by_real.into_values().collect();
+    walked.files.sort();
+    walked
 }
 
 impl Sources {
@@ -92,13 +278,24 @@ enum Job {
     File(PathBuf, bool),
 }
 
+/// How a directory walk treats kustomize roots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overlays {
+    /// Left to `kustomize build` (linting: the overlay's output is what reaches the cluster).
+    Build,
+    /// Read as plain directories (fixing: the resource files are what can be edited).
+    Read,
+}
+
 /// Reads every input: files, directories (recursively: `*.yaml`, `*.yml`, `*.json`) and `-`.
 /// Files are read in parallel; results keep the order of the inputs.
-pub fn read_inputs(inputs: &[PathBuf], max_file_size: u64) -> Sources {
+pub fn read_inputs(inputs: &[PathBuf], max_file_size: u64, overlays: Overlays) -> Sources {
     use rayon::prelude::*;
     let mut walk_errors = Vec::new();
+    let mut notes = Vec::new();
     let mut jobs = Vec::new();
     let mut charts = Vec::new();
+    let mut kustomizations = Vec::new();
     for input in inputs {
         if input.as_os_str() == "-" {
             let mut bytes = Vec::new();
@@ -118,32 +315,12 @@ pub fn read_inputs(inputs: &[PathBuf], max_file_size: u64) -> Sources {
                 Ok(_) => jobs.push(Job::Bytes("<stdin>", bytes)),
             }
         } else if input.is_dir() {
-            let mut files: Vec<PathBuf> = walkdir::WalkDir::new(input)
-                .sort_by_file_name()
-                .into_iter()
-                .filter_entry(|e| {
-                    let chart = e.file_type().is_dir() && e.path().join("Chart.yaml").is_file();
-                    if chart {
-                        charts.push(e.path().to_path_buf());
-                    }
-                    !chart
-                })
-                .filter_map(|entry| match entry {
-                    Ok(e) => Some(e),
-                    Err(e) => {
-                        let path = e.path().map(|p| p.display().to_string());
-                        walk_errors.push(file_error(
-                            &path.unwrap_or_else(|| input.display().to_string()),
-                            format!("cannot read directory entry: {e}"),
-                        ));
-                        None
-                    }
-                })
-                .filter(|e| e.file_type().is_file() && is_manifest_name(e.path()))
-                .map(|e| e.into_path())
-                .collect();
-            files.sort();
-            jobs.extend(files.into_iter().map(|f| Job::File(f, true)));
+            let walked = walk_directory(input, overlays);
+            walk_errors.extend(walked.errors);
+            notes.extend(walked.notes);
+            charts.extend(walked.charts);
+            kustomizations.extend(walked.kustomizations);
+            jobs.extend(walked.files.into_iter().map(|f| Job::File(f, true)));
         } else {
             jobs.push(Job::File(input.clone(), false));
         }
@@ -161,7 +338,9 @@ pub fn read_inputs(inputs: &[PathBuf], max_file_size: u64) -> Sources {
         .collect();
     let mut all = Sources {
         errors: walk_errors,
+        notes,
         charts,
+        kustomizations,
         ..Sources::default()
     };
     for part in parts {
@@ -277,10 +456,24 @@ pub fn read_bytes(name: &str, bytes: Vec<u8>, in_directory: bool, loaded: &mut S
         Some(rest) => rest.to_string(),
         None => text,
     };
-    loaded.texts.push(Arc::new(SourceText {
-        name: name.to_string(),
-        text,
-    }));
+    loaded.texts.push(Arc::new(SourceText::new(name, text)));
+}
+
+/// Reads a chart's rendered output (`helm template` text) as one input named `name`, its
+/// `# Source:` templates reported at `locations` (see [`SourceText::template_locations`]).
+pub fn read_rendered(
+    name: &str,
+    text: String,
+    locations: std::collections::BTreeMap<String, String>,
+    loaded: &mut Sources,
+) {
+    let before = loaded.texts.len();
+    read_bytes(name, text.into_bytes(), false, loaded);
+    if let Some(source) = loaded.texts.get_mut(before)
+        && let Some(source) = Arc::get_mut(source)
+    {
+        source.template_locations = Some(Arc::new(locations));
+    }
 }
 
 /// Where one YAML document sits in its source text.
@@ -442,29 +635,15 @@ pub fn parse_document(
     let mut objects = Vec::new();
     let mut errors = Vec::new();
     for doc in docs {
-        let (file, line_offset) = match templates.for_line(doc.start_line) {
-            Some((template, comment_line)) => (Arc::<str>::from(template), comment_line),
-            None => (Arc::<str>::from(source.name.as_str()), 0),
-        };
+        let placement = Placement::of(source, templates, doc.start_line);
         let ParsedDoc { value, pos, .. } = doc;
-        push_objects(
-            value,
-            pos,
-            source,
-            &file,
-            line_offset,
-            &mut objects,
-            &mut errors,
-        );
+        push_objects(value, pos, source, &placement, &mut objects, &mut errors);
     }
     if let Some(e) = error {
-        let (file, offset) = match templates.for_line(e.line) {
-            Some((t, l)) => (t.to_string(), l),
-            None => (source.name.clone(), 0),
-        };
+        let placement = Placement::of(source, templates, e.line);
         errors.push(InputError {
-            file,
-            line: Some(e.line - offset),
+            file: placement.file.to_string(),
+            line: Some(e.line - placement.line_offset),
             column: Some(e.col),
             message: format!("invalid YAML: {}", e.message),
         });
@@ -478,8 +657,7 @@ fn push_objects(
     value: Value,
     mut pos: PosNode,
     source: &Arc<SourceText>,
-    file: &Arc<str>,
-    line_offset: u32,
+    placement: &Placement,
     objects: &mut Vec<Object>,
     errors: &mut Vec<InputError>,
 ) {
@@ -498,13 +676,13 @@ fn push_objects(
         match map.remove("items") {
             Some(Value::Array(items)) => {
                 for (item, item_pos) in items.into_iter().zip(items_pos.children) {
-                    push_objects(item, item_pos, source, file, line_offset, objects, errors);
+                    push_objects(item, item_pos, source, placement, objects, errors);
                 }
             }
             Some(Value::Null) => {}
             Some(_) => errors.push(InputError {
-                file: file.to_string(),
-                line: Some(items_pos.line - line_offset),
+                file: placement.file.to_string(),
+                line: Some(items_pos.line - placement.line_offset),
                 column: Some(items_pos.col),
                 message: "`items` of a List must be a sequence".to_string(),
             }),
@@ -522,8 +700,9 @@ fn push_objects(
         value: Value::Object(map),
         pos: Arc::new(pos),
         source: Arc::clone(source),
-        file: Arc::clone(file),
-        line_offset,
+        file: Arc::clone(&placement.file),
+        line_offset: placement.line_offset,
+        template: placement.template.clone(),
     });
 }
 
@@ -664,10 +843,7 @@ mod tests {
     use super::*;
 
     fn parse(name: &str, text: &str) -> (Vec<Object>, Vec<InputError>) {
-        parse_source(&Arc::new(SourceText {
-            name: name.into(),
-            text: text.into(),
-        }))
+        parse_source(&Arc::new(SourceText::new(name, text)))
     }
 
     #[test]
@@ -683,10 +859,33 @@ mod tests {
     #[test]
     fn helm_source_comments_attribute_documents() {
         let text = "---\n# Source: c/templates/a.yaml\napiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n---\n# Source: c/templates/b.yaml\napiVersion: v1\nkind: Pod\nmetadata:\n  name: b\n";
+        // A file of rendered output: findings name it, at its own lines, with the template.
         let (objs, errs) = parse("out.yaml", text);
         assert!(errs.is_empty());
-        assert_eq!(&*objs[0].file, "c/templates/a.yaml");
-        assert_eq!(&*objs[1].file, "c/templates/b.yaml");
+        assert_eq!(&*objs[0].file, "out.yaml");
+        assert_eq!(objs[0].template.as_deref(), Some("c/templates/a.yaml"));
+        assert_eq!(objs[1].template.as_deref(), Some("c/templates/b.yaml"));
+        assert_eq!(objs[1].position("/metadata/name").line, 12);
+        // A chart winguard rendered: the templates as they are on disk, at rendered lines.
+        let mut source = SourceText::new("deploy/c", text);
+        source.template_locations = Some(Arc::new(
+            [
+                (
+                    "c/templates/a.yaml".to_string(),
+                    "deploy/c/templates/a.yaml".to_string(),
+                ),
+                (
+                    "c/templates/b.yaml".to_string(),
+                    "deploy/c/templates/b.yaml".to_string(),
+                ),
+            ]
+            .into(),
+        ));
+        let (objs, errs) = parse_source(&Arc::new(source));
+        assert!(errs.is_empty());
+        assert_eq!(&*objs[0].file, "deploy/c/templates/a.yaml");
+        assert_eq!(&*objs[1].file, "deploy/c/templates/b.yaml");
+        assert_eq!(objs[1].template, None);
         // `name: b` is the third line of b.yaml's rendered output.
         assert_eq!(objs[1].position("/metadata/name").line, 4);
     }

@@ -30,6 +30,10 @@ struct FindingOut<'r> {
     fix_title: Option<&'r str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     applicability: Option<Applicability>,
+    /// The Helm template named by the `# Source:` comment above the object, when `file` is a
+    /// file (or stdin) of rendered output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    template: Option<&'r str>,
 }
 
 #[derive(Serialize)]
@@ -68,6 +72,7 @@ pub fn render(report: &Report) -> String {
                     fix: fix.map(|x| x.patch.as_slice()),
                     fix_title: fix.map(|x| x.title.as_str()),
                     applicability: fix.map(|x| x.applicability),
+                    template: f.template.as_deref(),
                 }
             })
             .collect(),

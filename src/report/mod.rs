@@ -67,6 +67,8 @@ pub struct Located {
     pub source: Arc<SourceText>,
     /// Line in `source` (the input stream) of `line`.
     pub stream_line: u32,
+    /// The Helm template the object was rendered from, when `file` is the rendered output.
+    pub template: Option<Arc<str>>,
 }
 
 impl Located {
@@ -90,6 +92,7 @@ impl Located {
             object: object_ref,
             source: Arc::clone(&object.source),
             stream_line: object.stream_line(pos.line),
+            template: object.template.clone(),
             finding,
         }
     }
@@ -102,7 +105,8 @@ pub struct Report {
     pub errors: Vec<InputError>,
     pub files: usize,
     pub objects: usize,
-    /// The inputs that are charts winguard rendered: their fixes can't be written back.
+    /// The inputs winguard rendered (charts, kustomize overlays): their fixes can't be
+    /// written back.
     pub charts: Vec<String>,
 }
 
@@ -132,6 +136,10 @@ impl Report {
 pub struct RenderOptions<'a> {
     pub color: bool,
     pub rules: &'a RuleSet,
+    /// What relative file names are relative to (SARIF's `originalUriBaseIds`).
+    pub working_dir: Option<&'a std::path::Path>,
+    /// The config file the run used, named in the text summary.
+    pub config_file: Option<&'a std::path::Path>,
 }
 
 /// Renders a report in a format.
@@ -139,7 +147,7 @@ pub fn render(format: Format, report: &Report, opts: &RenderOptions<'_>) -> Stri
     match format {
         Format::Text => text::render(report, opts),
         Format::Json => json::render(report),
-        Format::Sarif => sarif::render(report, opts.rules),
+        Format::Sarif => sarif::render(report, opts.rules, opts.working_dir),
         Format::Junit => junit::render(report),
         Format::Github => github::render(report),
     }

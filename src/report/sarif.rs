@@ -3,15 +3,102 @@
 
 use std::collections::BTreeSet;
 
+use std::path::Path;
+
+use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 use serde_sarif::sarif::{
-    ArtifactLocation, Location, Message, MultiformatMessageString, PhysicalLocation, Region,
-    ReportingDescriptor, Result as SarifResult, ResultLevel, Run, Sarif, Tool, ToolComponent,
+    ArtifactLocation, Invocation, Location, Message, MultiformatMessageString, Notification,
+    PhysicalLocation, Region, ReportingDescriptor, Result as SarifResult, ResultLevel, Run, Sarif,
+    Tool, ToolComponent,
 };
 
 use super::Report;
+use crate::manifest::InputError;
 use crate::rules::{RuleSet, Severity};
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+
+/// The base that relative file names are resolved against (SARIF §3.14.14): the working
+/// directory, given in `originalUriBaseIds` so code scanning maps results to the repository.
+const SRCROOT: &str = "%SRCROOT%";
+
+/// What a URI path may not hold literally (RFC 3986: everything but unreserved characters,
+/// sub-delimiters, `:`, `@` and the `/` between segments).
+const PATH: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'[')
+    .add(b'\\')
+    .add(b']')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
+
+/// A file as SARIF names it: a relative path against [`SRCROOT`], or an absolute `file:` URI.
+fn artifact(file: &str) -> ArtifactLocation {
+    let path = file.replace('\\', "/");
+    if Path::new(file).is_absolute() {
+        let uri = format!("file://{}", utf8_percent_encode(&path, PATH));
+        ArtifactLocation::builder().uri(uri).build()
+    } else {
+        let uri = utf8_percent_encode(path.trim_start_matches("./"), PATH).to_string();
+        ArtifactLocation::builder()
+            .uri(uri)
+            .uri_base_id(SRCROOT.to_string())
+            .build()
+    }
+}
+
+/// The working directory as a `file:` URI ending in `/`, as `originalUriBaseIds` wants.
+fn base_uri(dir: &Path) -> String {
+    let mut path = dir.display().to_string().replace('\\', "/");
+    if !path.ends_with('/') {
+        path.push('/');
+    }
+    if !path.starts_with('/') {
+        path.insert(0, '/');
+    }
+    format!("file://{}", utf8_percent_encode(&path, PATH))
+}
+
+fn region(line: Option<u32>, column: Option<u32>) -> Option<Region> {
+    let line = line?;
+    Some(match column {
+        Some(c) => Region::builder()
+            .start_line(i64::from(line))
+            .start_column(i64::from(c))
+            .build(),
+        None => Region::builder().start_line(i64::from(line)).build(),
+    })
+}
+
+/// An input or render error as a tool execution notification (SARIF §3.58): code scanning then
+/// knows the run did not see everything, instead of reading it as "no alerts".
+fn notification(e: &InputError) -> Notification {
+    let physical = match region(e.line, e.column) {
+        Some(r) => PhysicalLocation::builder()
+            .artifact_location(artifact(&e.file))
+            .region(r)
+            .build(),
+        None => PhysicalLocation::builder()
+            .artifact_location(artifact(&e.file))
+            .build(),
+    };
+    Notification::builder()
+        .level(serde_json::json!("error"))
+        .message(Message::builder().text(format!("{e}")).build())
+        .locations(vec![
+            Location::builder().physical_location(physical).build(),
+        ])
+        .build()
+}
 
 fn level(s: Severity) -> ResultLevel {
     match s {
@@ -21,7 +108,7 @@ fn level(s: Severity) -> ResultLevel {
     }
 }
 
-pub fn render(report: &Report, rules: &RuleSet) -> String {
+pub fn render(report: &Report, rules: &RuleSet, working_dir: Option<&Path>) -> String {
     let fired: BTreeSet<&str> = report
         .findings
         .iter()
@@ -81,9 +168,7 @@ pub fn render(report: &Report, rules: &RuleSet) -> String {
                     Location::builder()
                         .physical_location(
                             PhysicalLocation::builder()
-                                .artifact_location(
-                                    ArtifactLocation::builder().uri(f.file.to_string()).build(),
-                                )
+                                .artifact_location(artifact(&f.file))
                                 .region(
                                     Region::builder()
                                         .start_line(i64::from(f.line))
@@ -110,7 +195,23 @@ pub fn render(report: &Report, rules: &RuleSet) -> String {
                 .build(),
         )
         .results(results)
-        .build();
+        .invocations(vec![
+            Invocation::builder()
+                .execution_successful(report.errors.is_empty())
+                .tool_execution_notifications(
+                    report.errors.iter().map(notification).collect::<Vec<_>>(),
+                )
+                .build(),
+        ]);
+    let run = match working_dir {
+        Some(dir) => run
+            .original_uri_base_ids(std::collections::BTreeMap::from([(
+                SRCROOT.to_string(),
+                ArtifactLocation::builder().uri(base_uri(dir)).build(),
+            )]))
+            .build(),
+        None => run.build(),
+    };
     let sarif = Sarif::builder()
         .schema(SCHEMA.to_string())
         .version(serde_json::json!("2.1.0"))

@@ -195,8 +195,8 @@ fn render_tail(report: &Report, renderer: &Renderer, mut out: String) -> String 
         }
         if in_charts > 0 {
             out.push_str(&format!(
-                "{in_charts} fixable in the rendered output with `winguard mutate` as a Helm \
-                 post-renderer (`winguard fix` leaves chart templates alone).\n"
+                "{in_charts} fixable in the rendered output with `winguard mutate` (a Helm \
+                 post-renderer; `winguard fix` leaves charts and kustomize overlays alone).\n"
             ));
         }
     }

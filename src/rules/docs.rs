@@ -12,8 +12,63 @@ pub fn fix_summary(rule: &Rule) -> &'static str {
     }
 }
 
-/// `winguard explain RULE`, as plain text.
-pub fn explain(rule: &Rule) -> String {
+/// The fix's title as `explain` shows it: `example` is the title of the fix on the rule's own
+/// bad example (a real title, with values filled in); without one, the title's template with
+/// its holes shown as `…`.
+fn fix_title(rule: &Rule, example: Option<&str>) -> Option<String> {
+    let fix = rule.fix.as_ref()?;
+    Some(example.map_or_else(|| strip_template(&fix.title_text()), str::to_string))
+}
+
+/// `winguard rules --format json`: one entry per rule, in file order.
+pub fn rules_json(rules: &RuleSet) -> serde_json::Value {
+    serde_json::Value::Array(
+        rules
+            .rules
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "name": r.name,
+                    "severity": r.default_severity.as_str(),
+                    "profiles": r.profiles.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+                    "fix": r.fix_applicability().map(|a| match a {
+                        Applicability::Safe => "safe",
+                        Applicability::Unsafe => "unsafe",
+                    }),
+                    "summary": r.summary,
+                })
+            })
+            .collect(),
+    )
+}
+
+/// `winguard explain RULE --format json`: what the text shows, as fields.
+pub fn explain_json(rule: &Rule, example_fix: Option<&str>) -> serde_json::Value {
+    let mut entry = serde_json::json!({
+        "name": rule.name,
+        "summary": rule.summary,
+        "severity": rule.default_severity.as_str(),
+        "profiles": rule.profiles.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+        "fix": fix_title(rule, example_fix).map(|title| serde_json::json!({
+            "title": title,
+            "applicability": fix_summary(rule),
+        })),
+        "what": rule.docs.what.trim(),
+        "why": rule.docs.why.trim(),
+        "config": rule.docs.config,
+        "example": rule.docs.bad,
+        "fixed": rule.docs.good,
+        "fixSafety": rule.docs.fix_safety.as_deref().map(str::trim),
+        "references": rule.docs.references,
+    });
+    if let Some(map) = entry.as_object_mut() {
+        map.retain(|_, v| !v.is_null());
+    }
+    entry
+}
+
+/// `winguard explain RULE`, as plain text; `example_fix` as for [`fix_title`].
+pub fn explain(rule: &Rule, example_fix: Option<&str>) -> String {
     let mut out = String::new();
     out.push_str(&format!(
         "{}\n{}\n\n",
@@ -36,12 +91,8 @@ pub fn explain(rule: &Rule) -> String {
                     .join(", ")
             )
         },
-        match &rule.fix {
-            Some(f) => format!(
-                "{} ({})",
-                strip_template(&f.title_text()),
-                fix_summary(rule)
-            ),
+        match fix_title(rule, example_fix) {
+            Some(title) => format!("{title} ({})", fix_summary(rule)),
             None => "none".to_string(),
         }
     ));

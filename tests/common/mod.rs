@@ -30,16 +30,84 @@ pub fn run_cmd(mut cmd: Command, stdin: Option<&[u8]>) -> Run {
     })
     .stdout(Stdio::piped())
     .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("winguard runs");
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => panic!("{}", missing_tool(cmd.get_program(), &e)),
+    };
     if let Some(input) = stdin {
         child.stdin.take().unwrap().write_all(input).unwrap();
     }
     let out = child.wait_with_output().unwrap();
-    Run {
+    let run = Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    if let Some(module) = missing_python_module(&run.stderr) {
+        panic!("the Python module `{module}` is not installed: {SET_UP}");
     }
+    run
+}
+
+/// What to do when a test tool is missing, said by every test that needs one.
+pub const SET_UP: &str =
+    "run `python3 tests/run.py` once (it installs the pinned test tools into target/test-tools)";
+
+/// Where `tests/run.py` installs the test tools: a virtual environment and real helm and kubectl.
+pub fn test_tools() -> PathBuf {
+    std::env::var_os("WINGUARD_TEST_TOOLS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target/test-tools"))
+}
+
+/// A test tool's executable: from target/test-tools (the virtual environment's scripts, then
+/// helm and kubectl), else from PATH; a tool found nowhere fails the test saying how to get it.
+pub fn tool(name: &str) -> PathBuf {
+    let tools = test_tools();
+    let installed = [
+        tools.join("venv/bin").join(name),
+        tools.join("bin").join(name),
+    ];
+    if let Some(found) = installed.into_iter().find(|p| p.is_file()) {
+        return found;
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("`{name}` is not installed: {SET_UP}"))
+}
+
+/// The Python the tests run their snippets with: the test tools' virtual environment, which
+/// has the pinned packages, else `python3` from PATH.
+pub fn python_exe() -> PathBuf {
+    let venv = test_tools().join("venv/bin/python");
+    if venv.is_file() {
+        venv
+    } else {
+        tool("python3")
+    }
+}
+
+fn missing_tool(program: &std::ffi::OsStr, e: &std::io::Error) -> String {
+    let name = Path::new(program)
+        .file_name()
+        .unwrap_or(program)
+        .to_string_lossy();
+    if e.kind() == std::io::ErrorKind::NotFound {
+        format!("`{name}` is not installed: {SET_UP}")
+    } else {
+        format!("cannot run `{name}`: {e}")
+    }
+}
+
+/// The module a Python traceback says is missing.
+fn missing_python_module(stderr: &str) -> Option<&str> {
+    let rest = stderr
+        .split("ModuleNotFoundError: No module named '")
+        .nth(1)?;
+    rest.split('\'').next()
 }
 
 pub fn run(args: &[&str]) -> Run {
@@ -78,7 +146,7 @@ pub fn files_of(report: &serde_json::Value) -> std::collections::BTreeSet<String
 
 /// Runs a Python snippet (the tests use real Python tools: jsonschema, pre-commit).
 pub fn python(code: &str, args: &[&Path]) -> Run {
-    let mut c = Command::new("python3");
+    let mut c = Command::new(python_exe());
     c.arg("-c").arg(code).args(args);
     run_cmd(c, None)
 }

