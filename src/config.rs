@@ -11,32 +11,43 @@ use crate::value::Value;
 use regex::Regex;
 use serde::{Deserialize, Deserializer};
 
-use crate::error::{LoadError, parse_typed};
+use crate::error::{LoadError, LoadErrors, parse_checked};
+use schemars::JsonSchema;
 
 /// The file name looked for, walking up from the working directory.
 pub const CONFIG_FILE_NAME: &str = "winguard.yaml";
 /// The Kubernetes version assumed when none is configured.
 pub const DEFAULT_KUBERNETES_VERSION: &str = "1.34";
 
-#[derive(Debug, Clone, Deserialize)]
+/// `winguard.yaml`: the cluster the rules are evaluated for. Every key is optional.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+#[schemars(title = "winguard.yaml")]
 pub struct Config {
-    /// `major.minor` of the target cluster; gates version-dependent rules.
+    /// Kubernetes version of the target cluster (`MAJOR.MINOR[.PATCH]`, quoted); gates
+    /// version-dependent rules.
     #[serde(deserialize_with = "version_string")]
+    #[schemars(schema_with = "schema::kubernetes_version")]
     pub kubernetes_version: String,
     pub profile: Profile,
     /// Whether the cluster has both Linux and Windows nodes.
     pub mixed_cluster: bool,
     pub windows: WindowsConfig,
     pub eks: EksConfig,
-    /// Severity overrides per rule.
+    /// Severity per rule: off, info, warning or error.
     pub rules: BTreeMap<String, Level>,
     pub exemptions: Vec<Exemption>,
     /// How `winguard serve` answers admission reviews (the CLI ignores it).
     pub webhook: WebhookConfig,
     /// Where this config came from (for messages); `None` for the defaults.
     #[serde(skip)]
+    #[schemars(skip)]
     pub path: Option<PathBuf>,
+    /// The file as parsed, with positions: problems found after loading (a rule name no rule
+    /// has) are reported at their line too.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub parsed: Option<std::sync::Arc<crate::manifest::yaml::ParsedDoc>>,
 }
 
 impl Default for Config {
@@ -51,11 +62,13 @@ impl Default for Config {
             exemptions: Vec::new(),
             webhook: WebhookConfig::default(),
             path: None,
+            parsed: None,
         }
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+/// The cloud the cluster runs on (profile-specific rules).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Profile {
     Generic,
@@ -76,7 +89,8 @@ impl Profile {
 }
 
 /// A rule's configured level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
+#[schemars(schema_with = "schema::level")]
 pub enum Level {
     Off,
     Info,
@@ -105,21 +119,28 @@ impl<'de> Deserialize<'de> for Level {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+/// The cluster's Windows nodes and images.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct WindowsConfig {
     /// Windows builds of the cluster's nodes (`17763`, `"10.0.20348"`, `ltsc2022`); empty = unknown.
     #[serde(rename = "nodeBuilds")]
+    #[schemars(schema_with = "schema::node_builds")]
     pub node_builds_raw: Vec<Value>,
     #[serde(skip)]
+    #[schemars(skip)]
     pub node_builds: Vec<u64>,
     /// Taints on Windows nodes: `key=value:Effect`, or `{key, value, effect}`.
     #[serde(deserialize_with = "taints")]
+    #[schemars(schema_with = "schema::taints")]
     pub taints: Vec<Value>,
-    /// RuntimeClasses known to schedule onto Windows nodes.
+    /// RuntimeClasses defined outside the linted files that schedule onto Windows nodes.
     pub runtime_classes: Vec<RuntimeClassConfig>,
+    /// Regexes: more images to treat as Windows.
     pub image_patterns: Patterns,
+    /// Regexes: more images to treat as Linux-only.
     pub linux_image_patterns: Patterns,
+    /// Regexes: more images whose entrypoint is `ServiceMonitor.exe w3svc`.
     pub iis_image_patterns: Patterns,
     /// IIS site root: config mounted outside it must be copied in.
     pub site_root: String,
@@ -146,17 +167,21 @@ impl Default for WindowsConfig {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+/// A Windows RuntimeClass.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RuntimeClassConfig {
     pub name: String,
     /// The `node.kubernetes.io/windows-build` its scheduling selects, if any.
     pub build: Option<String>,
+    /// The tolerations its scheduling adds: `key=value:Effect`, or `{key, value, effect}`.
     #[serde(default, deserialize_with = "taints")]
+    #[schemars(schema_with = "schema::taints")]
     pub tolerations: Vec<Value>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+/// Amazon EKS.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct EksConfig {
     /// The cluster still runs the legacy VPC admission webhook that only reads the beta OS label.
@@ -174,7 +199,8 @@ impl Default for EksConfig {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+/// What `eks-vpc-ip-resource-missing`'s fix adds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum EksFix {
     NodeSelector,
@@ -182,7 +208,7 @@ pub enum EksFix {
 }
 
 /// The admission webhook's policy: what it denies, and where it does not look.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct WebhookConfig {
     /// `enforce` denies findings at or above `denyOn`; `audit` never denies and only warns.
@@ -204,7 +230,8 @@ impl Default for WebhookConfig {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+/// `enforce` denies; `audit` only warns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Enforcement {
     Enforce,
@@ -212,22 +239,93 @@ pub enum Enforcement {
 }
 
 /// An out-of-band exemption (for charts that can't be annotated).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Exemption {
+    /// The rule exempted.
     pub rule: String,
+    /// A glob of the namespaces exempted.
     pub namespace: Option<String>,
+    /// A glob of the kinds exempted.
     pub kind: Option<String>,
+    /// A glob of the object names exempted.
     pub name: Option<String>,
+    /// Why the finding is accepted (required).
     #[serde(deserialize_with = "non_empty")]
+    #[schemars(length(min = 1), extend("x-expected" = "a reason"))]
     pub reason: String,
     /// `YYYY-MM-DD`: the exemption stops applying after this day.
+    #[serde(default)]
+    #[schemars(schema_with = "schema::date")]
     pub expires: Option<jiff::civil::Date>,
 }
 
 /// Compiled regexes from the config.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, JsonSchema)]
+#[schemars(schema_with = "schema::patterns")]
 pub struct Patterns(pub Vec<Regex>);
+
+/// The schemas of the values read by hand-written deserializers: what they accept, so the
+/// published schema and the loader agree (a test validates both against the same files).
+mod schema {
+    use schemars::{Schema, SchemaGenerator, json_schema};
+
+    /// `parse_kubernetes_version`'s grammar.
+    pub fn kubernetes_version(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "pattern": super::VERSION_PATTERN,
+            "default": super::DEFAULT_KUBERNETES_VERSION,
+            "x-expected": "a Kubernetes version: write MAJOR.MINOR[.PATCH] as a quoted string, like \"1.31\" or \"v1.31.2\" (YAML reads 1.30 unquoted as the number 1.3)",
+        })
+    }
+
+    pub fn level(_: &mut SchemaGenerator) -> Schema {
+        // YAML 1.1 reads a bare `off` as false, which means off.
+        json_schema!({ "enum": ["off", "info", "warning", "error", false] })
+    }
+
+    pub fn node_builds(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "array",
+            "items": { "type": ["integer", "string"] },
+            "default": [],
+        })
+    }
+
+    pub fn taints(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "array",
+            "items": {
+                "x-expected": "a taint: `key=value:Effect` (Effect NoSchedule, PreferNoSchedule or NoExecute) or {key, value, effect}",
+                "anyOf": [
+                    {
+                        "type": "string",
+                        "pattern": "^[^:]*:(NoSchedule|PreferNoSchedule|NoExecute)$",
+                    },
+                    {
+                        "type": "object",
+                        "properties": {
+                            "key": { "type": "string" },
+                            "value": { "type": "string" },
+                            "effect": { "enum": ["NoSchedule", "PreferNoSchedule", "NoExecute"] },
+                            "operator": { "enum": ["Equal", "Exists"] },
+                        },
+                        "additionalProperties": false,
+                    },
+                ],
+            },
+        })
+    }
+
+    pub fn patterns(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": "array", "items": { "type": "string", "format": "regex" } })
+    }
+
+    pub fn date(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": ["string", "null"], "format": "date" })
+    }
+}
 
 impl<'de> Deserialize<'de> for Patterns {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -241,6 +339,10 @@ impl<'de> Deserialize<'de> for Patterns {
             .map(Patterns)
     }
 }
+
+/// [`parse_kubernetes_version`]'s grammar (also the config schema's).
+const VERSION_PATTERN: &str =
+    r"^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(\.(0|[1-9][0-9]*)([-+][0-9A-Za-z.+-]+)?)?$";
 
 /// A Kubernetes version as the config and `--kube-version` take it: `MAJOR.MINOR[.PATCH]`,
 /// with an optional `v`, and after a patch the pre-release or build suffix `kubectl version`
@@ -318,25 +420,81 @@ fn taints<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Value>, D::Error> {
 
 impl Config {
     /// Loads a config file. Node builds are resolved against the catalog later ([`Config::resolve`]).
-    pub fn load(path: &Path) -> Result<Config, LoadError> {
-        let text = std::fs::read_to_string(path).map_err(|e| LoadError {
-            file: path.display().to_string(),
-            line: None,
-            column: None,
-            message: format!("cannot read config: {e}"),
+    pub fn load(path: &Path, rule_names: &[&str]) -> Result<Config, LoadErrors> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            LoadErrors(vec![LoadError::new(
+                &path.display().to_string(),
+                format!("cannot read config: {e}"),
+            )])
         })?;
-        Self::parse(&text, &path.display().to_string()).map(|mut c| {
+        Self::parse_for(&text, &path.display().to_string(), rule_names).map(|mut c| {
             c.path = Some(path.to_path_buf());
             c
         })
     }
 
-    /// Parses config text; `name` names it in errors.
-    pub fn parse(text: &str, name: &str) -> Result<Config, LoadError> {
+    /// Parses config text; `name` names it in errors. Every problem the schema sees is
+    /// reported at once, each at its line, with suggestions for misspelt keys and values.
+    pub fn parse(text: &str, name: &str) -> Result<Config, LoadErrors> {
+        Self::parse_for(text, name, &[])
+    }
+
+    /// [`Config::parse`], with the names of the rules loaded beside it checked too (in
+    /// `rules:` and `exemptions`), in the same pass.
+    pub fn parse_for(text: &str, name: &str, rule_names: &[&str]) -> Result<Config, LoadErrors> {
         if text.trim().is_empty() {
             return Ok(Config::default());
         }
-        parse_typed(text, name)
+        let schema = Config::json_schema_for(rule_names);
+        let mut config: Config = parse_checked(text, name, &schema)?;
+        config.parsed = crate::manifest::yaml::parse_stream(text)
+            .0
+            .into_iter()
+            .next()
+            .map(std::sync::Arc::new);
+        Ok(config)
+    }
+
+    /// A problem at `pointer` in this config, placed at its file:line:col when the config came
+    /// from a file.
+    pub fn error_at(&self, pointer: &str, message: impl Into<String>) -> LoadError {
+        let file = self
+            .path
+            .as_ref()
+            .map_or_else(|| CONFIG_FILE_NAME.to_string(), |p| p.display().to_string());
+        let mut e = LoadError::new(&file, message);
+        if let Some(doc) = &self.parsed {
+            let (line, column) = crate::error::position_of(&doc.value, &doc.pos, pointer);
+            e.line = Some(line);
+            e.column = Some(column);
+        }
+        e
+    }
+
+    /// The JSON Schema of `winguard.yaml` (`winguard config schema`), generated from these
+    /// types: editors complete and check the file with it.
+    pub fn json_schema() -> serde_json::Value {
+        serde_json::Value::from(schemars::schema_for!(Config))
+    }
+
+    /// The schema with `rules:` keys and exemptions' `rule` limited to `rule_names` (none
+    /// given: any name), so editors complete them and misspellings are caught with the rest.
+    pub fn json_schema_for(rule_names: &[&str]) -> serde_json::Value {
+        let mut schema = Self::json_schema();
+        if rule_names.is_empty() {
+            return schema;
+        }
+        let names = serde_json::json!({
+            "enum": rule_names,
+            "x-expected": "the name of a rule (`winguard rules` lists them)",
+        });
+        if let Some(rules) = schema.pointer_mut("/properties/rules") {
+            rules["propertyNames"] = names.clone();
+        }
+        if let Some(rule) = schema.pointer_mut("/$defs/Exemption/properties/rule") {
+            *rule = names;
+        }
+        schema
     }
 
     /// Finds `winguard.yaml` in `dir` or the nearest parent.
@@ -401,8 +559,10 @@ mod tests {
 
     #[test]
     fn unknown_keys_name_file_and_line() {
-        let err =
-            Config::parse("profile: eks\nwindows:\n  nodeBuild: [17763]\n", "w.yaml").unwrap_err();
+        let err = Config::parse("profile: eks\nwindows:\n  nodeBuild: [17763]\n", "w.yaml")
+            .unwrap_err()
+            .0
+            .remove(0);
         assert_eq!((err.line, err.file.as_str()), (Some(3), "w.yaml"));
         assert!(
             err.message.contains("unknown field `nodeBuild`"),
@@ -413,11 +573,20 @@ mod tests {
 
     #[test]
     fn bad_values_are_errors() {
-        let err = Config::parse("kubernetesVersion: 1.30\n", "w.yaml").unwrap_err();
+        let err = Config::parse("kubernetesVersion: 1.30\n", "w.yaml")
+            .unwrap_err()
+            .0
+            .remove(0);
         assert!(err.message.contains("quoted string"), "{}", err.message);
-        let err = Config::parse("windows:\n  taints: ['os=windows']\n", "w.yaml").unwrap_err();
-        assert!(err.message.contains("no effect"), "{}", err.message);
-        let err = Config::parse("exemptions:\n- rule: x\n  reason: ''\n", "w.yaml").unwrap_err();
+        let err = Config::parse("windows:\n  taints: ['os=windows']\n", "w.yaml")
+            .unwrap_err()
+            .0
+            .remove(0);
+        assert!(err.message.contains("is not a taint"), "{}", err.message);
+        let err = Config::parse("exemptions:\n- rule: x\n  reason: ''\n", "w.yaml")
+            .unwrap_err()
+            .0
+            .remove(0);
         assert!(
             err.message.contains("reason is required"),
             "{}",
@@ -437,8 +606,10 @@ mod tests {
             assert!(parse_kubernetes_version(bad).is_err(), "{bad}");
         }
         assert_eq!(parse_kubernetes_version("v1.31.2").unwrap(), "1.31.2");
-        let err =
-            Config::parse("profile: eks\nkubernetesVersion: \"1.3x\"\n", "w.yaml").unwrap_err();
+        let err = Config::parse("profile: eks\nkubernetesVersion: \"1.3x\"\n", "w.yaml")
+            .unwrap_err()
+            .0
+            .remove(0);
         assert_eq!(err.line, Some(2), "{err}");
         assert!(err.message.contains("MAJOR.MINOR"), "{err}");
     }

@@ -32,6 +32,226 @@ impl LoadError {
     }
 }
 
+/// Every problem found in one file, each with its position.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", self.0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\nerror: "))]
+pub struct LoadErrors(pub Vec<LoadError>);
+
+impl From<LoadError> for LoadErrors {
+    fn from(e: LoadError) -> Self {
+        LoadErrors(vec![e])
+    }
+}
+
+/// Parses one YAML document into `T`, checking it against `schema` (`T`'s JSON Schema) first so
+/// that every problem is reported at once, each at its file:line:col, with a suggestion for a
+/// misspelt key or value. What the schema can't say (a regex that doesn't compile) is then
+/// serde's error, as in [`parse_typed`].
+pub fn parse_checked<T: DeserializeOwned>(
+    text: &str,
+    name: &str,
+    schema: &serde_json::Value,
+) -> Result<T, LoadErrors> {
+    let (mut docs, err) = yaml::parse_stream(text);
+    if let Some(e) = err {
+        return Err(LoadError {
+            file: name.to_string(),
+            line: Some(e.line),
+            column: Some(e.col),
+            message: format!("invalid YAML: {}", e.message),
+        }
+        .into());
+    }
+    if docs.is_empty() {
+        return Err(LoadError::new(name, "empty document").into());
+    }
+    let doc = docs.swap_remove(0);
+    let value = serde_json::Value::from(&doc.value);
+    // The schema is generated from winguard's own types: failing to compile it is a bug, and
+    // then serde alone checks the file.
+    if let Ok(validator) = jsonschema::validator_for(schema) {
+        let mut errors: Vec<LoadError> = validator
+            .iter_errors(&value)
+            .flat_map(|e| schema_problems(&e, schema))
+            .map(|(pointer, message)| {
+                let (line, column) = position_of(&doc.value, &doc.pos, &pointer);
+                let path = if pointer.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}: ", dotted(&pointer))
+                };
+                LoadError {
+                    file: name.to_string(),
+                    line: Some(line),
+                    column: Some(column),
+                    message: format!("{path}{message}"),
+                }
+            })
+            .collect();
+        if !errors.is_empty() {
+            errors.sort_by_key(|e| (e.line, e.column));
+            errors.dedup();
+            return Err(LoadErrors(errors));
+        }
+    }
+    parse_typed(text, name).map_err(LoadErrors::from)
+}
+
+/// `/windows/taints/0` as serde_path_to_error writes it: `windows.taints[0]`.
+fn dotted(pointer: &str) -> String {
+    let mut out = String::new();
+    for token in pointer.split('/').skip(1) {
+        let token = crate::manifest::unescape_pointer_token(token);
+        if token.parse::<usize>().is_ok() {
+            out.push_str(&format!("[{token}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&token);
+        }
+    }
+    out
+}
+
+/// A schema error as (JSON pointer, message): unknown keys at the key itself, with the closest
+/// known key suggested; values outside a fixed set with the closest one suggested.
+fn schema_problems(
+    e: &jsonschema::ValidationError<'_>,
+    schema: &serde_json::Value,
+) -> Vec<(String, String)> {
+    use jsonschema::error::ValidationErrorKind as K;
+    let at = e.instance_path().as_str().to_string();
+    match e.kind() {
+        K::AdditionalProperties { unexpected } => {
+            let known = known_keys(schema, &at);
+            unexpected
+                .iter()
+                .map(|key| {
+                    let hint = did_you_mean(key, known.iter().map(String::as_str));
+                    let choices = if hint.is_empty() && !known.is_empty() {
+                        format!("; known keys: {}", known.join(", "))
+                    } else {
+                        String::new()
+                    };
+                    (
+                        format!("{at}/{}", escape_pointer_token(key)),
+                        format!("unknown field `{key}`{hint}{choices}"),
+                    )
+                })
+                .collect()
+        }
+        K::PropertyNames { error } => schema_problems(error, schema)
+            .into_iter()
+            .map(|(_, message)| {
+                let key = error.instance().as_str().unwrap_or_default().to_string();
+                (format!("{at}/{}", escape_pointer_token(&key)), message)
+            })
+            .collect(),
+        K::Enum { options } => {
+            let choices: Vec<String> = options
+                .as_array()
+                .map(|o| {
+                    o.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let given = match e.instance().as_ref() {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let hint = did_you_mean(&given, choices.iter().map(String::as_str));
+            let message = match expected(schema, e) {
+                Some(x) => format!("`{given}` is not {x}{hint}"),
+                None => format!("`{given}` is not one of {}{hint}", choices.join(", ")),
+            };
+            vec![(at, message)]
+        }
+        _ => {
+            // The schema says what it expected where a pattern or a choice of shapes alone
+            // would make an unreadable message (`x-expected`, on the failing subschema).
+            let message = match (expected(schema, e), e.instance().as_ref()) {
+                (Some(x), serde_json::Value::String(given)) if given.is_empty() => {
+                    format!("{x} is required")
+                }
+                (Some(x), serde_json::Value::String(given)) => format!("`{given}` is not {x}"),
+                (Some(x), other) => format!("{other} is not {x}"),
+                (None, _) => e.to_string(),
+            };
+            vec![(at, message)]
+        }
+    }
+}
+
+/// What the failing subschema says it expects (`x-expected`), if it says.
+fn expected<'s>(
+    schema: &'s serde_json::Value,
+    e: &jsonschema::ValidationError<'_>,
+) -> Option<&'s str> {
+    subschema(schema, e.schema_path().as_str())?
+        .get("x-expected")?
+        .as_str()
+}
+
+/// The subschema holding the keyword at `keyword_location` (`/properties/a/pattern`), through
+/// `$ref`s.
+fn subschema<'s>(
+    schema: &'s serde_json::Value,
+    keyword_location: &str,
+) -> Option<&'s serde_json::Value> {
+    let mut node = schema;
+    let tokens: Vec<&str> = keyword_location.split('/').skip(1).collect();
+    let (_, parents) = tokens.split_last()?;
+    for token in parents {
+        let token = crate::manifest::unescape_pointer_token(token);
+        node = if token == "$ref" {
+            let target = node.get("$ref")?.as_str()?.strip_prefix('#')?;
+            schema.pointer(target)?
+        } else if let Ok(i) = token.parse::<usize>() {
+            node.get(i)?
+        } else {
+            node.get(token.as_ref())?
+        };
+    }
+    Some(node)
+}
+
+/// The keys the schema allows for the object at `pointer` (following `$ref`s into `$defs`).
+fn known_keys(schema: &serde_json::Value, pointer: &str) -> Vec<String> {
+    fn resolve<'s>(
+        schema: &'s serde_json::Value,
+        mut s: &'s serde_json::Value,
+    ) -> &'s serde_json::Value {
+        while let Some(r) = s.get("$ref").and_then(|r| r.as_str()) {
+            match r.strip_prefix('#').and_then(|p| schema.pointer(p)) {
+                Some(target) => s = target,
+                None => break,
+            }
+        }
+        s
+    }
+    let mut node = resolve(schema, schema);
+    for token in pointer.split('/').skip(1) {
+        let token = crate::manifest::unescape_pointer_token(token);
+        let next = if token.parse::<usize>().is_ok() {
+            node.get("items")
+        } else {
+            node.get("properties")
+                .and_then(|p| p.get(token.as_ref()))
+                .or_else(|| node.get("additionalProperties"))
+        };
+        match next {
+            Some(n) => node = resolve(schema, n),
+            None => return Vec::new(),
+        }
+    }
+    node.get("properties")
+        .and_then(|p| p.as_object())
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
 /// Parses one YAML document into `T`, turning serde errors into file:line:col errors.
 pub fn parse_typed<T: DeserializeOwned>(text: &str, name: &str) -> Result<T, LoadError> {
     let (mut docs, err) = yaml::parse_stream(text);

@@ -377,10 +377,39 @@ fn bad_config_is_an_error_naming_file_and_line() {
     let r = run(&["lint", EXAMPLE, "--config", cfg.to_str().unwrap()]);
     assert_eq!(r.code, 2);
     assert!(
-        r.stderr.contains("unknown rule `no-such-rule`"),
+        r.stderr.contains(
+            "winguard.yaml:2:3: rules.no-such-rule: `no-such-rule` is not the name of a rule"
+        ),
         "{}",
         r.stderr
     );
+    // Every problem at once, each at its line, with the closest name or key suggested.
+    std::fs::write(
+        &cfg,
+        "profile: ekss\nrules:\n  windows-os-selector-mising: warn\nwebhook:\n  enforcment: audit\nexemptions:\n- rule: windows-toleration-misin\n  reason: x\n",
+    )
+    .unwrap();
+    let r = run(&["lint", EXAMPLE, "--config", cfg.to_str().unwrap()]);
+    assert_eq!(r.code, 2);
+    let errors: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("error: "))
+        .collect();
+    for expected in [
+        "winguard.yaml:1:1: profile: `ekss` is not one of generic, eks, aks, gke (did you mean `eks`?)",
+        "winguard.yaml:3:3: rules.windows-os-selector-mising: `warn` is not one of off, info, warning, error (did you mean `warning`?)",
+        "(did you mean `windows-os-selector-missing`?)",
+        "winguard.yaml:5:3: webhook.enforcment: unknown field `enforcment` (did you mean `enforcement`?)",
+        "winguard.yaml:7:3: exemptions[0].rule: `windows-toleration-misin` is not the name of a rule",
+    ] {
+        assert!(
+            errors.iter().any(|e| e.contains(expected)),
+            "{expected}\n{}",
+            r.stderr
+        );
+    }
+    assert_eq!(errors.len(), 5, "{}", r.stderr);
     std::fs::write(
         &cfg,
         "rules:\n  windows-pod-os-missing: off\n  linux-os-selector-missing: error\n",

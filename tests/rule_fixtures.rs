@@ -139,6 +139,7 @@ fn fail_fixtures_fire_and_match_their_snapshots() {
                 rules: &setup.rules,
                 working_dir: None,
                 config_file: None,
+                quiet: false,
             },
         );
         insta::with_settings!({

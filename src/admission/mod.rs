@@ -483,7 +483,7 @@ fn invalid(mut answer: Answer, response: AdmissionResponse, message: String) -> 
 
 /// `rule: message (at /pointer)`, as the deny message and warnings show a finding.
 fn describe(f: &Finding) -> String {
-    format!("{}: {} (at {})", f.rule, f.message, f.pointer)
+    format!("{}: {} (at {})", f.rule, f.full_message(), f.pointer)
 }
 
 /// The API server may cut warnings past this many characters (`AdmissionResponse.warnings`).
@@ -749,6 +749,7 @@ mod tests {
             rule: "windows-pod-os-missing".into(),
             severity: crate::rules::Severity::Warning,
             message,
+            target: None,
             pointer: "/spec/os".into(),
             fix: None,
         };

@@ -8,10 +8,10 @@ use crate::fix::{FixOptions, FixedSource, fix_sources};
 use crate::manifest::{Overlays, Sources, read_inputs};
 use crate::report::{Format, RenderOptions, render};
 
-use super::{EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, FixArgs, MutateArgs, lint_sources, use_color};
+use super::{EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, FixArgs, MutateArgs, Output, lint_sources};
 
 /// `winguard fix PATH…`.
-pub fn run_fix(args: FixArgs) -> u8 {
+pub fn run_fix(args: FixArgs, output: Output) -> u8 {
     let setup = match args.setup.load_reporting() {
         Ok(s) => s,
         Err(code) => return code,
@@ -22,17 +22,17 @@ pub fn run_fix(args: FixArgs) -> u8 {
     }
     let sources = read_inputs(&args.paths, args.max_file_size, Overlays::Read);
     for note in &sources.notes {
-        eprintln!("note: {note}");
+        output.note(note);
     }
     // A chart's files are templates: the fixes belong in its values or templates, or in its
     // rendered output (`winguard mutate` as Helm's post-renderer).
     for chart in &sources.charts {
-        eprintln!(
-            "note: {} is a Helm chart, left as it is: lint it with `winguard lint`, or apply the \
+        output.note(&format!(
+            "{} is a Helm chart, left as it is: lint it with `winguard lint`, or apply the \
              fixes to its rendered output with `helm template … | winguard mutate` (or as a \
              post-renderer)",
             chart.display()
-        );
+        ));
     }
     let mut failed = !sources.errors.is_empty();
     for e in &sources.errors {
@@ -55,7 +55,7 @@ pub fn run_fix(args: FixArgs) -> u8 {
         changed_files += 1;
         fixes += r.fixed.len();
         if args.diff {
-            print!("{}", unified_diff(r));
+            super::out(&unified_diff(r));
             continue;
         }
         match super::write_atomically(Path::new(&r.source.name), r.text.as_bytes()) {
@@ -74,11 +74,13 @@ pub fn run_fix(args: FixArgs) -> u8 {
         }
     }
     let verb = if args.diff { "would fix" } else { "fixed" };
-    eprintln!(
-        "winguard fix: {verb} {fixes} finding{} in {changed_files} file{}",
-        plural(fixes),
-        plural(changed_files)
-    );
+    if !output.quiet {
+        eprintln!(
+            "winguard fix: {verb} {fixes} finding{} in {changed_files} file{}",
+            plural(fixes),
+            plural(changed_files)
+        );
+    }
     if args.diff {
         return if failed {
             EXIT_ERROR
@@ -105,12 +107,13 @@ pub fn run_fix(args: FixArgs) -> u8 {
     let report = lint_sources(&setup, after);
     if !report.findings.is_empty() || !report.errors.is_empty() {
         let opts = RenderOptions {
-            color: use_color(),
+            color: output.color_stdout(),
             rules: &setup.rules,
             working_dir: None,
             config_file: setup.config.path.as_deref(),
+            quiet: output.quiet,
         };
-        print!("{}", render(Format::Text, &report, &opts));
+        super::out(&render(Format::Text, &report, &opts));
     }
     if failed || !report.errors.is_empty() {
         EXIT_ERROR
@@ -123,7 +126,7 @@ pub fn run_fix(args: FixArgs) -> u8 {
 
 /// `winguard mutate`: stdin to stdout. Whatever happens, every document read is written out
 /// (unfixed ones as they came), so a post-renderer never drops part of a release.
-pub fn run_mutate(args: MutateArgs) -> u8 {
+pub fn run_mutate(args: MutateArgs, output: Output) -> u8 {
     let setup = match args.setup.load_reporting() {
         Ok(s) => s,
         Err(code) => return code,
@@ -150,7 +153,7 @@ pub fn run_mutate(args: MutateArgs) -> u8 {
             eprintln!("error: cannot write to stdout: {e}");
             return EXIT_ERROR;
         }
-        for f in &r.fixed {
+        for f in r.fixed.iter().filter(|_| !output.quiet) {
             eprintln!("winguard mutate: {}: {} ({})", f.object, f.title, f.rule);
         }
         for e in &r.errors {

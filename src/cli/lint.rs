@@ -42,28 +42,31 @@ impl LintSetup {
             Some(p) => format!("{}: {e}", p.display()),
             None => e,
         })?;
-        for ex in &config.exemptions {
+        // Every rule name the config gives must be a rule's: all reported at once, each at
+        // its line, with the closest name suggested.
+        let names = || rules.rules.iter().map(|r| r.name.as_str());
+        let mut unknown = Vec::new();
+        for (i, ex) in config.exemptions.iter().enumerate() {
             if rules.get(&ex.rule).is_none() {
-                return Err(format!(
-                    "{}: exemption names unknown rule `{}`",
-                    config
-                        .path
-                        .as_ref()
-                        .map_or("config".into(), |p| p.display().to_string()),
-                    ex.rule
+                let hint = crate::error::did_you_mean(&ex.rule, names());
+                unknown.push(config.error_at(
+                    &format!("/exemptions/{i}/rule"),
+                    format!("exemptions[{i}].rule: no rule named `{}`{hint}", ex.rule),
                 ));
             }
         }
         for name in config.rules.keys() {
             if rules.get(name).is_none() {
-                return Err(format!(
-                    "{}: `rules` names unknown rule `{name}`",
-                    config
-                        .path
-                        .as_ref()
-                        .map_or("config".into(), |p| p.display().to_string())
+                let hint = crate::error::did_you_mean(name, names());
+                unknown.push(config.error_at(
+                    &format!("/rules/{}", crate::manifest::escape_pointer_token(name)),
+                    format!("rules: no rule named `{name}`{hint}"),
                 ));
             }
+        }
+        if !unknown.is_empty() {
+            unknown.sort_by_key(|e| (e.line, e.column));
+            return Err(crate::error::LoadErrors(unknown).to_string());
         }
         Ok(LintSetup {
             rules,

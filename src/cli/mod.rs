@@ -28,6 +28,53 @@ pub const EXIT_ERROR: u8 = 2;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// When to colour the output: `auto` colours a terminal unless NO_COLOR is set (FORCE_COLOR
+    /// or CLICOLOR_FORCE colour any output), `always`, `never`.
+    #[arg(long, global = true, value_enum, default_value = "auto")]
+    pub color: ColorChoice,
+    /// Print findings and errors only: no summary, no notes.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// How the command's own output looks (`--color`, `--quiet`).
+#[derive(Debug, Clone, Copy)]
+pub struct Output {
+    pub color: ColorChoice,
+    pub quiet: bool,
+}
+
+impl Output {
+    /// Whether to colour what goes to stdout: `--color`, then the NO_COLOR and FORCE_COLOR /
+    /// CLICOLOR_FORCE conventions (no-color.org, force-color.org, bixense.com/clicolors), then
+    /// whether stdout is a terminal.
+    pub fn color_stdout(self) -> bool {
+        let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0");
+        match self.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) => {
+                false
+            }
+            ColorChoice::Auto if set("FORCE_COLOR") || set("CLICOLOR_FORCE") => true,
+            ColorChoice::Auto => std::io::stdout().is_terminal(),
+        }
+    }
+
+    /// A note on stderr, unless `--quiet`.
+    pub fn note(self, note: &str) {
+        if !self.quiet {
+            eprintln!("note: {note}");
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -46,6 +93,16 @@ pub enum Command {
     Render(render::RenderArgs),
     /// Serve the rules as a validating and mutating admission webhook over HTTPS.
     Serve(crate::serve::ServeArgs),
+    /// The config file: `winguard config schema` prints its JSON Schema (for editors).
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+    /// Print a shell completion script: `winguard completions bash > …`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
     /// Explain a rule: what it checks, why, an example and the fix.
     Explain {
         /// The rule's name, e.g. `windows-os-selector-missing`.
@@ -53,6 +110,16 @@ pub enum Command {
         /// `text` (default) or `json`.
         #[arg(long, value_enum, default_value = "text")]
         format: DocFormat,
+        #[command(flatten)]
+        rules: RuleSource,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the JSON Schema of `winguard.yaml`, rule names included (for editors:
+    /// `# yaml-language-server: $schema=winguard.schema.json`).
+    Schema {
         #[command(flatten)]
         rules: RuleSource,
     },
@@ -132,7 +199,10 @@ impl SetupArgs {
     pub fn load(&self, config_path: Option<&std::path::Path>) -> Result<LintSetup, String> {
         let rules = load_rule_set(&self.rules)?;
         let mut config = match config_path {
-            Some(p) => crate::config::Config::load(p).map_err(|e| e.to_string())?,
+            Some(p) => {
+                let names: Vec<&str> = rules.rules.iter().map(|r| r.name.as_str()).collect();
+                crate::config::Config::load(p, &names).map_err(|e| e.to_string())?
+            }
             None => crate::config::Config::default(),
         };
         apply_overrides(&mut config, self.kube_version.as_deref(), self.profile)?;
@@ -296,12 +366,11 @@ pub fn apply_overrides(
     Ok(())
 }
 
-/// Whether to colour output written to stdout.
-pub fn use_color() -> bool {
-    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
-}
-
 pub fn run(cli: Cli) -> u8 {
+    let output = Output {
+        color: cli.color,
+        quiet: cli.quiet,
+    };
     match cli.command {
         Command::Rules(args) => {
             let rules = match load_rules(&args.rules) {
@@ -309,27 +378,48 @@ pub fn run(cli: Cli) -> u8 {
                 Err(code) => return code,
             };
             if args.markdown {
-                print!("{}", docs::readme_table(&rules));
+                out(&docs::readme_table(&rules));
             } else if args.format == DocFormat::Json {
-                println!("{:#}", docs::rules_json(&rules));
+                out(&format!("{:#}\n", docs::rules_json(&rules)));
             } else {
                 let width = rules.rules.iter().map(|r| r.name.len()).max().unwrap_or(0);
                 for r in &rules.rules {
-                    println!(
-                        "{:width$}  {:7}  {:6}  {}",
+                    out(&format!(
+                        "{:width$}  {:7}  {:6}  {}\n",
                         r.name,
                         r.default_severity.as_str(),
                         docs::fix_summary(r),
                         r.summary
-                    );
+                    ));
                 }
             }
             EXIT_CLEAN
         }
         Command::Serve(args) => crate::serve::run(args),
         Command::Render(args) => render::run(&args),
-        Command::Fix(args) => fix::run_fix(args),
-        Command::Mutate(args) => fix::run_mutate(args),
+        Command::Fix(args) => fix::run_fix(args, output),
+        Command::Mutate(args) => fix::run_mutate(args, output),
+        Command::Config {
+            command: ConfigCommand::Schema { rules },
+        } => {
+            let rules = match load_rules(&rules) {
+                Ok(r) => r,
+                Err(code) => return code,
+            };
+            let names: Vec<&str> = rules.rules.iter().map(|r| r.name.as_str()).collect();
+            out(&format!(
+                "{:#}\n",
+                crate::config::Config::json_schema_for(&names)
+            ));
+            EXIT_CLEAN
+        }
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "winguard", &mut script);
+            out(&String::from_utf8_lossy(&script));
+            EXIT_CLEAN
+        }
         Command::Explain {
             rule,
             format,
@@ -343,10 +433,11 @@ pub fn run(cli: Cli) -> u8 {
                 Some(r) => {
                     let example_fix = example_fix_title(&source, r);
                     match format {
-                        DocFormat::Text => print!("{}", docs::explain(r, example_fix.as_deref())),
-                        DocFormat::Json => {
-                            println!("{:#}", docs::explain_json(r, example_fix.as_deref()))
-                        }
+                        DocFormat::Text => out(&docs::explain(r, example_fix.as_deref())),
+                        DocFormat::Json => out(&format!(
+                            "{:#}\n",
+                            docs::explain_json(r, example_fix.as_deref())
+                        )),
                     }
                     EXIT_CLEAN
                 }
@@ -374,14 +465,18 @@ pub fn run(cli: Cli) -> u8 {
             };
             let (sources, charts) = read_lint_inputs(&args, &setup);
             for note in &sources.notes {
-                eprintln!("note: {note}");
+                output.note(note);
             }
             let mut report = lint_sources(&setup, sources);
             report.charts = charts;
             let mut code = EXIT_CLEAN;
-            if let Err(e) =
-                write_outputs(&plan, &report, &setup.rules, setup.config.path.as_deref())
-            {
+            if let Err(e) = write_outputs(
+                &plan,
+                &report,
+                &setup.rules,
+                setup.config.path.as_deref(),
+                output,
+            ) {
                 eprintln!("error: {e}");
                 code = EXIT_ERROR;
             }
@@ -560,14 +655,16 @@ fn write_outputs(
     report: &crate::report::Report,
     rules: &RuleSet,
     config_file: Option<&std::path::Path>,
+    output: Output,
 ) -> Result<(), String> {
     let working_dir = std::env::current_dir().ok();
     for (format, target) in plan {
         let opts = crate::report::RenderOptions {
-            color: target.is_none() && use_color(),
+            color: target.is_none() && output.color_stdout(),
             rules,
             working_dir: working_dir.as_deref(),
             config_file,
+            quiet: output.quiet,
         };
         let text = crate::report::render(*format, report, &opts);
         match target {
@@ -581,6 +678,12 @@ fn write_outputs(
         }
     }
     Ok(())
+}
+
+/// Writes to stdout. A closed pipe (`winguard rules | head`) only means the reader has what it
+/// wanted, so write errors are ignored rather than panicking as `print!` does.
+pub(crate) fn out(text: &str) {
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
 /// Writes through a temporary file in the same directory and renames it into place, so a crash

@@ -35,10 +35,26 @@ static TARGET_REASON: std::sync::LazyLock<expr::Expr> =
 pub struct Finding {
     pub rule: String,
     pub severity: Severity,
+    /// The rule's own sentence.
     pub message: String,
+    /// Why winguard takes the pod to target the OS it does (`the pod targets Windows because
+    /// …`), for a pod-level finding whose message does not already say it. Shown once per
+    /// object in text output; [`Finding::full_message`] appends it for one-line formats.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
     /// JSON pointer into the object: the offending value, or where a missing one belongs.
     pub pointer: String,
     pub fix: Option<FixProposal>,
+}
+
+impl Finding {
+    /// The message with the target-OS note, for formats that show a finding on its own.
+    pub fn full_message(&self) -> String {
+        match &self.target {
+            Some(t) => format!("{}; {t}", self.message),
+            None => self.message.clone(),
+        }
+    }
 }
 
 /// A fix as RFC 6902 JSON Patch against the object as given.
@@ -484,8 +500,9 @@ fn make_finding(
             patch,
         })
     });
-    let mut message = rule.message.render(env);
+    let message = rule.message.render(env);
     // Every pod-level finding says why winguard thinks the pod targets the OS it does.
+    let mut target = None;
     if rule.scope != Scope::Object {
         let reason = TARGET_REASON.eval(env);
         let given = |r: &str| match rule.message_gives_reason {
@@ -493,15 +510,16 @@ fn make_finding(
             MessageGivesReason::Maybe => message.contains(r),
             MessageGivesReason::Never => false,
         };
-        if let Some(reason) = reason.as_str().filter(|r| !given(r)) {
-            message.push_str("; the pod ");
-            message.push_str(reason);
-        }
+        target = reason
+            .as_str()
+            .filter(|r| !given(r))
+            .map(|r| format!("the pod {r}"));
     }
     Finding {
         rule: rule.name.clone(),
         severity,
         message,
+        target,
         pointer,
         fix,
     }
@@ -572,6 +590,7 @@ fn suppress(
                     rule: SUPPRESSION_RULE.to_string(),
                     severity: Severity::Warning,
                     message: format!("suppression `{key}` has no reason, so it does not apply (write why the finding is accepted)"),
+                    target: None,
                     pointer: format!("{base}/{}", escape_pointer_token(key)),
                     fix: None,
                 });

@@ -23,7 +23,7 @@ pub fn render(report: &Report) -> String {
             Severity::Warning => "warning",
             Severity::Info => "notice",
         };
-        let mut message = f.finding.message.clone();
+        let mut message = f.finding.full_message();
         if let Some(fix) = &f.finding.fix {
             message.push_str(&format!("\nhelp: {}", fix.title));
         }

@@ -18,7 +18,7 @@ struct Output<'r> {
 struct FindingOut<'r> {
     rule: &'r str,
     severity: Severity,
-    message: &'r str,
+    message: String,
     file: &'r str,
     line: u32,
     column: u32,
@@ -63,7 +63,7 @@ pub fn render(report: &Report) -> String {
                 FindingOut {
                     rule: &f.finding.rule,
                     severity: f.finding.severity,
-                    message: &f.finding.message,
+                    message: f.finding.full_message(),
                     file: &f.file,
                     line: f.line,
                     column: f.column,

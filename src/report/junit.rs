@@ -9,7 +9,7 @@ pub fn render(report: &Report) -> String {
     let mut suite = TestSuite::new("winguard");
     for f in &report.findings {
         let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-        status.set_message(f.finding.message.clone());
+        status.set_message(f.finding.full_message());
         status.set_type(f.finding.severity.as_str());
         status.set_description(format!(
             "{}:{}:{}: {} [{}] {}",
@@ -18,7 +18,7 @@ pub fn render(report: &Report) -> String {
             f.column,
             f.finding.severity.as_str(),
             f.finding.rule,
-            f.finding.message
+            f.finding.full_message()
         ));
         let mut case = TestCase::new(format!("{} {}", f.finding.rule, f.object.label()), status);
         case.set_classname(f.file.to_string());

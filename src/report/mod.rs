@@ -140,6 +140,8 @@ pub struct RenderOptions<'a> {
     pub working_dir: Option<&'a std::path::Path>,
     /// The config file the run used, named in the text summary.
     pub config_file: Option<&'a std::path::Path>,
+    /// Findings and errors only: no summary (`--quiet`).
+    pub quiet: bool,
 }
 
 /// Renders a report in a format.

@@ -156,7 +156,7 @@ pub fn render(report: &Report, rules: &RuleSet, working_dir: Option<&Path>) -> S
         .findings
         .iter()
         .map(|f| {
-            let mut text = f.finding.message.clone();
+            let mut text = f.finding.full_message();
             if let Some(fix) = &f.finding.fix {
                 text.push_str(&format!(" (fix: {})", fix.title));
             }

@@ -86,21 +86,34 @@ pub fn render(report: &Report, opts: &RenderOptions<'_>) -> String {
         Renderer::plain()
     };
     let lines = SourceLines::of(report);
+    // Why the pod targets its OS is said once per object: with its first finding that has it.
+    let mut noted = std::collections::HashSet::new();
+    let says_target: Vec<bool> = report
+        .findings
+        .iter()
+        .map(|f| f.finding.target.is_some() && noted.insert(Arc::as_ptr(&f.object)))
+        .collect();
     // Each finding is rendered on its own, so all threads share the work.
     let rendered: Vec<String> = report
         .findings
         .par_iter()
-        .map(|f| render_finding(f, &renderer, &lines))
+        .zip(says_target.par_iter())
+        .map(|(f, &target)| render_finding(f, target, &renderer, &lines))
         .collect();
     let mut out = String::with_capacity(rendered.iter().map(|r| r.len() + 2).sum());
     for r in rendered {
         out.push_str(&r);
         out.push_str("\n\n");
     }
-    render_tail(report, &renderer, out)
+    render_tail(report, &renderer, opts, out)
 }
 
-fn render_finding(f: &Located, renderer: &Renderer, lines: &SourceLines<'_>) -> String {
+fn render_finding(
+    f: &Located,
+    say_target: bool,
+    renderer: &Renderer,
+    lines: &SourceLines<'_>,
+) -> String {
     {
         let title = format!("{} ({})", f.finding.message, f.object.label());
         let path = format!("{}:{}:{}", f.file, f.line, f.column);
@@ -122,6 +135,9 @@ fn render_finding(f: &Located, renderer: &Renderer, lines: &SourceLines<'_>) -> 
         } else {
             group = group.element(Level::NOTE.message(format!("at {path}")));
         }
+        if let Some(target) = f.finding.target.as_deref().filter(|_| say_target) {
+            group = group.element(Level::NOTE.message(target));
+        }
         let mut help = None;
         if let Some(fix) = &f.finding.fix {
             let suffix = match fix.applicability {
@@ -138,7 +154,12 @@ fn render_finding(f: &Located, renderer: &Renderer, lines: &SourceLines<'_>) -> 
 }
 
 /// Input errors and the summary, after the findings.
-fn render_tail(report: &Report, renderer: &Renderer, mut out: String) -> String {
+fn render_tail(
+    report: &Report,
+    renderer: &Renderer,
+    opts: &RenderOptions<'_>,
+    mut out: String,
+) -> String {
     for e in &report.errors {
         let msg = match (e.line, e.column) {
             (Some(l), Some(c)) => format!("{}:{l}:{c}: {}", e.file, e.message),
@@ -147,6 +168,9 @@ fn render_tail(report: &Report, renderer: &Renderer, mut out: String) -> String 
         };
         out.push_str(&renderer.render(&[Group::with_title(Level::ERROR.primary_title(msg))]));
         out.push_str("\n\n");
+    }
+    if opts.quiet {
+        return out;
     }
     let (errors, warnings, infos) = (
         report.count(Severity::Error),
@@ -165,9 +189,13 @@ fn render_tail(report: &Report, renderer: &Renderer, mut out: String) -> String 
         .partition(|f| report.charts.iter().any(|c| *c == f.source.name));
     let (in_charts, fixable) = (in_charts.len(), fixable.len());
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    let config = opts
+        .config_file
+        .map(|p| format!(" with config {}", p.display()))
+        .unwrap_or_default();
     if report.findings.is_empty() && report.errors.is_empty() {
         out.push_str(&format!(
-            "No problems found in {} ({}).\n",
+            "No problems found in {} ({}){config}.\n",
             plural(report.files, "file"),
             plural(report.objects, "object")
         ));
@@ -177,7 +205,7 @@ fn render_tail(report: &Report, renderer: &Renderer, mut out: String) -> String 
             counts.push(plural(infos, "note"));
         }
         out.push_str(&format!(
-            "Found {} in {} ({}){}.\n",
+            "Found {} in {} ({}){config}{}.\n",
             counts.join(", "),
             plural(report.files, "file"),
             plural(report.objects, "object"),

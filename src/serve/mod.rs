@@ -44,20 +44,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR:PORT", default_value = "0.0.0.0:8443")]
     pub listen: SocketAddr,
     /// Serving certificate chain (PEM); re-read when it changes.
-    #[arg(
-        long,
-        value_name = "FILE",
-        required_unless_present = "self_signed",
-        requires = "tls_key"
-    )]
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
     /// Private key of the certificate (PEM); re-read when it changes.
-    #[arg(
-        long,
-        value_name = "FILE",
-        required_unless_present = "self_signed",
-        requires = "tls_cert"
-    )]
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
     /// Generate a CA and a certificate for localhost instead (local use); prints where the CA is.
     #[arg(long, conflicts_with_all = ["tls_cert", "tls_key"])]
@@ -148,6 +138,14 @@ async fn serve(args: ServeArgs) -> u8 {
             cert: cert.clone(),
             key: key.clone(),
         },
+        _ if !args.self_signed => {
+            eprintln!(
+                "error: `serve` needs a serving certificate: --tls-cert FILE --tls-key FILE (in a \
+                 cluster, the secret cert-manager writes), or --self-signed to make one for \
+                 localhost (local use)"
+            );
+            return crate::cli::EXIT_ERROR;
+        }
         _ => {
             let dir = args
                 .self_signed_dir
