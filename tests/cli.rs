@@ -605,3 +605,196 @@ fn objects_read_in_either_wave_are_linted_and_placed_alike() {
         "{from_yaml:?}"
     );
 }
+
+#[test]
+fn explain_shows_real_fix_titles_and_both_commands_speak_json() {
+    let rules: Value = serde_json::from_str(&run(&["rules", "--format", "json"]).stdout).unwrap();
+    let rules = rules.as_array().unwrap();
+    assert_eq!(rules.len(), 21);
+    for rule in rules {
+        let name = rule["name"].as_str().unwrap();
+        let text = run(&["explain", name]);
+        assert_eq!(text.code, 0, "{name}");
+        let fix_line = text
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("Fix: "))
+            .unwrap();
+        assert!(!fix_line.contains('…'), "{name}: {fix_line}");
+        assert_eq!(
+            fix_line == "Fix: none",
+            rule["fix"].is_null(),
+            "{name}: {fix_line}"
+        );
+        let json: Value = serde_json::from_str(&run(&["explain", name, "--format", "json"]).stdout)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(json["name"], name);
+        assert_eq!(json["severity"], rule["severity"]);
+        assert!(
+            json["what"].is_string() && json["example"].is_string(),
+            "{json:#}"
+        );
+        if let Some(title) = json["fix"]["title"].as_str() {
+            assert!(fix_line.starts_with(&format!("Fix: {title}")), "{name}");
+        }
+    }
+    // The toleration's fix names the taint the example misses.
+    let r = run(&["explain", "windows-toleration-missing"]);
+    assert!(
+        r.stdout
+            .contains("Fix: Add a toleration for `os=windows:NoSchedule` (safe)"),
+        "{}",
+        r.stdout
+    );
+    let r = run(&["explain", "windows-tolerations-missing"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("(did you mean `windows-toleration-missing`?)"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn color_follows_the_flag_then_the_environment() {
+    let colored = |args: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = winguard();
+        cmd.args(["lint", EXAMPLE]).args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        run_cmd(cmd, None).stdout.contains("\u{1b}[")
+    };
+    assert!(colored(&["--color", "always"], &[]));
+    assert!(
+        colored(&["--color", "always"], &[("NO_COLOR", "1")]),
+        "the flag wins"
+    );
+    assert!(!colored(&["--color", "never"], &[("FORCE_COLOR", "1")]));
+    assert!(colored(&[], &[("FORCE_COLOR", "1")]));
+    assert!(colored(&[], &[("CLICOLOR_FORCE", "1")]));
+    assert!(!colored(&[], &[("FORCE_COLOR", "0")]));
+    assert!(!colored(&[], &[("FORCE_COLOR", "1"), ("NO_COLOR", "1")]));
+    assert!(!colored(&[], &[]), "a pipe gets none");
+}
+
+#[test]
+fn quiet_prints_findings_only_and_the_summary_names_the_config() {
+    let r = run(&["lint", EXAMPLE, "--quiet"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("error[windows-os-selector-missing]"));
+    assert!(!r.stdout.contains("Found "), "{}", r.stdout);
+    let r = run(&["lint", CLEAN_FILE, "-q"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""));
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("winguard.yaml");
+    std::fs::write(&cfg, "profile: generic\n").unwrap();
+    let r = run(&["lint", CLEAN_FILE, "--config", cfg.to_str().unwrap()]);
+    assert!(
+        r.stdout.contains(&format!(
+            "No problems found in 1 file (1 object) with config {}.",
+            cfg.display()
+        )),
+        "{}",
+        r.stdout
+    );
+}
+
+const CLEAN_FILE: &str = "testdata/cli/clean.yaml";
+
+#[test]
+fn completions_for_each_shell() {
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef winguard"),
+        ("fish", "complete -c winguard"),
+    ] {
+        let r = run(&["completions", shell]);
+        assert_eq!(r.code, 0, "{shell}: {}", r.stderr);
+        assert!(r.stdout.contains(marker), "{shell}: {}", r.stdout);
+        assert!(
+            r.stdout.contains("explain") && r.stdout.contains("kube-version"),
+            "{shell}"
+        );
+    }
+}
+
+/// `winguard config schema` validates the README's config and rejects a bad key, checked by
+/// Python's jsonschema (an implementation that is not winguard's).
+#[test]
+fn the_config_schema_accepts_the_readme_example_and_rejects_a_bad_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = dir.path().join("schema.json");
+    let r = run(&["config", "schema"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    std::fs::write(&schema, &r.stdout).unwrap();
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let start = readme
+        .find("```yaml\nkubernetesVersion:")
+        .expect("the README's config")
+        + 8;
+    let example = &readme[start..start + readme[start..].find("```").unwrap()];
+    let good = dir.path().join("good.yaml");
+    std::fs::write(&good, example).unwrap();
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        format!("{example}windowz: {{}}\nrules:\n  no-such-rule: error\n"),
+    )
+    .unwrap();
+    let check = python(
+        r#"
+import json, sys, yaml, jsonschema
+schema = json.load(open(sys.argv[1]))
+v = jsonschema.validators.validator_for(schema)(schema)
+for f in sys.argv[2:]:
+    print(f.rsplit("/", 1)[1], sorted(e.message for e in v.iter_errors(yaml.safe_load(open(f)))))
+"#,
+        &[&schema, &good, &bad],
+    );
+    assert_eq!(check.code, 0, "{}", check.stderr);
+    let lines: Vec<&str> = check.stdout.lines().collect();
+    assert_eq!(lines[0], "good.yaml []", "{}", check.stdout);
+    assert!(
+        lines[1].contains("'windowz' was unexpected"),
+        "{}",
+        check.stdout
+    );
+    assert!(lines[1].contains("no-such-rule"), "{}", check.stdout);
+    // winguard itself reads the README's config.
+    let r = run(&["lint", CLEAN_FILE, "--config", good.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+#[test]
+fn serve_without_certificates_points_at_self_signed() {
+    let r = run(&["serve", "--listen", "127.0.0.1:0"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--self-signed"), "{}", r.stderr);
+}
+
+#[test]
+fn a_missing_test_tool_fails_saying_how_to_get_it() {
+    let message = std::panic::catch_unwind(|| common::tool("winguard-no-such-test-tool"))
+        .unwrap_err()
+        .downcast::<String>()
+        .unwrap();
+    assert_eq!(
+        *message,
+        format!(
+            "`winguard-no-such-test-tool` is not installed: {}",
+            common::SET_UP
+        )
+    );
+    let mut cmd = std::process::Command::new(common::python_exe());
+    cmd.args(["-c", "import winguard_no_such_module"]);
+    let message = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_cmd(cmd, None)))
+        .unwrap_err()
+        .downcast::<String>()
+        .unwrap();
+    assert!(
+        message.contains("the Python module `winguard_no_such_module` is not installed"),
+        "{message}"
+    );
+}

@@ -233,6 +233,36 @@ fn mutate_passes_a_broken_document_through_and_fixes_the_rest() {
     );
 }
 
+/// `--unsafe-fixes` reaches its fixed point in one run: `spec.os.name` is held back while
+/// Linux-only fields stand (with it the API server would reject them), and is applied in the
+/// same run once the unsafe fixes have removed them.
+#[test]
+fn unsafe_fixes_reach_their_fixed_point_in_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("app.yaml");
+    std::fs::copy(root().join("testdata/examples/iis-app.yaml"), &file).unwrap();
+    let before = lint_rules(&file);
+    assert!(before.contains(&"windows-pod-os-missing".to_string()));
+    assert!(before.contains(&"windows-unsupported-field".to_string()));
+    let r = run(&["fix", "--unsafe-fixes", file.to_str().unwrap()]);
+    assert_ne!(r.code, 2, "{}", r.stderr);
+    let after = lint_rules(&file);
+    for rule in ["windows-pod-os-missing", "windows-unsupported-field"] {
+        assert!(
+            !after.contains(&rule.to_string()),
+            "{rule} left: {after:?}\n{}",
+            r.stderr
+        );
+    }
+    let again = run(&["fix", "--unsafe-fixes", "--diff", file.to_str().unwrap()]);
+    assert_eq!(
+        (again.code, again.stdout.as_str()),
+        (0, ""),
+        "{}",
+        again.stderr
+    );
+}
+
 #[test]
 fn every_failing_fixture_is_fixed_for_good_by_one_run() {
     let dir = tempfile::tempdir().unwrap();

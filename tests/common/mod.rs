@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+#[derive(Debug)]
 pub struct Run {
     pub code: i32,
     pub stdout: String,
