@@ -52,20 +52,7 @@ pub fn parse_checked<T: DeserializeOwned>(
     name: &str,
     schema: &serde_json::Value,
 ) -> Result<T, LoadErrors> {
-    let (mut docs, err) = yaml::parse_stream(text);
-    if let Some(e) = err {
-        return Err(LoadError {
-            file: name.to_string(),
-            line: Some(e.line),
-            column: Some(e.col),
-            message: format!("invalid YAML: {}", e.message),
-        }
-        .into());
-    }
-    if docs.is_empty() {
-        return Err(LoadError::new(name, "empty document").into());
-    }
-    let doc = docs.swap_remove(0);
+    let doc = first_document(text, name)?;
     let value = serde_json::Value::from(&doc.value);
     // The schema is generated from winguard's own types: failing to compile it is a bug, and
     // then serde alone checks the file.
@@ -94,7 +81,24 @@ pub fn parse_checked<T: DeserializeOwned>(
             return Err(LoadErrors(errors));
         }
     }
-    parse_typed(text, name).map_err(LoadErrors::from)
+    deserialize_document(&doc, name).map_err(LoadErrors::from)
+}
+
+/// The first YAML document of a file, with positions.
+fn first_document(text: &str, name: &str) -> Result<yaml::ParsedDoc, LoadError> {
+    let (mut docs, err) = yaml::parse_stream(text);
+    if let Some(e) = err {
+        return Err(LoadError {
+            file: name.to_string(),
+            line: Some(e.line),
+            column: Some(e.col),
+            message: format!("invalid YAML: {}", e.message),
+        });
+    }
+    if docs.is_empty() {
+        return Err(LoadError::new(name, "empty document"));
+    }
+    Ok(docs.swap_remove(0))
 }
 
 /// `/windows/taints/0` as serde_path_to_error writes it: `windows.taints[0]`.
@@ -254,19 +258,14 @@ fn known_keys(schema: &serde_json::Value, pointer: &str) -> Vec<String> {
 
 /// Parses one YAML document into `T`, turning serde errors into file:line:col errors.
 pub fn parse_typed<T: DeserializeOwned>(text: &str, name: &str) -> Result<T, LoadError> {
-    let (mut docs, err) = yaml::parse_stream(text);
-    if let Some(e) = err {
-        return Err(LoadError {
-            file: name.to_string(),
-            line: Some(e.line),
-            column: Some(e.col),
-            message: format!("invalid YAML: {}", e.message),
-        });
-    }
-    if docs.is_empty() {
-        return Err(LoadError::new(name, "empty document"));
-    }
-    let doc = docs.swap_remove(0);
+    deserialize_document(&first_document(text, name)?, name)
+}
+
+/// A parsed document read into `T`; serde's error placed at its file:line:col.
+fn deserialize_document<T: DeserializeOwned>(
+    doc: &yaml::ParsedDoc,
+    name: &str,
+) -> Result<T, LoadError> {
     // Typed reading goes through `serde_json`'s value, which is a serde deserializer.
     let value = serde_json::Value::from(&doc.value);
     serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {

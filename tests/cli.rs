@@ -450,6 +450,25 @@ fn annotations_suppress_with_a_reason() {
         invalid["pointer"],
         "/spec/template/metadata/annotations/ignore-rule.winguard.io~1windows-image-build-unpinned"
     );
+    // A suppression naming no rule suppresses nothing, and says which rule was meant.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("misspelt.yaml");
+    let text = std::fs::read_to_string(root().join("testdata/cli/suppressed.yaml")).unwrap();
+    std::fs::write(
+        &file,
+        text.replace("windows-toleration-missing:", "windows-toleration-mising:"),
+    )
+    .unwrap();
+    let (_, v) = json(&["lint", file.to_str().unwrap()]);
+    assert!(rules_of(&v).contains(&"windows-toleration-missing".to_string()));
+    assert!(
+        v["findings"].as_array().unwrap().iter().any(|f| f["rule"] == "invalid-suppression"
+            && f["message"]
+                .as_str()
+                .unwrap()
+                .contains("names no rule, so it suppresses nothing (did you mean `windows-toleration-missing`?)")),
+        "{v:#}"
+    );
 }
 
 #[test]

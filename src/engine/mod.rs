@@ -584,6 +584,23 @@ fn suppress(
             } else {
                 continue;
             };
+            // A misspelt rule would silently suppress nothing.
+            if target != "*" && ctx.rules.get(&target).is_none() {
+                let hint = crate::error::did_you_mean(
+                    &target,
+                    ctx.rules.rules.iter().map(|r| r.name.as_str()),
+                );
+                notes.push(Finding {
+                    rule: SUPPRESSION_RULE.to_string(),
+                    severity: Severity::Warning,
+                    message: format!(
+                        "suppression `{key}` names no rule, so it suppresses nothing{hint}"
+                    ),
+                    target: None,
+                    pointer: format!("{base}/{}", escape_pointer_token(key)),
+                    fix: None,
+                });
+            }
             let reason_ok = value.as_str().is_some_and(|s| !s.trim().is_empty());
             if !reason_ok {
                 notes.push(Finding {
