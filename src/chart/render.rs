@@ -262,12 +262,17 @@ fn check_kube_version(chart: &Chart, version: &str) -> Result<(), ChartError> {
     Ok(())
 }
 
+/// `.Capabilities.HelmVersion`: the Helm release winguard renders as, v4.2.3 as its binary
+/// reports itself (`helm version`).
 fn helm_version() -> Value {
     let mut m = BTreeMap::new();
-    m.insert("Version".into(), Value::from("v4.2"));
-    m.insert("GitCommit".into(), Value::from(""));
-    m.insert("GitTreeState".into(), Value::from(""));
-    m.insert("GoVersion".into(), Value::from(""));
+    m.insert("Version".into(), Value::from("v4.2.3"));
+    m.insert(
+        "GitCommit".into(),
+        Value::from("43e8b7feece8beb0fcba47059ec9b522fd929a64"),
+    );
+    m.insert("GitTreeState".into(), Value::from("clean"));
+    m.insert("GoVersion".into(), Value::from("go1.26.5"));
     Value::map(m)
 }
 
@@ -385,7 +390,11 @@ struct Manifest {
 
 /// What `helm template` prints: each document under `---` and `# Source:`, manifests sorted in
 /// Helm's install order (stable within a kind), then hooks; NOTES.txt left out.
-pub fn template_output(rendered: &Rendered, include_crds: bool, skip_tests: bool) -> String {
+pub fn template_output(
+    rendered: &Rendered,
+    include_crds: bool,
+    skip_tests: bool,
+) -> Result<String, ChartError> {
     static SEPARATOR: std::sync::LazyLock<regex::Regex> =
         std::sync::LazyLock::new(|| regex::Regex::new(r"(?:^|\s*\n)---\s*").expect("valid"));
     let mut manifests = Vec::new();
@@ -394,12 +403,15 @@ pub fn template_output(rendered: &Rendered, include_crds: bool, skip_tests: bool
         if path.ends_with("NOTES.txt") || text.trim().is_empty() {
             continue;
         }
-        for doc in SEPARATOR.split(text) {
-            let doc = doc.trim();
-            if doc.is_empty() {
+        // Helm 4.2's `SplitManifests`: the separator takes the whitespace around it, and each
+        // document loses only its leading whitespace, so the last one of a file keeps its
+        // trailing blank lines (a `|+` block's content).
+        for doc in SEPARATOR.split(text.trim_start()) {
+            if doc.trim().is_empty() {
                 continue;
             }
-            let head: Json = serde_yaml_ng::from_str(doc).unwrap_or(Json::Null);
+            let doc = doc.trim_start();
+            let head = manifest_head(path, doc)?;
             let kind = head
                 .get("kind")
                 .and_then(Json::as_str)
@@ -434,17 +446,74 @@ pub fn template_output(rendered: &Rendered, include_crds: bool, skip_tests: bool
     };
     manifests.sort_by(order);
     hooks.sort_by(order);
-    let mut out = String::new();
+    // `helm template` prints the release's manifest (CRDs, then manifests) with the whitespace
+    // around it trimmed, then each hook as it is.
+    let mut release = String::new();
     if include_crds {
         for (path, text) in &rendered.crds {
-            out.push_str(&format!("---\n# Source: {path}\n{text}\n"));
+            release.push_str(&format!("---\n# Source: {path}\n{text}\n"));
         }
     }
-    for m in manifests
-        .iter()
-        .chain(hooks.iter().filter(|h| !(skip_tests && h.test)))
-    {
-        out.push_str(&format!("---\n# Source: {}\n{}\n", m.source, m.content));
+    for m in &manifests {
+        release.push_str(&format!("---\n# Source: {}\n{}\n", m.source, m.content));
     }
-    out
+    // (`fmt.Fprintln(&manifests, strings.TrimSpace(rel.Manifest))`: a line even when empty.)
+    let mut out = String::from(release.trim());
+    out.push('\n');
+    for h in hooks.iter().filter(|h| !(skip_tests && h.test)) {
+        out.push_str(&format!("---\n# Source: {}\n{}\n", h.source, h.content));
+    }
+    Ok(out)
+}
+
+/// A rendered document read as Helm reads its head (`releaseutil.SimpleHead`: apiVersion,
+/// kind, metadata's name and annotations) to sort it: a document that is not YAML, or whose
+/// head fields have the wrong types, fails the render with Helm's words.
+fn manifest_head(path: &str, doc: &str) -> Result<Json, ChartError> {
+    let fail =
+        |detail: String| ChartError::new(path, format!("YAML parse error on {path}: {detail}"));
+    let head: Json = serde_yaml_ng::from_str(doc)
+        .map_err(|e| fail(format!("error converting YAML to JSON: yaml: {e}")))?;
+    // Go's JSON decoder names what it found by JSON's types.
+    let json_type = |v: &Json| match v {
+        Json::String(_) => "string",
+        Json::Number(_) => "number",
+        Json::Bool(_) => "bool",
+        Json::Array(_) => "array",
+        Json::Object(_) => "object",
+        Json::Null => "null",
+    };
+    let decoding = |what: String| {
+        fail(format!(
+            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {what}"
+        ))
+    };
+    let map = match &head {
+        Json::Null => return Ok(head),
+        Json::Object(m) => m,
+        other => {
+            return Err(decoding(format!(
+                "{} into Go value of type util.SimpleHead",
+                json_type(other)
+            )));
+        }
+    };
+    for field in ["apiVersion", "kind"] {
+        if let Some(v) = map.get(field).filter(|v| !v.is_string() && !v.is_null()) {
+            return Err(decoding(format!(
+                "{} into Go struct field SimpleHead.{field} of type string",
+                json_type(v)
+            )));
+        }
+    }
+    if let Some(meta) = map
+        .get("metadata")
+        .filter(|v| !v.is_object() && !v.is_null())
+    {
+        return Err(decoding(format!(
+            "{} into Go struct field SimpleHead.metadata of type struct {{ Name string \"json:\\\"name\\\"\"; Annotations map[string]string \"json:\\\"annotations\\\"\" }}",
+            json_type(meta)
+        )));
+    }
+    Ok(head)
 }

@@ -155,7 +155,7 @@ impl ChartArgs {
         };
         let rendered = render_chart(&loaded, &values, &opts)?;
         let text =
-            crate::chart::render::template_output(&rendered, self.include_crds, self.skip_tests);
+            crate::chart::render::template_output(&rendered, self.include_crds, self.skip_tests)?;
         Ok((text, template_locations(&loaded)))
     }
 

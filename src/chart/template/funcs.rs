@@ -18,6 +18,23 @@ use crate::chart::values::floats;
 pub struct Call<'c, 's, 'a> {
     pub(crate) exec: &'c mut Exec<'s, 'a>,
     pub(crate) pos: Pos,
+    /// Bit `i`: argument `i` is a nil that came out of a pipeline (`(…)`, a variable set from
+    /// one, the piped value), which Go holds as its invalid value and converts to the
+    /// parameter type's zero value, so a map parameter gets an empty map. A nil read straight
+    /// from a field is a nil interface, which Go refuses for a map parameter.
+    pub(crate) unwrapped_nils: u64,
+}
+
+impl Call<'_, '_, '_> {
+    /// Argument `i` as a map parameter reads it (see [`Call::unwrapped_nils`]).
+    fn map_param(&self, a: &[Value], i: usize) -> Result<MapRef, Failure> {
+        match a.get(i) {
+            Some(Value::Nil) if i < 64 && self.unwrapped_nils & (1 << i) != 0 => {
+                Ok(Rc::new(std::cell::RefCell::new(Default::default())))
+            }
+            _ => map_arg(a, i),
+        }
+    }
 }
 
 /// A function's arguments: inline for the few most calls have.
@@ -772,8 +789,8 @@ fn find(name: &str) -> Option<Func> {
             }
             Ok(Value::map(m))
         },
-        "get" => |_, a| {
-            let m = map_arg(&a, 0)?;
+        "get" => |c, a| {
+            let m = c.map_param(&a, 0)?;
             let key = string_arg(&a, 1)?;
             let found = m.borrow().get(&key).cloned();
             Ok(found.unwrap_or_else(|| Value::from("")))
@@ -793,9 +810,9 @@ fn find(name: &str) -> Option<Func> {
             m.borrow_mut().remove(&string_arg(&a, 1)?);
             Ok(Value::Map(m))
         },
-        "hasKey" => |_, a| {
+        "hasKey" => |c, a| {
             let key = string_arg(&a, 1)?;
-            Ok(Value::Bool(map_arg(&a, 0)?.borrow().contains_key(&key)))
+            Ok(Value::Bool(c.map_param(&a, 0)?.borrow().contains_key(&key)))
         },
         "pluck" => |_, a| {
             let key = string_arg(&a, 0)?;
@@ -818,13 +835,13 @@ fn find(name: &str) -> Option<Func> {
             }
             Ok(Value::list(keys))
         },
-        "values" => |_, a| {
+        "values" => |c, a| {
             Ok(Value::list(
-                map_arg(&a, 0)?.borrow().values().cloned().collect(),
+                c.map_param(&a, 0)?.borrow().values().cloned().collect(),
             ))
         },
-        "pick" => |_, a| {
-            let m = map_arg(&a, 0)?;
+        "pick" => |c, a| {
+            let m = c.map_param(&a, 0)?;
             let wanted: Vec<String> = a[1..].iter().map(strval).collect();
             let picked = m
                 .borrow()
@@ -834,8 +851,8 @@ fn find(name: &str) -> Option<Func> {
                 .collect();
             Ok(Value::map(picked))
         },
-        "omit" => |_, a| {
-            let m = map_arg(&a, 0)?;
+        "omit" => |c, a| {
+            let m = c.map_param(&a, 0)?;
             let dropped: Vec<String> = a[1..].iter().map(strval).collect();
             let kept = m
                 .borrow()
@@ -1876,7 +1893,7 @@ pub(crate) fn regex(pattern: &str) -> Result<std::rc::Rc<regex::Regex>, Failure>
         return Ok(re);
     }
     let re = std::rc::Rc::new(
-        regex::Regex::new(pattern)
+        regex::Regex::new(&go_class_dashes(pattern))
             .map_err(|e| Failure::Exec(format!("error parsing regexp: {e}")))?,
     );
     CACHE.with(|c| {
@@ -1887,6 +1904,144 @@ pub(crate) fn regex(pattern: &str) -> Result<std::rc::Rc<regex::Regex>, Failure>
         c.insert(pattern.to_string(), re.clone());
     });
     Ok(re)
+}
+
+/// Go's RE2 reading of `-` in a character class, for the `regex` crate: Go (in Perl mode, as
+/// `regexp.Compile` parses) takes a `-` after a class escape (`\w`, `\d`, `\pL`,
+/// `[:alpha:]`) or after a range as a literal (`[\w-\.]`, `[a-z-_]`), where the `regex` crate
+/// reports an invalid range. Those dashes are escaped; everything else passes through as it
+/// is. By hand: no crate translates between the two dialects, and this is their one
+/// difference charts meet.
+fn go_class_dashes(pattern: &str) -> std::borrow::Cow<'_, str> {
+    if !pattern.contains('[') || !pattern.contains('-') {
+        return std::borrow::Cow::Borrowed(pattern);
+    }
+    /// What the class item before the cursor was.
+    #[derive(PartialEq)]
+    enum Before {
+        /// Nothing (the class just opened): a `-` here is literal, as in both dialects.
+        Start,
+        /// One character: a `-` after it makes a range.
+        Char,
+        /// A class escape or a whole range: a `-` after it is literal in Go.
+        Set,
+    }
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut out = String::with_capacity(pattern.len() + 4);
+    let mut i = 0;
+    let mut in_class = false;
+    let mut before = Before::Start;
+    // Copies an escape (`\x`, `\pL`, `\p{Greek}`) at `i`; true if it names a class.
+    let copy_escape = |i: &mut usize, out: &mut String| -> bool {
+        out.push('\\');
+        *i += 1;
+        let Some(&c) = chars.get(*i) else {
+            return false;
+        };
+        out.push(c);
+        *i += 1;
+        match c {
+            'd' | 'D' | 's' | 'S' | 'w' | 'W' => true,
+            'p' | 'P' => {
+                if chars.get(*i) == Some(&'{') {
+                    while let Some(&n) = chars.get(*i) {
+                        out.push(n);
+                        *i += 1;
+                        if n == '}' {
+                            break;
+                        }
+                    }
+                } else if let Some(&n) = chars.get(*i) {
+                    out.push(n);
+                    *i += 1;
+                }
+                true
+            }
+            _ => false,
+        }
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        if !in_class {
+            match c {
+                '\\' => {
+                    copy_escape(&mut i, &mut out);
+                }
+                '[' => {
+                    in_class = true;
+                    before = Before::Start;
+                    out.push('[');
+                    i += 1;
+                    if chars.get(i) == Some(&'^') {
+                        out.push('^');
+                        i += 1;
+                    }
+                    // A `]` first in a class is itself.
+                    if chars.get(i) == Some(&']') {
+                        out.push(']');
+                        i += 1;
+                        before = Before::Char;
+                    }
+                }
+                _ => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+            continue;
+        }
+        match c {
+            ']' => {
+                in_class = false;
+                out.push(']');
+                i += 1;
+            }
+            '\\' => {
+                before = if copy_escape(&mut i, &mut out) {
+                    Before::Set
+                } else {
+                    Before::Char
+                };
+            }
+            '[' if chars.get(i + 1) == Some(&':') => {
+                while let Some(&n) = chars.get(i) {
+                    out.push(n);
+                    i += 1;
+                    if n == ']' {
+                        break;
+                    }
+                }
+                before = Before::Set;
+            }
+            '-' if before == Before::Char && chars.get(i + 1).is_some_and(|n| *n != ']') => {
+                // A range: the dash and its end.
+                out.push('-');
+                i += 1;
+                if chars.get(i) == Some(&'\\') {
+                    copy_escape(&mut i, &mut out);
+                } else if let Some(&n) = chars.get(i) {
+                    out.push(n);
+                    i += 1;
+                }
+                before = Before::Set;
+            }
+            '-' => {
+                if before == Before::Set && chars.get(i + 1).is_some_and(|n| *n != ']') {
+                    out.push_str("\\-");
+                } else {
+                    out.push('-');
+                }
+                i += 1;
+                before = Before::Char;
+            }
+            _ => {
+                out.push(c);
+                i += 1;
+                before = Before::Char;
+            }
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 fn html_escape(s: &str) -> String {
@@ -2118,6 +2273,27 @@ fn base32_encode(data: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn class_dashes_read_as_go_reads_them() {
+        for (go, rust) in [
+            (r"^[\w-\.]+$", r"^[\w\-\.]+$"),
+            (r"[a-z-_]", r"[a-z\-_]"),
+            (r"[-a-z]", r"[-a-z]"),
+            (r"[a-]", r"[a-]"),
+            (r"[\pL-x]", r"[\pL\-x]"),
+            (r"[[:alpha:]-9]", r"[[:alpha:]\-9]"),
+            (r"a-b[^]-x]", r"a-b[^]-x]"),
+            (r"\[-\]", r"\[-\]"),
+        ] {
+            assert_eq!(super::go_class_dashes(go), rust, "{go}");
+            assert!(
+                regex::Regex::new(&super::go_class_dashes(go)).is_ok(),
+                "{go}"
+            );
+        }
+        assert!(super::regex(r"^[\w-\.]+$").is_ok_and(|re| re.is_match("a-b.c")));
+    }
+
     /// Go's `strconv.Quote` on plain text, escapes at either end and in the middle, and
     /// multi-byte characters between runs of ASCII.
     #[test]

@@ -199,7 +199,7 @@ impl<'a> TemplateSet<'a> {
         let mut exec = Exec::new(self, body.clone());
         // Output is usually about as long as the template: grown once, not doubling up to it.
         exec.out.reserve(body.source.len() + body.source.len() / 2);
-        exec.vars.push((DOLLAR, data.clone()));
+        exec.vars.push(Var::new(DOLLAR, data.clone(), false));
         exec.run_list(&body.list, data)?;
         Ok(without_no_value(exec.out))
     }
@@ -275,7 +275,7 @@ pub struct Exec<'s, 'a> {
     overlay: Vec<HashMap<String, Rc<Body<'a>>>>,
     /// Variables, innermost last, named by their place in the running body's source (a frame's
     /// variables are all its body's; `$` is [`DOLLAR`]).
-    vars: Vec<(Span, Value)>,
+    vars: Vec<Var>,
     /// Where the running template's variables start: a called template sees only its own.
     frame: usize,
     /// Output buffers of finished `include`s, reused by the next (they grow once, not per call).
@@ -289,6 +289,27 @@ pub struct Exec<'s, 'a> {
 }
 
 type Result<T> = std::result::Result<T, TemplateError>;
+
+/// A template variable.
+struct Var {
+    name: Span,
+    value: Value,
+    /// Set from a pipeline (`$x := …`), where Go's evaluator unwraps an empty interface: a
+    /// `nil` there is Go's invalid value, whose fields are `<no value>` (`$x.a` is nil). A
+    /// range element keeps its interface type, and a field of a nil one is an error, as within
+    /// a field chain.
+    unwrapped: bool,
+}
+
+impl Var {
+    fn new(name: Span, value: Value, unwrapped: bool) -> Self {
+        Var {
+            name,
+            value,
+            unwrapped,
+        }
+    }
+}
 
 impl<'s, 'a> Exec<'s, 'a> {
     fn new(set: &'s TemplateSet<'a>, body: Rc<Body<'a>>) -> Self {
@@ -440,7 +461,7 @@ impl<'s, 'a> Exec<'s, 'a> {
             ));
         }
         let saved_frame = std::mem::replace(&mut self.frame, self.vars.len());
-        self.vars.push((DOLLAR, data.clone()));
+        self.vars.push(Var::new(DOLLAR, data.clone(), false));
         let buffer = self.spare.pop().unwrap_or_default();
         let saved_out = std::mem::replace(&mut self.out, buffer);
         let saved_body = std::mem::replace(&mut self.cur, body.clone());
@@ -601,10 +622,10 @@ impl<'s, 'a> Exec<'s, 'a> {
             let inner_mark = self.vars.len();
             match b.pipe.decl.len() {
                 0 => {}
-                1 => self.bind(b.pipe.decl[0], item.clone(), b.pipe.is_assign),
+                1 => self.bind(b.pipe.decl[0], item.clone(), b.pipe.is_assign, false),
                 _ => {
-                    self.bind(b.pipe.decl[0], key, b.pipe.is_assign);
-                    self.bind(b.pipe.decl[1], item.clone(), b.pipe.is_assign);
+                    self.bind(b.pipe.decl[0], key, b.pipe.is_assign, false);
+                    self.bind(b.pipe.decl[1], item.clone(), b.pipe.is_assign, false);
                 }
             }
             let flow = self.run_list(&b.body, &item)?;
@@ -617,7 +638,7 @@ impl<'s, 'a> Exec<'s, 'a> {
         Ok(Flow::Normal)
     }
 
-    fn bind(&mut self, name: Span, value: Value, assign: bool) {
+    fn bind(&mut self, name: Span, value: Value, assign: bool, unwrapped: bool) {
         let frame = self.frame;
         if assign {
             let src = &self.cur.source;
@@ -625,19 +646,20 @@ impl<'s, 'a> Exec<'s, 'a> {
             if let Some(slot) = self.vars[frame..]
                 .iter_mut()
                 .rev()
-                .find(|(n, _)| var_name(src, *n) == wanted)
+                .find(|v| var_name(src, v.name) == wanted)
             {
-                slot.1 = value;
+                slot.value = value;
+                slot.unwrapped = unwrapped;
                 return;
             }
         }
-        self.vars.push((name, value));
+        self.vars.push(Var::new(name, value, unwrapped));
     }
 
     fn pipe(&mut self, pipe: &PipeNode, dot: &Value) -> Result<Value> {
         let value = self.commands(pipe.commands, dot)?;
         for name in pipe.decl {
-            self.bind(*name, value.clone(), pipe.is_assign);
+            self.bind(*name, value.clone(), pipe.is_assign, true);
         }
         Ok(value)
     }
@@ -661,10 +683,10 @@ impl<'s, 'a> Exec<'s, 'a> {
             }
             Expr::Field(pos, names) => {
                 let args = self.args(rest, dot, piped)?;
-                self.chain(dot.clone(), names, &args, *pos, None)
+                self.chain(dot.clone(), names, &args, *pos, None, false)
             }
             Expr::Variable(pos, name, names) => {
-                let v = self.variable(*name, *pos)?;
+                let (v, unwrapped) = self.variable(*name, *pos)?;
                 if names.is_empty() {
                     if !rest.is_empty() || piped.is_some() {
                         let name = self.text(*name);
@@ -678,12 +700,12 @@ impl<'s, 'a> Exec<'s, 'a> {
                     return Ok(v);
                 }
                 let args = self.args(rest, dot, piped)?;
-                self.chain(v, names, &args, *pos, Some(*name))
+                self.chain(v, names, &args, *pos, Some(*name), unwrapped)
             }
             Expr::Chain(pos, inner, names) => {
                 let v = self.arg(inner, dot)?;
                 let args = self.args(rest, dot, piped)?;
-                self.chain(v, names, &args, *pos, None)
+                self.chain(v, names, &args, *pos, None, is_pipe(inner))
             }
             other => {
                 if !rest.is_empty() || piped.is_some() {
@@ -695,6 +717,27 @@ impl<'s, 'a> Exec<'s, 'a> {
                 self.arg(other, dot)
             }
         }
+    }
+
+    /// Which of a call's arguments Go would hold as its invalid value when nil: a
+    /// parenthesised pipeline, a variable set from a pipeline, and the value piped in (see
+    /// [`funcs::Call::unwrapped_nils`]).
+    fn unwrapped_nils(&self, exprs: &[Expr], piped: bool) -> u64 {
+        let mut mask = 0u64;
+        for (i, e) in exprs.iter().enumerate().take(64) {
+            let unwrapped = match e {
+                Expr::Pipe(..) => true,
+                Expr::Variable(pos, name, []) => self.variable(*name, *pos).is_ok_and(|(_, u)| u),
+                _ => false,
+            };
+            if unwrapped {
+                mask |= 1 << i;
+            }
+        }
+        if piped && exprs.len() < 64 {
+            mask |= 1 << exprs.len();
+        }
+        mask
     }
 
     fn args(&mut self, exprs: &[Expr], dot: &Value, piped: Option<Value>) -> Result<funcs::Args> {
@@ -711,13 +754,13 @@ impl<'s, 'a> Exec<'s, 'a> {
     fn arg(&mut self, e: &Expr, dot: &Value) -> Result<Value> {
         match e {
             Expr::Dot(_) => Ok(dot.clone()),
-            Expr::Field(pos, names) => self.chain(dot.clone(), names, &[], *pos, None),
+            Expr::Field(pos, names) => self.chain(dot.clone(), names, &[], *pos, None, false),
             Expr::Variable(pos, name, names) => {
-                let v = self.variable(*name, *pos)?;
+                let (v, unwrapped) = self.variable(*name, *pos)?;
                 if names.is_empty() {
                     Ok(v)
                 } else {
-                    self.chain(v, names, &[], *pos, Some(*name))
+                    self.chain(v, names, &[], *pos, Some(*name), unwrapped)
                 }
             }
             Expr::Function(pos, name, callee) => {
@@ -739,19 +782,20 @@ impl<'s, 'a> Exec<'s, 'a> {
             }
             Expr::Chain(pos, inner, names) => {
                 let v = self.arg(inner, dot)?;
-                self.chain(v, names, &[], *pos, None)
+                self.chain(v, names, &[], *pos, None, is_pipe(inner))
             }
         }
     }
 
-    fn variable(&self, name: Span, pos: Pos) -> Result<Value> {
+    /// A variable's value, and whether a nil in it is Go's invalid value ([`Var::unwrapped`]).
+    fn variable(&self, name: Span, pos: Pos) -> Result<(Value, bool)> {
         let src = &self.cur.source;
         let wanted = var_name(src, name);
         self.vars[self.frame..]
             .iter()
             .rev()
-            .find(|(n, _)| var_name(src, *n) == wanted)
-            .map(|(_, v)| v.clone())
+            .find(|v| var_name(src, v.name) == wanted)
+            .map(|v| (v.value.clone(), v.unwrapped))
             .ok_or_else(|| {
                 self.error(
                     pos,
@@ -761,7 +805,11 @@ impl<'s, 'a> Exec<'s, 'a> {
     }
 
     /// `.a.b.c ARGS`: fields walked in order; the last may be a method given the arguments.
-    /// `root` is the variable the chain starts from, if any (for errors).
+    /// `root` is the variable the chain starts from, if any (for errors). `unwrapped`: the
+    /// start came out of a pipeline (a variable set from one, or `(…)`), where Go has unwrapped
+    /// a nil into its invalid value, and every field of that is `<no value>` (Go's `evalField`
+    /// on an invalid receiver); a nil met inside the chain is a nil interface, and an error.
+    #[allow(clippy::too_many_arguments)]
     fn chain(
         &self,
         mut v: Value,
@@ -769,7 +817,11 @@ impl<'s, 'a> Exec<'s, 'a> {
         args: &[Value],
         pos: Pos,
         root: Option<Span>,
+        unwrapped: bool,
     ) -> Result<Value> {
+        if unwrapped && matches!(v, Value::Nil) {
+            return Ok(Value::Nil);
+        }
         for (i, name) in names.iter().enumerate() {
             let last = i + 1 == names.len();
             let call_args: &[Value] = if last { args } else { &[] };
@@ -846,9 +898,20 @@ impl<'s, 'a> Exec<'s, 'a> {
             }
             Callee::Func(func) => func,
         };
+        let unwrapped_nils = self.unwrapped_nils(exprs, piped.is_some());
         let args = self.args(exprs, dot, piped)?;
         self.step(pos)?;
-        let mut call = funcs::Call { exec: self, pos };
+        let unwrapped_nils = args
+            .iter()
+            .enumerate()
+            .take(64)
+            .filter(|(i, v)| matches!(v, Value::Nil) && unwrapped_nils & (1 << i) != 0)
+            .fold(0u64, |m, (i, _)| m | (1 << i));
+        let mut call = funcs::Call {
+            exec: self,
+            pos,
+            unwrapped_nils,
+        };
         match func(&mut call, args) {
             Ok(v) => Ok(v),
             Err(Failure::Exec(m)) => {
@@ -880,6 +943,11 @@ const DOLLAR: Span = Span {
 };
 
 /// A variable's name: `$` for [`DOLLAR`], else its text in `src`.
+/// Whether an expression is a parenthesised pipeline (whose value Go unwraps).
+fn is_pipe(e: &Expr) -> bool {
+    matches!(e, Expr::Pipe(..))
+}
+
 fn var_name(src: &str, name: Span) -> &str {
     if name == DOLLAR { "$" } else { name.of(src) }
 }

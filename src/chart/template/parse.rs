@@ -869,14 +869,9 @@ impl<'s, 'a> Parser<'s, 'a, '_> {
             commands.push(self.command(context)?);
             let after = self.peek_non_space();
             if after.kind == Kind::Pipe {
+                // A `|` right before the end (`{{ x | nindent 4 | }}`) ends the pipeline: Go's
+                // `command` takes the pipe as its end and `pipeline` then meets the delimiter.
                 self.next();
-                if matches!(
-                    self.peek_non_space().kind,
-                    Kind::RightDelim | Kind::RightParen
-                ) {
-                    let t = *self.peek();
-                    return Err(self.error_at(&t, "missing command after |".into()));
-                }
             } else if after.kind != end {
                 return Err(self.unexpected(&after, context));
             }
@@ -1080,10 +1075,34 @@ fn parse_number(text: &str) -> Option<Number> {
             Number::Int(u as i64)
         });
     }
-    let f: f64 = clean.parse().ok()?;
+    let f: f64 = match lower.strip_prefix("0x") {
+        Some(hex) => hex_float(hex)?,
+        None => body.parse().ok()?,
+    };
     // A float literal with an integral value is still a float (`1.0`), as in Go's constants
     // used as `interface{}` (they default to float64).
-    Some(Number::Float(f))
+    Some(Number::Float(if neg { -f } else { f }))
+}
+
+/// A hexadecimal float's value (`1p60`, `1.8p1`, `.8p-2` after the `0x`): Go's syntax, which
+/// Rust's `f64::from_str` does not read. The binary exponent is required, as in Go.
+fn hex_float(hex: &str) -> Option<f64> {
+    let (mantissa, exp) = hex.split_once('p')?;
+    let exp: i32 = exp.parse().ok()?;
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let mut value = 0f64;
+    for d in int.chars() {
+        value = value * 16.0 + f64::from(d.to_digit(16)?);
+    }
+    let mut scale = 1.0 / 16.0;
+    for d in frac.chars() {
+        value += f64::from(d.to_digit(16)?) * scale;
+        scale /= 16.0;
+    }
+    Some(value * 2f64.powi(exp))
 }
 
 /// Go's `strconv.Unquote` for a double-quoted string.
@@ -1318,7 +1337,6 @@ mod tests {
             ("{{ end }}", 1, "unexpected {{end}}"),
             ("{{ .a", 1, "unclosed action"),
             ("{{ \"open }}", 1, "unterminated quoted string"),
-            ("{{ .a | }}", 1, "missing command after |"),
             // Lines counted through trim markers and spaces that hold line breaks.
             (
                 "a\n{{-\n\n .a\n -}}\nb\n{{ $nope }}",
