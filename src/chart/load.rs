@@ -29,6 +29,9 @@ pub struct Template {
 #[derive(Debug, Clone, Default)]
 pub struct Dependency {
     pub name: String,
+    /// The version constraint (`~1.2`, `17.x.x`); a subchart that doesn't satisfy it gets
+    /// neither the alias nor the condition (Helm's `IsCompatibleRange`).
+    pub version: String,
     pub alias: Option<String>,
     pub condition: Option<String>,
     pub tags: Vec<String>,
@@ -359,6 +362,7 @@ fn dependency(v: &Json) -> Option<Dependency> {
     let text = |k: &str| m.get(k).and_then(Json::as_str).map(String::from);
     Some(Dependency {
         name: text("name")?,
+        version: text("version").unwrap_or_default(),
         alias: text("alias").filter(|a| !a.is_empty()),
         condition: text("condition").filter(|c| !c.is_empty()),
         tags: m

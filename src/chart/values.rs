@@ -220,28 +220,39 @@ pub fn process_dependencies(chart: &mut Chart, user: &Values) {
     import_values(chart);
 }
 
+/// Helm's `processDependencyEnabled`: each declared dependency takes the first subchart of its
+/// name whose version satisfies its constraint, renamed to its alias; a subchart no
+/// dependency takes that way is rendered as it is, under its own name. Tags, then conditions,
+/// disable dependencies, and a disabled one removes every subchart of its (alias) name.
+/// Then the same for each subchart kept, with its values' path.
 fn enable_dependencies(chart: &mut Chart, merged: &Values, path: &str) {
-    // Aliases: a declared dependency with an alias renders its chart under the alias's name.
-    let mut kept: Vec<Chart> = Vec::new();
-    let mut used = vec![false; chart.subcharts.len()];
-    for dep in &mut chart.dependencies {
-        let Some(i) = chart
-            .subcharts
-            .iter()
-            .enumerate()
-            .position(|(i, c)| !used[i] && c.name() == dep.name)
-            .or_else(|| chart.subcharts.iter().position(|c| c.name() == dep.name))
-        else {
-            continue;
-        };
-        used[i] = true;
-        let mut sub = chart.subcharts[i].clone();
-        if let Some(alias) = &dep.alias {
-            std::sync::Arc::make_mut(&mut sub.metadata)
-                .insert("name".into(), Json::String(alias.clone()));
+    if chart.dependencies.is_empty() {
+        // Helm stops at a chart that declares no dependencies (its subcharts included).
+        return;
+    }
+    let compatible = |dep: &crate::chart::load::Dependency, sub: &Chart| {
+        sub.name() == dep.name && is_compatible_range(&dep.version, sub.version())
+    };
+    let mut candidates: Vec<Chart> = chart
+        .subcharts
+        .iter()
+        .filter(|sub| !chart.dependencies.iter().any(|d| compatible(d, sub)))
+        .cloned()
+        .collect();
+    for dep in &chart.dependencies {
+        if let Some(sub) = chart.subcharts.iter().find(|sub| compatible(dep, sub)) {
+            let mut sub = sub.clone();
+            if let Some(alias) = &dep.alias {
+                std::sync::Arc::make_mut(&mut sub.metadata)
+                    .insert("name".into(), Json::String(alias.clone()));
+            }
+            candidates.push(sub);
         }
-        // Tags first; a condition that resolves to a bool decides over them.
-        let tags = lookup_path(merged, "tags").and_then(Json::as_object);
+    }
+    // Tags first; a condition that resolves to a bool decides over them.
+    let tags = lookup_path(merged, "tags").and_then(Json::as_object);
+    let mut disabled: Vec<String> = Vec::new();
+    for dep in &mut chart.dependencies {
         let (mut has_true, mut has_false) = (false, false);
         for tag in &dep.tags {
             match tags.and_then(|t| t.get(tag)) {
@@ -261,21 +272,30 @@ fn enable_dependencies(chart: &mut Chart, merged: &Values, path: &str) {
             }
         }
         dep.enabled = enabled;
-        if enabled {
-            kept.push(sub);
+        if !enabled {
+            disabled.push(dep.alias.clone().unwrap_or_else(|| dep.name.clone()));
         }
     }
-    // Charts under charts/ that Chart.yaml does not declare are always rendered.
-    for (i, c) in chart.subcharts.iter().enumerate() {
-        if !used[i] && !chart.dependencies.iter().any(|d| d.name == c.name()) {
-            kept.push(c.clone());
-        }
-    }
+    let mut kept: Vec<Chart> = candidates
+        .into_iter()
+        .filter(|sub| !disabled.iter().any(|d| d == sub.name()))
+        .collect();
     for sub in &mut kept {
         let sub_path = format!("{path}{}.", sub.name());
         enable_dependencies(sub, merged, &sub_path);
     }
     chart.subcharts = kept;
+}
+
+/// Helm's `IsCompatibleRange`: whether `version` satisfies `constraint`; a version or
+/// constraint that doesn't parse satisfies nothing, and an empty constraint is `*`.
+fn is_compatible_range(constraint: &str, version: &str) -> bool {
+    let constraint = if constraint.trim().is_empty() {
+        "*"
+    } else {
+        constraint
+    };
+    crate::chart::template::semver::matches(constraint, version).unwrap_or(false)
 }
 
 /// `import-values`: a subchart's values copied into its parent's defaults (the parent's own

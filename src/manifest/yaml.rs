@@ -97,8 +97,9 @@ pub fn parse_stream_at(text: &str, line_offset: u32) -> (Vec<ParsedDoc>, Option<
     parse_with(text, line_offset, false)
 }
 
-/// Parses as go-yaml v2 resolves plain scalars, which Helm reads values and `fromYaml` with:
-/// besides `yes`/`no`/`on`/`off`, the one-letter `y`/`Y`/`n`/`N` are booleans too.
+/// Parses as go-yaml v2 reads YAML, which Helm reads values and `fromYaml` with: besides
+/// `yes`/`no`/`on`/`off`, the one-letter `y`/`Y`/`n`/`N` are booleans too, and of a repeated
+/// key the last value wins.
 pub fn parse_stream_go_yaml_v2(text: &str) -> (Vec<ParsedDoc>, Option<YamlError>) {
     parse_with(text, 0, true)
 }
@@ -151,7 +152,9 @@ struct Builder {
     doc_start: u32,
     /// Added to every line (see [`parse_stream_at`]).
     line_offset: u32,
-    /// Plain `y`/`n` read as booleans (see [`parse_stream_go_yaml_v2`]).
+    /// go-yaml v2's reading, as Helm reads values through `sigs.k8s.io/yaml` (see
+    /// [`parse_stream_go_yaml_v2`]): plain `y`/`n` are booleans, a repeated key's last value
+    /// wins.
     one_letter_bools: bool,
 }
 
@@ -277,7 +280,7 @@ impl Builder {
             }
             Event::MappingEnd => {
                 let Some(Frame::Map {
-                    entries,
+                    mut entries,
                     mut pos,
                     anchor,
                     size,
@@ -286,6 +289,10 @@ impl Builder {
                 else {
                     return Err(self.unbalanced(span, "mapping"));
                 };
+                if self.one_letter_bools {
+                    // go-yaml v2 sets map entries one by one: a repeated key's last value wins.
+                    dedupe_keeping_last(&mut entries);
+                }
                 let map = build_map(entries, &mut pos).map_err(|(key, at)| YamlError {
                     line: at.key_line,
                     col: at.key_col,
@@ -406,6 +413,20 @@ impl Builder {
         }
         Ok(())
     }
+}
+
+/// Drops every entry whose key comes again later, as go-yaml v2 does by overwriting it.
+fn dedupe_keeping_last(entries: &mut Vec<(String, Value, PosNode)>) {
+    let mut seen = std::collections::HashSet::new();
+    let mut keep = vec![false; entries.len()];
+    for (i, (key, _, _)) in entries.iter().enumerate().rev() {
+        keep[i] = seen.insert(key.clone());
+    }
+    let mut i = 0;
+    entries.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
 }
 
 /// A mapping's value from its entries in document order, with their positions appended to

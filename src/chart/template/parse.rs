@@ -1267,7 +1267,9 @@ mod tests {
     }
 
     /// Every template of the test charts, plus syntax corners, parses to the same tree as
-    /// gotmpl's parser (the crate's own, kept as the reference).
+    /// gotmpl's parser (the crate's own, kept as the reference). Where gotmpl is stricter
+    /// than Go (`go-syntax`: a trailing `|`, hexadecimal floats), real Helm is the oracle:
+    /// `tests/chart_render.rs` renders that chart with it.
     #[test]
     fn trees_match_gotmpls_parser() {
         let mut sources: Vec<String> = walkdir::WalkDir::new(
@@ -1276,6 +1278,7 @@ mod tests {
         .into_iter()
         .filter_map(|e| e.ok())
         .filter(|e| e.path().components().any(|c| c.as_os_str() == "templates"))
+        .filter(|e| !e.path().components().any(|c| c.as_os_str() == "go-syntax"))
         .filter(|e| e.file_type().is_file())
         .map(|e| std::fs::read_to_string(e.path()).unwrap())
         .collect();
