@@ -109,3 +109,29 @@ pub fn gen_private_key(kind: &str) -> Result<String, String> {
     let key = KeyPair::generate().map_err(|e| e.to_string())?;
     Ok(key.serialize_pem())
 }
+
+/// `buildCustomCert BASE64_CERT BASE64_KEY`: the certificate and key, checked as Sprig checks
+/// them (base64, a PEM certificate that parses as X.509, a PEM private key), as a
+/// `{Cert, Key}` pair for `genSignedCert` to sign with or a template to print.
+pub fn build_custom_cert(b64cert: &str, b64key: &str) -> Result<Value, String> {
+    use base64::Engine;
+    let decode = |text: &str| base64::engine::general_purpose::STANDARD.decode(text.trim());
+    let cert = decode(b64cert).map_err(|_| "unable to decode base64 certificate".to_string())?;
+    let key = decode(b64key).map_err(|_| "unable to decode base64 private key".to_string())?;
+    let cert_block = pem::parse(&cert).map_err(|_| "unable to decode certificate".to_string())?;
+    x509_parser::parse_x509_certificate(cert_block.contents()).map_err(|e| {
+        format!("error parsing certificate: decodedCert.Bytes: x509: malformed certificate: {e}")
+    })?;
+    let key_block = pem::parse(&key)
+        .map_err(|_| "error parsing private key: no PEM data in input".to_string())?;
+    if !key_block.tag().ends_with("PRIVATE KEY") {
+        return Err(format!(
+            "error parsing private key: invalid key type {}",
+            key_block.tag()
+        ));
+    }
+    Ok(pair(
+        String::from_utf8_lossy(&cert).into_owned(),
+        String::from_utf8_lossy(&key).into_owned(),
+    ))
+}

@@ -98,10 +98,15 @@ const NAMES: &[&str] = &[
     "fromJson",
     "mustFromJson",
     "fromJsonArray",
-    "mustFromJsonArray",
     "toToml",
+    "mustToToml",
+    "fromToml",
     "lookup",
     "trim",
+    "trimall",
+    "hello",
+    "b32dec",
+    "call",
     "trimAll",
     "trimPrefix",
     "trimSuffix",
@@ -198,8 +203,12 @@ const NAMES: &[&str] = &[
     "until",
     "untilStep",
     "seq",
-    "sortAlphaNum",
     "chunk",
+    "mustChunk",
+    "mustSlice",
+    "dateModify",
+    "mustDateModify",
+    "durationRound",
     "dict",
     "get",
     "set",
@@ -250,9 +259,7 @@ const NAMES: &[&str] = &[
     "randInt",
     "now",
     "date",
-    "mustDate",
     "dateInZone",
-    "mustDateInZone",
     "htmlDate",
     "htmlDateInZone",
     "unixEpoch",
@@ -269,6 +276,11 @@ const NAMES: &[&str] = &[
     "shuffle",
     "urlJoin",
     "htpasswd",
+    "bcrypt",
+    "derivePassword",
+    "encryptAES",
+    "decryptAES",
+    "buildCustomCert",
     "base",
     "osBase",
     "dir",
@@ -284,8 +296,6 @@ const NAMES: &[&str] = &[
     "genSignedCert",
     "genPrivateKey",
     "getHostByName",
-    "env",
-    "expandenv",
 ];
 
 fn find(name: &str) -> Option<Func> {
@@ -366,7 +376,7 @@ fn find(name: &str) -> Option<Func> {
                 },
             )
         },
-        "fromJsonArray" | "mustFromJsonArray" => |_, a| {
+        "fromJsonArray" => |_, a| {
             let text = string_arg(&a, 0)?;
             Ok(
                 match serde_json::from_str::<serde_json::Value>(&text).map(floats) {
@@ -376,10 +386,36 @@ fn find(name: &str) -> Option<Func> {
                 },
             )
         },
-        "toToml" => |_, a| Ok(Value::from(super::yaml::to_toml(&arg(&a, 0)?.to_data()))),
+        "toToml" | "mustToToml" => {
+            |_, a| Ok(Value::from(super::yaml::to_toml(&arg(&a, 0)?.to_data())))
+        }
+        "fromToml" => |_, a| Ok(super::yaml::from_toml(&string_arg(&a, 0)?)),
         "lookup" => |_, _| Ok(Value::map(BTreeMap::new())),
         // Sprig: strings.
         "trim" => |_, a| Ok(Value::from(str_arg(&a, 0)?.trim())),
+        // `trimall CUTSET S`: Go's `strings.Trim(S, CUTSET)`.
+        "trimall" => |_, a| {
+            let cutset: Vec<char> = string_arg(&a, 0)?.chars().collect();
+            Ok(Value::from(
+                string_arg(&a, 1)?.trim_matches(cutset.as_slice()),
+            ))
+        },
+        "hello" => |_, _| Ok(Value::from("Hello!")),
+        // Go's `base32.StdEncoding`; an error is the result's text, as Sprig returns it.
+        "b32dec" => |_, a| {
+            let text = strval(&arg(&a, 0)?);
+            Ok(Value::from(
+                match data_encoding::BASE32.decode(text.as_bytes()) {
+                    Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                    Err(e) => format!("illegal base32 data at input byte {}", e.position),
+                },
+            ))
+        },
+        // Go's `call` takes a function value; template data here holds none.
+        "call" => |_, a| match arg(&a, 0)? {
+            Value::Nil => err("call of nil"),
+            other => err(format!("non-function of type {}", other.type_name())),
+        },
         "trimAll" => |_, a| {
             let cut: Vec<char> = string_arg(&a, 0)?.chars().collect();
             Ok(Value::from(string_arg(&a, 1)?.trim_matches(cut.as_slice())))
@@ -766,20 +802,43 @@ fn find(name: &str) -> Option<Func> {
             )
         },
         "seq" => seq,
-        "sortAlphaNum" => |_, a| {
-            let mut parts: Vec<String> = to_list(&arg(&a, 0)?).iter().map(strval).collect();
-            parts.sort();
-            Ok(Value::list(parts.into_iter().map(Value::from).collect()))
-        },
-        "chunk" => |_, a| {
-            let size = to_int(&arg(&a, 0)?).max(1) as usize;
+        "chunk" | "mustChunk" => |_, a| {
+            let size = to_int(&arg(&a, 0)?);
+            let list = match arg(&a, 1)? {
+                Value::List(l) => l,
+                other => return err(format!("Cannot chunk type {}", other.kind_name())),
+            };
+            // Sprig divides by the size: Go's integer division by zero, or a negative size,
+            // is a runtime error there.
+            let Ok(size) = usize::try_from(size) else {
+                return err(format!(
+                    "runtime error: makeslice: len out of range ({size})"
+                ));
+            };
+            if size == 0 {
+                return err("runtime error: integer divide by zero");
+            }
             Ok(Value::list(
-                to_list(&arg(&a, 1)?)
-                    .chunks(size)
-                    .map(|c| Value::list(c.to_vec()))
-                    .collect(),
+                list.chunks(size).map(|c| Value::list(c.to_vec())).collect(),
             ))
         },
+        "mustSlice" => slice,
+        // `dateModify` leaves a date as it is when the duration doesn't parse;
+        // `mustDateModify` fails.
+        "dateModify" => |_, a| {
+            let t = super::time::time_of(&arg(&a, 1)?);
+            let nanos = super::time::parse_go_duration(&string_arg(&a, 0)?).unwrap_or(0);
+            Ok(super::time::shifted(&t, nanos))
+        },
+        "mustDateModify" => |_, a| {
+            let t = super::time::time_of(&arg(&a, 1)?);
+            let shift = string_arg(&a, 0)?;
+            match super::time::parse_go_duration(&shift) {
+                Some(nanos) => Ok(super::time::shifted(&t, nanos)),
+                None => err(format!("time: invalid duration {shift:?}")),
+            }
+        },
+        "durationRound" => |_, a| Ok(Value::from(super::time::duration_round(&arg(&a, 0)?))),
         // Sprig: dicts.
         "dict" => |_, a| {
             let mut m = BTreeMap::new();
@@ -1020,11 +1079,11 @@ fn find(name: &str) -> Option<Func> {
             )))
         },
         "now" => |_, _| Ok(super::time::now()),
-        "date" | "mustDate" => |_, a| {
+        "date" => |_, a| {
             let t = super::time::time_of(&arg(&a, 1)?);
             Ok(Value::from(super::time::format_go(&t, &string_arg(&a, 0)?)))
         },
-        "dateInZone" | "mustDateInZone" => |_, a| {
+        "dateInZone" => |_, a| {
             let t = super::time::time_of(&arg(&a, 1)?);
             let t = super::time::in_zone(t, &string_arg(&a, 2)?);
             Ok(Value::from(super::time::format_go(&t, &string_arg(&a, 0)?)))
@@ -1137,11 +1196,35 @@ fn find(name: &str) -> Option<Func> {
             Ok(Value::from(out))
         },
         "htpasswd" => |_, a| {
-            Ok(Value::from(format!(
-                "{}:{}",
-                string_arg(&a, 0)?,
-                super::digest::sha1_hex(string_arg(&a, 1)?.as_bytes())
+            Ok(Value::from(super::crypto::htpasswd(
+                &string_arg(&a, 0)?,
+                &string_arg(&a, 1)?,
             )))
+        },
+        "bcrypt" => |_, a| Ok(Value::from(super::crypto::bcrypt(&string_arg(&a, 0)?))),
+        "derivePassword" => |_, a| {
+            let counter = u32::try_from(to_int(&arg(&a, 0)?)).unwrap_or(0);
+            Ok(Value::from(super::crypto::derive_password(
+                counter,
+                &string_arg(&a, 1)?,
+                &string_arg(&a, 2)?,
+                &string_arg(&a, 3)?,
+                &string_arg(&a, 4)?,
+            )))
+        },
+        "encryptAES" => |_, a| {
+            super::crypto::encrypt_aes(&string_arg(&a, 0)?, &string_arg(&a, 1)?)
+                .map(Value::from)
+                .map_err(Failure::Exec)
+        },
+        "decryptAES" => |_, a| {
+            super::crypto::decrypt_aes(&string_arg(&a, 0)?, &string_arg(&a, 1)?)
+                .map(Value::from)
+                .map_err(Failure::Exec)
+        },
+        "buildCustomCert" => |_, a| {
+            super::certs::build_custom_cert(&string_arg(&a, 0)?, &string_arg(&a, 1)?)
+                .map_err(Failure::Exec)
         },
         // Sprig: paths (Go's `path`, slash-separated).
         "base" | "osBase" => |_, a| Ok(Value::from(path_base(&string_arg(&a, 0)?))),
@@ -1176,7 +1259,6 @@ fn find(name: &str) -> Option<Func> {
                 .map_err(Failure::Exec)
         },
         "getHostByName" => |_, _| Ok(Value::from("")),
-        "env" | "expandenv" => |_, _| Ok(Value::from("")),
         _ => return None,
     })
 }
@@ -1407,27 +1489,31 @@ fn index(_: &mut Call<'_, '_, '_>, a: Args) -> R {
     Ok(cur)
 }
 
+/// Sprig's `slice LIST [START [END]]`, which Helm's function map puts in place of Go's
+/// built-in: lists only (a string is an error), an empty list is nil, bounds out of range are
+/// Go's `reflect` panic.
 fn slice(_: &mut Call<'_, '_, '_>, a: Args) -> R {
-    let v = arg(&a, 0)?;
-    let bounds: Vec<i64> = a[1..].iter().map(to_int).collect();
-    match v {
-        Value::Str(s) => {
-            let start = bounds.first().copied().unwrap_or(0) as usize;
-            let end = bounds.get(1).map_or(s.len(), |e| *e as usize);
-            if start > end || end > s.len() {
-                return err(format!("index out of range: {end}"));
-            }
-            Ok(Value::from(s.get(start..end).unwrap_or("")))
+    let list = match arg(&a, 0)? {
+        Value::List(l) => l,
+        Value::Nil => return err("reflect: call of reflect.TypeOf on nil"),
+        other => {
+            return err(format!(
+                "list should be type of slice or array but {}",
+                other.kind_name()
+            ));
         }
-        Value::List(l) => {
-            let start = bounds.first().copied().unwrap_or(0) as usize;
-            let end = bounds.get(1).map_or(l.len(), |e| *e as usize);
-            if start > end || end > l.len() {
-                return err(format!("index out of range: {end}"));
-            }
-            Ok(Value::list(l[start..end].to_vec()))
-        }
-        other => err(format!("can't slice item of type {}", other.type_name())),
+    };
+    if list.is_empty() {
+        return Ok(Value::Nil);
+    }
+    let start = a.get(1).map_or(0, to_int);
+    let end = a.get(2).map_or(list.len() as i64, to_int);
+    match (usize::try_from(start), usize::try_from(end)) {
+        (Ok(s), Ok(e)) if s <= e && e <= list.len() => Ok(Value::list(list[s..e].to_vec())),
+        _ => err(format!(
+            "reflect: slice index out of range [{start}:{end}] with length {}",
+            list.len()
+        )),
     }
 }
 

@@ -13,6 +13,7 @@
 
 pub(crate) mod ast;
 pub mod certs;
+pub mod crypto;
 pub mod digest;
 pub mod funcs;
 mod parse;

@@ -179,16 +179,113 @@ pub fn format_go(t: &jiff::Zoned, layout: &str) -> String {
     out
 }
 
+/// A `time.Time` value.
+pub fn value(t: jiff::Zoned) -> Value {
+    Value::Object(Rc::new(Time(t)))
+}
+
+/// `t` moved by `nanos` nanoseconds (`dateModify`); a move past the calendar's range leaves
+/// it where it is.
+pub fn shifted(t: &jiff::Zoned, nanos: i128) -> Value {
+    let moved = i64::try_from(nanos)
+        .ok()
+        .and_then(|n| t.checked_add(jiff::SignedDuration::from_nanos(n)).ok());
+    value(moved.unwrap_or_else(|| t.clone()))
+}
+
+/// Go's `time.ParseDuration`: `[-+]` then numbers with units (`ns`, `us`, `µs`, `ms`, `s`,
+/// `m`, `h`), fractions allowed (`1.5h`, `-2h45m`), or a bare `0`. In nanoseconds; `None` for
+/// anything else, or past `int64`'s range, as Go refuses. By hand: crates that read durations
+/// take other syntaxes (`1 hour`, `P1D`).
+pub fn parse_go_duration(text: &str) -> Option<i128> {
+    let (neg, mut rest) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if rest == "0" {
+        return Some(0);
+    }
+    if rest.is_empty() {
+        return None;
+    }
+    let mut total: f64 = 0.0;
+    while !rest.is_empty() {
+        let number_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (number, after) = rest.split_at(number_end);
+        if number.is_empty() || number == "." {
+            return None;
+        }
+        let value: f64 = number.parse().ok()?;
+        let unit_end = after
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(after.len());
+        let (unit, next) = after.split_at(unit_end);
+        let scale = match unit {
+            "ns" => 1.0,
+            "us" | "µs" | "μs" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" => 60e9,
+            "h" => 3600e9,
+            _ => return None,
+        };
+        total += value * scale;
+        rest = next;
+    }
+    if total > i64::MAX as f64 {
+        return None;
+    }
+    let nanos = total as i128;
+    Some(if neg { -nanos } else { nanos })
+}
+
+/// Sprig's `durationRound`: a duration (Go's syntax, nanoseconds as an `int64`, or the time
+/// since a `time.Time`) as its largest whole unit: `2h`, `3mo`, `1y`.
+pub fn duration_round(v: &Value) -> String {
+    let nanos: i128 = match v {
+        Value::Str(s) => parse_go_duration(s).unwrap_or(0),
+        Value::Int64(n) => i128::from(*n),
+        Value::Object(o) => {
+            let any: &dyn std::any::Any = o.as_ref();
+            any.downcast_ref::<Time>().map_or(0, |t| {
+                jiff::Timestamp::now().as_nanosecond() - t.0.timestamp().as_nanosecond()
+            })
+        }
+        _ => 0,
+    };
+    let u = nanos.unsigned_abs();
+    const SECOND: u128 = 1_000_000_000;
+    const MINUTE: u128 = 60 * SECOND;
+    const HOUR: u128 = 60 * MINUTE;
+    const DAY: u128 = 24 * HOUR;
+    const MONTH: u128 = 30 * DAY;
+    const YEAR: u128 = 365 * DAY;
+    for (unit, suffix) in [
+        (YEAR, "y"),
+        (MONTH, "mo"),
+        (DAY, "d"),
+        (HOUR, "h"),
+        (MINUTE, "m"),
+        (SECOND, "s"),
+    ] {
+        if u > unit {
+            return format!("{}{suffix}", u / unit);
+        }
+    }
+    "0s".into()
+}
+
 /// Go's `time.Duration.String` (`1h2m3s`).
 pub fn duration(seconds: i64) -> String {
     if seconds == 0 {
         return "0s".into();
     }
-    let (sign, mut s) = if seconds < 0 {
-        ("-", -seconds)
-    } else {
-        ("", seconds)
-    };
+    let sign = if seconds < 0 { "-" } else { "" };
+    // `unsigned_abs`: `-i64::MIN` does not fit an `i64`.
+    let mut s = seconds.unsigned_abs();
     let h = s / 3600;
     s %= 3600;
     let m = s / 60;

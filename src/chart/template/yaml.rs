@@ -26,8 +26,77 @@ pub fn to_yaml(v: &Value) -> String {
     out
 }
 
+/// go-yaml v2's emitter folds a plain or quoted scalar at a space once the line is past this
+/// many characters (`best_width`).
+const BEST_WIDTH: usize = 80;
+
+/// A map's keys in go-yaml v2's order (its `keyList.Less`): character by character, letters
+/// after other characters, runs of digits compared as numbers (`a9` before `a10`, `_x` before
+/// `1`, `B` before `a`).
+fn sorted_keys(
+    m: &serde_json::Map<String, serde_json::Value>,
+) -> Vec<(&String, &serde_json::Value)> {
+    let mut entries: Vec<_> = m.iter().collect();
+    entries.sort_by(|(a, _), (b, _)| go_yaml_key_order(a, b));
+    entries
+}
+
+fn go_yaml_key_order(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (ar, br): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    for i in 0..ar.len().min(br.len()) {
+        if ar[i] == br[i] {
+            continue;
+        }
+        let (al, bl) = (ar[i].is_alphabetic(), br[i].is_alphabetic());
+        if al && bl {
+            return ar[i].cmp(&br[i]);
+        }
+        if al || bl {
+            return if bl {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            };
+        }
+        // Go's `unicode.IsDigit` runs at this place, as numbers (saturating: Go's int64
+        // overflows instead, for keys of more than eighteen digits).
+        let (mut an, mut bn) = (0i64, 0i64);
+        if ar[i] == '0' || br[i] == '0' {
+            let mut j = i;
+            while j > 0 && ar[j - 1].is_numeric() {
+                j -= 1;
+                if ar[j] != '0' {
+                    an = 1;
+                    bn = 1;
+                    break;
+                }
+            }
+        }
+        let digit = |c: char| c.to_digit(10).map(i64::from);
+        let mut ai = i;
+        while let Some(d) = ar.get(ai).copied().and_then(digit) {
+            an = an.saturating_mul(10).saturating_add(d);
+            ai += 1;
+        }
+        let mut bi = i;
+        while let Some(d) = br.get(bi).copied().and_then(digit) {
+            bn = bn.saturating_mul(10).saturating_add(d);
+            bi += 1;
+        }
+        if an != bn {
+            return an.cmp(&bn);
+        }
+        if ai != bi {
+            return ai.cmp(&bi);
+        }
+        return ar[i].cmp(&br[i]);
+    }
+    ar.len().cmp(&br.len())
+}
+
 fn write_map(out: &mut String, m: &serde_json::Map<String, serde_json::Value>, indent: usize) {
-    for (k, v) in m {
+    for (k, v) in sorted_keys(m) {
         out.push_str(&" ".repeat(indent));
         out.push_str(&key_text(k));
         out.push(':');
@@ -61,7 +130,7 @@ fn write_list(out: &mut String, a: &[serde_json::Value], indent: usize) {
             serde_json::Value::Object(m) if !m.is_empty() => {
                 // The first key goes on the dash's line, the rest under it.
                 let mut first = true;
-                for (k, v) in m {
+                for (k, v) in sorted_keys(m) {
                     if first {
                         out.push(' ');
                         first = false;
@@ -82,7 +151,8 @@ fn write_list(out: &mut String, a: &[serde_json::Value], indent: usize) {
             }
             scalar => {
                 out.push(' ');
-                write_scalar(out, scalar, indent + 2);
+                // An item's continuation lines and block text sit under the dash's content.
+                write_scalar(out, scalar, indent);
                 out.push('\n');
             }
         }
@@ -93,9 +163,11 @@ fn key_text(k: &str) -> String {
     if k.is_empty() {
         return "\"\"".into();
     }
-    string_text(k, 0, true)
+    string_text(k, 0, None)
 }
 
+/// `indent`: the indentation of what the scalar belongs to (its key, or its list's dash); its
+/// continuation and block lines go two further in.
 fn write_scalar(out: &mut String, v: &serde_json::Value, indent: usize) {
     match v {
         serde_json::Value::Null => out.push_str("null"),
@@ -107,32 +179,141 @@ fn write_scalar(out: &mut String, v: &serde_json::Value, indent: usize) {
                 out.push_str(&format_float_g(n.as_f64().unwrap_or(0.0)));
             }
         }
-        serde_json::Value::String(s) => out.push_str(&string_text(s, indent, false)),
+        serde_json::Value::String(s) => {
+            // Where the scalar starts on its line, for folding.
+            let line_start = out.rfind('\n').map_or(0, |i| i + 1);
+            let column = out[line_start..].chars().count();
+            let text = string_text(s, indent, Some(column));
+            out.push_str(&text);
+        }
         serde_json::Value::Object(_) => out.push_str("{}"),
         serde_json::Value::Array(_) => out.push_str("[]"),
     }
 }
 
+/// The styles go-yaml v2 writes a scalar in.
+#[derive(Clone, Copy, PartialEq)]
+enum Style {
+    Plain,
+    Single,
+    Double,
+}
+
+/// A string as it comes out of `sigs.k8s.io/yaml`'s JSON step: the JSON text is read back by
+/// go-yaml v2, for which a raw NEL (U+0085, which JSON does not escape) inside a
+/// double-quoted scalar is a line break, folded as YAML folds one: with the blanks around it
+/// into one space, or `n` of them in a row into `n - 1` newlines.
+fn after_json_round_trip(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains('\u{85}') {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    static BREAKS: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new("[ \t]*(\u{85}[ \t]*)+").expect("valid"));
+    std::borrow::Cow::Owned(
+        BREAKS
+            .replace_all(s, |caps: &regex::Captures<'_>| {
+                let breaks = caps[0].matches('\u{85}').count();
+                if breaks == 1 {
+                    " ".to_string()
+                } else {
+                    "\n".repeat(breaks - 1)
+                }
+            })
+            .into_owned(),
+    )
+}
+
 /// A string as go-yaml v2 writes it: plain when it reads back as the same string, else quoted;
-/// a literal block when it has line breaks (not for keys).
-fn string_text(s: &str, indent: usize, key: bool) -> String {
-    if s.contains('\n') && !key {
+/// a literal block when it has line breaks (not for keys). `column` is where a value starts
+/// on its line (keys are never folded, and have none).
+fn string_text(s: &str, indent: usize, column: Option<usize>) -> String {
+    let s = &*after_json_round_trip(s);
+    if s.contains('\n') && column.is_some() {
         if let Some(block) = literal_block(s, indent) {
             return block;
         }
-        return double_quoted(s);
+        return folded(s, Style::Double, indent, column);
     }
     if !resolves_as_string(s) {
-        return double_quoted(s);
+        return folded(s, Style::Double, indent, column);
     }
     let a = analyze(s);
     if a.plain_allowed {
-        s.to_string()
+        folded(s, Style::Plain, indent, column)
     } else if a.single_quoted_allowed {
-        format!("'{}'", s.replace('\'', "''"))
+        folded(s, Style::Single, indent, column)
     } else {
-        double_quoted(s)
+        folded(s, Style::Double, indent, column)
     }
+}
+
+/// A scalar written in `style`, folded as go-yaml v2's `write_plain_scalar`,
+/// `write_single_quoted` and `write_double_quoted_scalar` fold: at a space once the line is
+/// past [`BEST_WIDTH`], onto a new line indented two past `indent` (not at a run of spaces;
+/// quoted scalars not at their first or last character; a double-quoted one escapes a space
+/// that would start the new line).
+fn folded(s: &str, style: Style, indent: usize, column: Option<usize>) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    let Some(mut col) = column else {
+        // Keys are simple keys: never folded.
+        return match style {
+            Style::Plain => s.to_string(),
+            Style::Single => format!("'{}'", s.replace('\'', "''")),
+            Style::Double => double_quoted(s),
+        };
+    };
+    let pad = indent + 2;
+    let quote = match style {
+        Style::Plain => None,
+        Style::Single => Some('\''),
+        Style::Double => Some('"'),
+    };
+    if let Some(q) = quote {
+        out.push(q);
+        col += 1;
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let mut spaces = false;
+    for (i, &c) in chars.iter().enumerate() {
+        if c == ' ' {
+            let next_is_space = chars.get(i + 1) == Some(&' ');
+            let inner = i > 0 && i + 1 < chars.len();
+            let may_break = !spaces
+                && col > BEST_WIDTH
+                && match style {
+                    Style::Plain => !next_is_space,
+                    Style::Single => inner && !next_is_space,
+                    Style::Double => inner,
+                };
+            if may_break {
+                out.push('\n');
+                out.push_str(&" ".repeat(pad));
+                col = pad;
+                if style == Style::Double && next_is_space {
+                    out.push('\\');
+                    col += 1;
+                }
+            } else {
+                out.push(' ');
+                col += 1;
+            }
+            spaces = true;
+            continue;
+        }
+        spaces = false;
+        let piece = match style {
+            Style::Plain => c.to_string(),
+            Style::Single if c == '\'' => "''".to_string(),
+            Style::Single => c.to_string(),
+            Style::Double => double_quoted_char(c),
+        };
+        col += piece.chars().count();
+        out.push_str(&piece);
+    }
+    if let Some(q) = quote {
+        out.push(q);
+    }
+    out
 }
 
 /// `|`, `|-` or `|+` with the text indented under the key.
@@ -148,8 +329,9 @@ fn literal_block(s: &str, indent: usize) -> Option<String> {
     } else {
         ""
     };
-    // A leading space would be read as indentation: the indent is then given explicitly.
-    let indicator = if s.starts_with(' ') { "2" } else { "" };
+    // A leading space or line break would be read as indentation: the indent is then given
+    // explicitly (go-yaml v2's `write_block_scalar_hints`).
+    let indicator = if s.starts_with([' ', '\n']) { "2" } else { "" };
     let pad = " ".repeat(indent + 2);
     let mut out = format!("|{indicator}{chomp}");
     let body = s.strip_suffix('\n').unwrap_or(s);
@@ -166,49 +348,53 @@ fn literal_block(s: &str, indent: usize) -> Option<String> {
 fn double_quoted(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\0' => out.push_str("\\0"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{b}' => out.push_str("\\v"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{1b}' => out.push_str("\\e"),
-            '\u{85}' => out.push_str("\\N"),
-            '\u{a0}' => out.push_str("\\_"),
-            '\u{2028}' => out.push_str("\\L"),
-            '\u{2029}' => out.push_str("\\P"),
-            c if !printable(c) => {
-                let n = c as u32;
-                if n <= 0xff {
-                    out.push_str(&format!("\\x{n:02X}"));
-                } else if n <= 0xffff {
-                    out.push_str(&format!("\\u{n:04X}"));
-                } else {
-                    out.push_str(&format!("\\U{n:08X}"));
-                }
-            }
-            c => out.push(c),
-        }
+        out.push_str(&double_quoted_char(c));
     }
     out.push('"');
     out
 }
 
+/// One character inside a double-quoted scalar, escaped as go-yaml v2 escapes it.
+fn double_quoted_char(c: char) -> String {
+    match c {
+        '"' => "\\\"".into(),
+        '\\' => "\\\\".into(),
+        '\n' => "\\n".into(),
+        '\r' => "\\r".into(),
+        '\t' => "\\t".into(),
+        '\0' => "\\0".into(),
+        '\u{7}' => "\\a".into(),
+        '\u{8}' => "\\b".into(),
+        '\u{b}' => "\\v".into(),
+        '\u{c}' => "\\f".into(),
+        '\u{1b}' => "\\e".into(),
+        '\u{85}' => "\\N".into(),
+        '\u{a0}' => "\\_".into(),
+        '\u{2028}' => "\\L".into(),
+        '\u{2029}' => "\\P".into(),
+        '\u{feff}' => "\\uFEFF".into(),
+        c if !printable(c) => {
+            let n = c as u32;
+            if n <= 0xff {
+                format!("\\x{n:02X}")
+            } else if n <= 0xffff {
+                format!("\\u{n:04X}")
+            } else {
+                format!("\\U{n:08X}")
+            }
+        }
+        c => c.to_string(),
+    }
+}
+
+/// go-yaml v2's `is_printable`: unlike YAML's definition, tab, CR, NEL and everything past
+/// the Basic Multilingual Plane are not, so strings holding them are double-quoted.
 fn printable(c: char) -> bool {
     let n = c as u32;
-    n == 0x9
-        || n == 0xA
-        || n == 0xD
+    n == 0xA
         || (0x20..=0x7E).contains(&n)
-        || n == 0x85
         || (0xA0..=0xD7FF).contains(&n)
         || ((0xE000..=0xFFFD).contains(&n) && n != 0xFEFF)
-        || (0x10000..=0x10FFFF).contains(&n)
 }
 
 /// What libyaml's `yaml_emitter_analyze_scalar` allows for a string in block context.
@@ -406,6 +592,33 @@ pub fn parse_values(text: &str) -> Result<Value, String> {
     Ok(Value::from_json(&v))
 }
 
+/// Helm's `fromToml`: a TOML document as a map, or `{Error: …}` when it doesn't parse.
+pub fn from_toml(text: &str) -> Value {
+    match text.parse::<toml::Table>() {
+        Ok(table) => Value::from_json(&toml_json(toml::Value::Table(table))),
+        Err(e) => {
+            let mut m = std::collections::BTreeMap::new();
+            m.insert("Error".to_string(), Value::from(e.message()));
+            Value::map(m)
+        }
+    }
+}
+
+/// A TOML value as Helm's values hold it: integers as `int64` (BurntSushi's TOML decodes
+/// them so), floats as `float64`, dates as their text.
+fn toml_json(v: toml::Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    match v {
+        toml::Value::String(s) => J::String(s),
+        toml::Value::Integer(i) => J::from(i),
+        toml::Value::Float(f) => serde_json::Number::from_f64(f).map_or(J::Null, J::Number),
+        toml::Value::Boolean(b) => J::Bool(b),
+        toml::Value::Datetime(d) => J::String(d.to_string()),
+        toml::Value::Array(a) => J::Array(a.into_iter().map(toml_json).collect()),
+        toml::Value::Table(t) => J::Object(t.into_iter().map(|(k, v)| (k, toml_json(v))).collect()),
+    }
+}
+
 /// `toToml`: tables of scalars, lists and sub-tables (what BurntSushi's encoder writes).
 pub fn to_toml(v: &Value) -> String {
     let mut out = String::new();
@@ -488,7 +701,7 @@ mod tests {
             ("with space", "with space"),
             ("it's", "it's"),
         ] {
-            assert_eq!(string_text(s, 0, false), want, "{s}");
+            assert_eq!(string_text(s, 0, Some(0)), want, "{s}");
         }
     }
 }
