@@ -471,6 +471,9 @@ fn scalar(s: &str) -> Json {
 }
 
 /// Sets `a.b[1].c` to `value`, creating maps and lists on the way.
+/// How many `.`s a `--set` key may have (Helm's `strvals.MaxNestedNameLevel`).
+const MAX_NESTED_NAME_LEVEL: usize = 30;
+
 fn set_path(values: &mut Values, key: &str, value: Json) -> Result<(), String> {
     let mut parts: Vec<(String, Vec<usize>)> = Vec::new();
     let mut rest = key;
@@ -497,6 +500,13 @@ fn set_path(values: &mut Values, key: &str, value: Json) -> Result<(), String> {
         };
         parts.push((unescape(name), indexes));
         rest = after.strip_prefix('.').unwrap_or(after);
+    }
+    // Helm's `MaxNestedNameLevel`.
+    if parts.len() > MAX_NESTED_NAME_LEVEL + 1 {
+        return Err(format!(
+            "value name nested level is greater than maximum supported nested level of \
+             {MAX_NESTED_NAME_LEVEL}"
+        ));
     }
     let Some(((last_name, last_idx), init)) = parts.split_last() else {
         return Err("empty key".into());
@@ -531,6 +541,20 @@ fn descend_list<'v>(mut slot: &'v mut Json, idx: &[usize]) -> &'v mut Json {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn set_keys_nest_as_deep_as_helm_allows() {
+        let key = |dots: usize| vec!["a"; dots + 1].join(".");
+        let mut values = Values::new();
+        assert!(apply_set(&mut values, &format!("{}=1", key(30)), SetKind::Typed).is_ok());
+        let err = apply_set(&mut values, &format!("{}=1", key(31)), SetKind::Typed).unwrap_err();
+        assert!(
+            err.contains("maximum supported nested level of 30"),
+            "{err}"
+        );
+        // 20,000 levels: an error, not a stack overflow.
+        assert!(apply_set(&mut values, &format!("{}=1", key(20_000)), SetKind::Typed).is_err());
+    }
+
     use super::*;
 
     fn set(args: &[(&str, SetKind)]) -> Json {

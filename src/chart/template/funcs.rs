@@ -435,8 +435,11 @@ fn find(name: &str) -> Option<Func> {
         "repeat" => |_, a| {
             let n = to_int(&arg(&a, 0)?).max(0) as usize;
             let s = string_arg(&a, 1)?;
-            if n.saturating_mul(s.len()) > 64 << 20 {
-                return err("repeat: the result would exceed 64 MiB");
+            if n.saturating_mul(s.len()) > MAX_BUILT {
+                return err(format!(
+                    "repeat: the result would exceed {} MiB",
+                    MAX_BUILT >> 20
+                ));
             }
             Ok(Value::from(s.repeat(n)))
         },
@@ -450,21 +453,25 @@ fn find(name: &str) -> Option<Func> {
                 string_arg(&a, 0)?.split_whitespace().collect::<String>(),
             ))
         },
+        // Go slices the string's bytes: a cut inside a character leaves invalid UTF-8 there
+        // (which Helm's YAML parser then refuses); here that character becomes U+FFFD.
         "trunc" => |_, a| {
             let n = to_int(&arg(&a, 0)?);
             let s = string_arg(&a, 1)?;
-            let len = s.len() as i64;
-            Ok(Value::from(if n < 0 {
-                if -n < len {
-                    s[(len + n) as usize..].to_string()
+            let bytes = s.as_bytes();
+            let len = bytes.len() as i64;
+            let kept = if n < 0 {
+                if n.unsigned_abs() < len as u64 {
+                    &bytes[(len + n) as usize..]
                 } else {
-                    s
+                    bytes
                 }
             } else if n < len {
-                s[..n as usize].to_string()
+                &bytes[..n as usize]
             } else {
-                s
-            }))
+                bytes
+            };
+            Ok(Value::from(String::from_utf8_lossy(kept).into_owned()))
         },
         "abbrev" => |_, a| {
             let n = to_int(&arg(&a, 0)?);
@@ -510,13 +517,15 @@ fn find(name: &str) -> Option<Func> {
             Ok(Value::from(parts.join(" ")))
         },
         "indent" => |_, a| {
-            let n = to_int(&arg(&a, 0)?).max(0) as usize;
-            Ok(Value::from(indent(n, &str_arg(&a, 1)?)))
+            let text = str_arg(&a, 1)?;
+            let n = indent_width(&arg(&a, 0)?, &text)?;
+            Ok(Value::from(indent(n, &text)))
         },
         "nindent" => |_, a| {
-            let n = to_int(&arg(&a, 0)?).max(0) as usize;
+            let text = str_arg(&a, 1)?;
+            let n = indent_width(&arg(&a, 0)?, &text)?;
             let mut out = String::from("\n");
-            indent_into(&mut out, n, &str_arg(&a, 1)?);
+            indent_into(&mut out, n, &text);
             Ok(Value::from(out))
         },
         "replace" => |_, a| {
@@ -1382,42 +1391,61 @@ pub fn empty(v: &Value) -> bool {
 /// template cannot exhaust memory with one call.
 const MAX_LIST: i64 = 1_000_000;
 
+/// Sprig's `untilStep`: `start`, `start + step`, … while short of `stop`. Counted in `i128`,
+/// so that bounds near `int64`'s ends neither overflow nor wrap around: where Go's `i +=
+/// step` would wrap past `int64` and loop for ever, this is an error.
 fn range_list(start: i64, stop: i64, step: i64) -> R {
-    if step == 0 {
-        return Ok(Value::list(Vec::new()));
-    }
-    let count = ((stop - start) / step).max(0);
-    if count > MAX_LIST {
+    let (start, stop, step) = (i128::from(start), i128::from(stop), i128::from(step));
+    let count = if stop < start {
+        if step >= 0 {
+            0
+        } else {
+            (start - stop + (-step) - 1) / (-step)
+        }
+    } else if step <= 0 {
+        0
+    } else {
+        (stop - start + step - 1) / step
+    };
+    if count > MAX_LIST as i128 {
         return err(format!(
             "a list of {count} items is more than winguard builds"
         ));
     }
-    let mut out = Vec::new();
-    let mut i = start;
-    while (step > 0 && i < stop) || (step < 0 && i > stop) {
-        out.push(Value::Int(i));
-        i += step;
+    let last = start + step * (count - 1).max(0);
+    if count > 0 && i64::try_from(last + step).is_err() {
+        return err("the list's counter would wrap past int64 and never reach its end");
     }
-    Ok(Value::list(out))
+    Ok(Value::list(
+        (0..count)
+            .map(|k| Value::Int((start + step * k) as i64))
+            .collect(),
+    ))
 }
 
 fn seq(_: &mut Call<'_, '_, '_>, a: Args) -> R {
     let n: Vec<i64> = a.iter().map(to_int).collect();
-    let (start, step, end) = match n.as_slice() {
-        [end] => (1, if *end >= 1 { 1 } else { -1 }, *end),
-        [start, end] => (*start, if end >= start { 1 } else { -1 }, *end),
-        [start, step, end] => (*start, *step, *end),
+    let toward = |start: i64, end: i64| if end < start { -1 } else { 1 };
+    // Sprig: `untilStep(start, end + increment, step)`, with Go's wrapping `+`.
+    let (start, stop, step) = match n.as_slice() {
+        [end] => (1, end.wrapping_add(toward(1, *end)), toward(1, *end)),
+        [start, end] => (
+            *start,
+            end.wrapping_add(toward(*start, *end)),
+            toward(*start, *end),
+        ),
+        [start, step, end] => {
+            if end < start && *step > 0 {
+                return Ok(Value::from(""));
+            }
+            (*start, end.wrapping_add(toward(*start, *end)), *step)
+        }
         _ => return Ok(Value::from("")),
     };
-    if step == 0 || (end - start) / step > 10_000_000 {
+    let Value::List(items) = range_list(start, stop, step)? else {
         return Ok(Value::from(""));
-    }
-    let mut parts = Vec::new();
-    let mut i = start;
-    while (step > 0 && i <= end) || (step < 0 && i >= end) {
-        parts.push(i.to_string());
-        i += step;
-    }
+    };
+    let parts: Vec<String> = items.iter().map(|v| v.to_print_inner()).collect();
     Ok(Value::from(parts.join(" ")))
 }
 
@@ -1628,28 +1656,33 @@ pub fn printf(format: &str, args: &[Value]) -> String {
                 break;
             }
         }
-        let mut width = String::new();
-        while let Some(&d) = chars.peek() {
-            if d.is_ascii_digit() {
-                width.push(d);
+        // Go's `parsenum`: a width or precision past a million is taken as garbage, and the
+        // rest of the format with it (`%!(NOVERB)` follows).
+        let number = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>| {
+            let mut n: usize = 0;
+            while let Some(&d) = chars.peek() {
+                let Some(digit) = d.to_digit(10) else { break };
+                if n > 1_000_000 {
+                    chars.by_ref().for_each(drop);
+                    return None;
+                }
+                n = n * 10 + digit as usize;
                 chars.next();
-            } else {
-                break;
             }
-        }
+            Some(n)
+        };
+        let Some(width) = number(&mut chars) else {
+            out.push_str("%!(NOVERB)");
+            break;
+        };
         let mut precision: Option<usize> = None;
         if chars.peek() == Some(&'.') {
             chars.next();
-            let mut p = String::new();
-            while let Some(&d) = chars.peek() {
-                if d.is_ascii_digit() {
-                    p.push(d);
-                    chars.next();
-                } else {
-                    break;
-                }
-            }
-            precision = Some(p.parse().unwrap_or(0));
+            let Some(p) = number(&mut chars) else {
+                out.push_str("%!(NOVERB)");
+                break;
+            };
+            precision = Some(p);
         }
         let Some(verb) = chars.next() else {
             out.push_str("%!(NOVERB)");
@@ -1665,7 +1698,6 @@ pub fn printf(format: &str, args: &[Value]) -> String {
         };
         next += 1;
         let text = format_verb(verb, v, precision, &flags);
-        let width: usize = width.parse().unwrap_or(0);
         let len = text.chars().count();
         if len < width {
             let pad = width - len;
@@ -1830,6 +1862,23 @@ pub fn go_quote(s: &str) -> String {
 }
 
 /// Sprig's `indent`: every line, the first included, gets `n` spaces.
+/// The largest string a function builds from a count it is given (`repeat`, `indent`,
+/// `printf`'s padding): what a template can ask for in one call without exhausting memory.
+pub(crate) const MAX_BUILT: usize = 64 << 20;
+
+/// `indent`'s count, when the result stays within [`MAX_BUILT`].
+fn indent_width(n: &Value, text: &str) -> Result<usize, Failure> {
+    let n = usize::try_from(to_int(n)).unwrap_or(0);
+    let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1;
+    if n.saturating_mul(lines).saturating_add(text.len()) > MAX_BUILT {
+        return err(format!(
+            "indent: the result would exceed {} MiB",
+            MAX_BUILT >> 20
+        ));
+    }
+    Ok(n)
+}
+
 fn indent(n: usize, s: &str) -> String {
     let mut out = String::new();
     indent_into(&mut out, n, s);

@@ -47,6 +47,15 @@ const STACK_RED_ZONE: usize = 128 * 1024;
 const STACK_GROWTH: usize = 4 * 1024 * 1024;
 /// How much text one render may produce.
 const MAX_OUTPUT: usize = 128 * 1024 * 1024;
+/// How much all the values functions build in one render may add up to (strings, list slots,
+/// map entries): a template doubling a string or list in a variable, or building big values
+/// in a loop, stops here instead of exhausting memory. Real charts build a few hundred MiB
+/// at most.
+const MAX_ALLOCATED: usize = 4 << 30;
+/// How deeply lists and maps a template builds may nest (`$d = dict "a" $d` in a loop): far
+/// beyond real charts (values files stop at 512), and shallow enough that converting,
+/// printing or freeing such a value cannot overflow the stack.
+const MAX_DEPTH: u32 = 1000;
 
 /// A template error: which template, where, and what (Go's and Helm's wording).
 #[derive(Debug, Clone, PartialEq)]
@@ -147,6 +156,13 @@ const MAX_TREES: usize = if cfg!(test) {
 pub struct TemplateSet<'a> {
     arena: &'a Bump,
     bodies: HashMap<String, Rc<Body<'a>>>,
+    /// What the functions of every render of this set have built (see [`MAX_ALLOCATED`]):
+    /// one budget for a chart's templates together.
+    allocated: std::cell::Cell<usize>,
+    /// How deeply each list or map a render has seen nests, by its address (see
+    /// [`MAX_DEPTH`]). Every container made during a render is a function's result and is
+    /// entered when it is made; a function that changes a map in place clears it all.
+    depths: std::cell::RefCell<rustc_hash::FxHashMap<usize, u32>>,
 }
 
 impl<'a> TemplateSet<'a> {
@@ -154,6 +170,8 @@ impl<'a> TemplateSet<'a> {
         TemplateSet {
             arena,
             bodies: HashMap::default(),
+            allocated: std::cell::Cell::new(0),
+            depths: Default::default(),
         }
     }
 
@@ -393,6 +411,100 @@ impl<'s, 'a> Exec<'s, 'a> {
             ));
         }
         Ok(())
+    }
+
+    /// Counts a value a function built against the render's budget: no one value past
+    /// [`funcs::MAX_BUILT`], and no more than [`MAX_ALLOCATED`] in all. What is counted is the
+    /// value's own size (a list's slots, not its shared items).
+    fn charge(&mut self, v: &Value, pos: Pos) -> Result<()> {
+        let size = match v {
+            Value::Str(s) => s.len(),
+            Value::Bytes(b) => b.len(),
+            Value::List(l) => l.len() * std::mem::size_of::<Value>(),
+            Value::Map(m) => m.borrow().len() * (std::mem::size_of::<Value>() + 32),
+            _ => 0,
+        };
+        if size > funcs::MAX_BUILT {
+            return Err(self.error(
+                pos,
+                Failure::Exec(format!(
+                    "<memory limit>: a value of {} MiB is more than winguard builds ({} MiB)",
+                    size >> 20,
+                    funcs::MAX_BUILT >> 20
+                )),
+            ));
+        }
+        let allocated = self.set.allocated.get().saturating_add(size);
+        self.set.allocated.set(allocated);
+        if allocated > MAX_ALLOCATED {
+            return Err(self.error(
+                pos,
+                Failure::Exec(format!(
+                    "<memory limit>: the render built more than {} GiB of values; winguard \
+                     stops templates that would exhaust memory",
+                    MAX_ALLOCATED >> 30
+                )),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Refuses a list or map a function made that nests deeper than [`MAX_DEPTH`].
+    fn check_depth(&self, v: &Value, pos: Pos) -> Result<()> {
+        let (key, children): (usize, Vec<&Value>) = match v {
+            Value::List(l) => (Rc::as_ptr(l) as usize, l.iter().collect()),
+            Value::Map(m) => {
+                // Borrowed only to read the depths of the entries.
+                let depth = {
+                    let map = m.borrow();
+                    1 + map.values().map(|c| self.depth_of(c)).max().unwrap_or(0)
+                };
+                return self.enter_depth(Rc::as_ptr(m) as usize, depth, pos);
+            }
+            _ => return Ok(()),
+        };
+        let depth = 1 + children.iter().map(|c| self.depth_of(c)).max().unwrap_or(0);
+        self.enter_depth(key, depth, pos)
+    }
+
+    fn enter_depth(&self, key: usize, depth: u32, pos: Pos) -> Result<()> {
+        if depth > MAX_DEPTH {
+            return Err(self.error(
+                pos,
+                Failure::Exec(format!(
+                    "<nesting limit>: lists and maps nested more than {MAX_DEPTH} deep"
+                )),
+            ));
+        }
+        self.set.depths.borrow_mut().insert(key, depth);
+        Ok(())
+    }
+
+    /// How deeply a value nests: entered when a function made it, else (values, and
+    /// containers whose depth a change in place made unknown) found and entered now.
+    fn depth_of(&self, v: &Value) -> u32 {
+        let key = match v {
+            Value::List(l) => Rc::as_ptr(l) as usize,
+            Value::Map(m) => Rc::as_ptr(m) as usize,
+            _ => return 0,
+        };
+        if let Some(d) = self.set.depths.borrow().get(&key) {
+            return *d;
+        }
+        let depth = match v {
+            Value::List(l) => 1 + l.iter().map(|c| self.depth_of(c)).max().unwrap_or(0),
+            Value::Map(m) => {
+                1 + m
+                    .borrow()
+                    .values()
+                    .map(|c| self.depth_of(c))
+                    .max()
+                    .unwrap_or(0)
+            }
+            _ => 0,
+        };
+        self.set.depths.borrow_mut().insert(key, depth);
+        depth
     }
 
     fn run_list(&mut self, list: &ListNode, dot: &Value) -> Result<Flow> {
@@ -914,7 +1026,23 @@ impl<'s, 'a> Exec<'s, 'a> {
             unwrapped_nils,
         };
         match func(&mut call, args) {
-            Ok(v) => Ok(v),
+            Ok(v) => {
+                if matches!(
+                    self.text(name),
+                    "set"
+                        | "unset"
+                        | "merge"
+                        | "mustMerge"
+                        | "mergeOverwrite"
+                        | "mustMergeOverwrite"
+                ) {
+                    // A map changed in place: what contains it may be deeper now.
+                    self.set.depths.borrow_mut().clear();
+                }
+                self.charge(&v, pos)?;
+                self.check_depth(&v, pos)?;
+                Ok(v)
+            }
             Err(Failure::Exec(m)) => {
                 let name = self.text(name);
                 Err(self.error(
@@ -969,6 +1097,58 @@ mod tests {
         let mut set = TemplateSet::new(&arena);
         set.add("t.yaml", text.into())?;
         set.render("t.yaml", &Value::map(Default::default()))
+    }
+
+    /// Templates that used to panic, abort on allocation, overflow the stack or never end:
+    /// each is now an output or an error, in debug builds too (overflow checks on).
+    #[test]
+    fn no_template_crashes_the_renderer() {
+        let ends = |t: &str| {
+            let r = render(t);
+            assert!(
+                r.as_ref().is_ok() || r.as_ref().is_err_and(|e| !e.message.is_empty()),
+                "{t}: {r:?}"
+            );
+            r
+        };
+        // A cut inside a character, Go's byte slicing.
+        assert_eq!(ends(r#"{{ trunc 2 "héllo" }}"#).unwrap(), "h\u{fffd}");
+        assert_eq!(ends(r#"{{ trunc -3 "héllo" }}"#).unwrap(), "llo");
+        for t in [
+            r#"{{ "x" | indent 9999999999 }}"#,
+            r#"{{ "x" | nindent 99999999999999 }}"#,
+            r#"{{ len (untilStep 0 9223372036854775807 4611686018427387904) }}"#,
+            r#"{{ len (untilStep 9223372036854775800 9223372036854775807 3) }}"#,
+            r#"{{ $s := "ab" }}{{ range until 40 }}{{ $s = print $s $s }}{{ end }}{{ len $s }}"#,
+            r#"{{ $l := list 1 }}{{ range until 40 }}{{ $l = concat $l $l }}{{ end }}{{ len $l }}"#,
+            r#"{{ $d := dict }}{{ range until 100000 }}{{ $d = dict "a" $d }}{{ end }}ok"#,
+            r#"{{ $d := list }}{{ range until 100000 }}{{ $d = list $d }}{{ end }}ok"#,
+            r#"{{ repeat 999999999999 "x" }}"#,
+        ] {
+            assert!(ends(t).is_err(), "{t}");
+        }
+        // Go's answers: wrapping arithmetic, `seq` past int64's end empty, printf's garbage
+        // widths.
+        assert_eq!(
+            ends("{{ add 9223372036854775807 1 }} {{ mul 9223372036854775807 2 }} {{ sub -9223372036854775808 1 }}").unwrap(),
+            "-9223372036854775808 -2 9223372036854775807"
+        );
+        assert_eq!(
+            ends("{{ len (seq 9223372036854775806 9223372036854775807) }}").unwrap(),
+            "0"
+        );
+        assert_eq!(
+            ends(r#"{{ printf "%99999999999d|" 1 }}"#).unwrap(),
+            "%!(NOVERB)%!(EXTRA int=1)"
+        );
+        assert_eq!(
+            ends(r#"{{ printf "%.99999999999f" 1.0 }}"#).unwrap(),
+            "%!(NOVERB)%!(EXTRA float64=1)"
+        );
+        assert_eq!(
+            ends("{{ seq 1 2 10 }}|{{ seq 10 -3 1 }}|{{ seq 3 1 }}").unwrap(),
+            "1 3 5 7 9|10 7 4 1|3 2 1"
+        );
     }
 
     #[test]
