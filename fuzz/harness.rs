@@ -1,0 +1,93 @@
+//! What each fuzz target does with its input, shared with `tests/fuzz_regressions.rs` (which
+//! replays the inputs fuzzing found): one definition, used by both through `#[path]`.
+
+#![allow(dead_code)]
+
+use std::sync::{Arc, OnceLock};
+
+use winguard::admission::{Endpoint, review};
+use winguard::chart::load::{File, load_files};
+use winguard::chart::render::template_output;
+use winguard::chart::values::{SetKind, Values, apply_set, merge_maps, parse_values_file};
+use winguard::chart::{RenderOptions, render_chart};
+use winguard::cli::{LintSetup, lint_sources};
+use winguard::config::Config;
+use winguard::manifest::Sources;
+use winguard::rules::RuleSet;
+
+/// The rules and config every target evaluates with, loaded once.
+fn setup() -> &'static LintSetup {
+    static SETUP: OnceLock<LintSetup> = OnceLock::new();
+    SETUP.get_or_init(|| {
+        LintSetup::new(
+            RuleSet::embedded().expect("embedded rules"),
+            Config::default(),
+        )
+        .expect("default setup")
+    })
+}
+
+fn file(name: &str, data: &[u8]) -> File {
+    File {
+        name: name.to_string(),
+        data: Arc::from(data),
+    }
+}
+
+/// A chart of one template and one values file (the input split at its first NUL), rendered
+/// and printed as `winguard render` does.
+pub fn render_template(data: &[u8]) {
+    let (template, values) = match data.iter().position(|b| *b == 0) {
+        Some(i) => (&data[..i], &data[i + 1..]),
+        None => (data, &b""[..]),
+    };
+    let files = vec![
+        file(
+            "Chart.yaml",
+            b"apiVersion: v2\nname: fuzz\nversion: 0.1.0\n",
+        ),
+        file("values.yaml", values),
+        file("templates/t.yaml", template),
+        file(
+            "templates/_helpers.tpl",
+            b"{{- define \"fuzz.name\" -}}{{ .Chart.Name }}{{- end -}}",
+        ),
+    ];
+    let Ok(chart) = load_files(files, "fuzz", "fuzz") else {
+        return;
+    };
+    if let Ok(rendered) = render_chart(&chart, &Values::new(), &RenderOptions::default()) {
+        let _ = template_output(&rendered, true, false);
+    }
+}
+
+/// `--set` arguments, one a line (`s:` for `--set-string`, `j:` for `--set-json`), applied
+/// over the whole input read as a values file.
+pub fn parse_values(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut values = parse_values_file(&text, "values.yaml").unwrap_or_default();
+    for line in text.lines() {
+        let (kind, arg) = match line.split_at_checked(2) {
+            Some(("s:", rest)) => (SetKind::String, rest),
+            Some(("j:", rest)) => (SetKind::Json, rest),
+            _ => (SetKind::Typed, line),
+        };
+        let mut set = Values::new();
+        if apply_set(&mut set, arg, kind).is_ok() {
+            merge_maps(&mut values, set);
+        }
+    }
+}
+
+/// The input as a manifest file: read, parsed, checked and linted.
+pub fn lint_bytes(data: &[u8]) {
+    let mut sources = Sources::default();
+    winguard::manifest::read_bytes("fuzz.yaml", data.to_vec(), false, &mut sources);
+    let _ = lint_sources(setup(), sources);
+}
+
+/// The input as an AdmissionReview body, on both endpoints.
+pub fn review_both(data: &[u8]) {
+    let _ = review(setup(), Endpoint::Validate, data);
+    let _ = review(setup(), Endpoint::Mutate, data);
+}

@@ -1,0 +1,1 @@
+{{ $d := dict }}{{ range until 100000 }}{{ $d = dict "a" $d }}{{ end }}{{ toYaml $d }}

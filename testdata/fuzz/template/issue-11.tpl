@@ -1,0 +1,1 @@
+{{ (.Values.a.missing).x }}{{ $x := .Values.nothing }}{{ $x.foo }}

@@ -1,0 +1,1 @@
+{{ toYaml .Values | nindent 4 | }}

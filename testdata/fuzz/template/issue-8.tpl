@@ -1,0 +1,1 @@
+{{ $s := "ab" }}{{ range until 40 }}{{ $s = print $s $s }}{{ end }}{{ len $s }}
