@@ -729,7 +729,7 @@ fn find(name: &str) -> Option<Func> {
         },
         "kindOf" => |_, a| Ok(Value::from(arg(&a, 0)?.kind_name())),
         "kindIs" => |_, a| Ok(Value::Bool(string_arg(&a, 0)? == arg(&a, 1)?.kind_name())),
-        "deepEqual" => |_, a| Ok(Value::Bool(arg(&a, 0)?.to_json() == arg(&a, 1)?.to_json())),
+        "deepEqual" => |_, a| Ok(Value::Bool(deep_equal(&arg(&a, 0)?, &arg(&a, 1)?))),
         // Sprig: lists.
         "list" | "tuple" => |_, a| Ok(Value::list(a.into_vec())),
         "append" | "push" | "mustAppend" | "mustPush" => |_, a| {
@@ -772,7 +772,7 @@ fn find(name: &str) -> Option<Func> {
         "uniq" | "mustUniq" => |_, a| {
             let mut out: Vec<Value> = Vec::new();
             for v in to_list(&arg(&a, 0)?) {
-                if !out.iter().any(|o| o.to_json() == v.to_json()) {
+                if !out.iter().any(|o| deep_equal(o, &v)) {
                     out.push(v);
                 }
             }
@@ -780,17 +780,17 @@ fn find(name: &str) -> Option<Func> {
         },
         "without" | "mustWithout" => |_, a| {
             let l = to_list(&arg(&a, 0)?);
-            let drop: Vec<serde_json::Value> = a[1..].iter().map(Value::to_json).collect();
+            let drop = &a[1..];
             Ok(Value::list(
                 l.into_iter()
-                    .filter(|v| !drop.contains(&v.to_json()))
+                    .filter(|v| !drop.iter().any(|d| deep_equal(d, v)))
                     .collect(),
             ))
         },
         "has" | "mustHas" => |_, a| {
-            let needle = arg(&a, 0)?.to_json();
+            let needle = arg(&a, 0)?;
             Ok(Value::Bool(
-                to_list(&arg(&a, 1)?).iter().any(|v| v.to_json() == needle),
+                to_list(&arg(&a, 1)?).iter().any(|v| deep_equal(v, &needle)),
             ))
         },
         "compact" | "mustCompact" => |_, a| {
@@ -1339,14 +1339,85 @@ pub fn to_int(v: &Value) -> i64 {
         Value::Int(i) | Value::Int64(i) => *i,
         Value::Float(f) => *f as i64,
         Value::Bool(b) => *b as i64,
-        Value::Str(s) => {
-            let s = s.trim();
-            s.parse::<i64>()
-                .ok()
-                .or_else(|| s.parse::<f64>().ok().map(|f| f as i64))
-                .unwrap_or(0)
-        }
+        Value::Str(s) => go_parse_int(trim_zero_decimal(s)).unwrap_or(0),
         _ => 0,
+    }
+}
+
+/// `spf13/cast`'s `trimZeroDecimal`: `"12.000"` is `"12"`; other text as it is.
+fn trim_zero_decimal(s: &str) -> &str {
+    match s.split_once('.') {
+        Some((int, frac))
+            if !int.is_empty() && !frac.is_empty() && frac.bytes().all(|b| b == b'0') =>
+        {
+            int
+        }
+        _ => s,
+    }
+}
+
+/// Go's `strconv.ParseInt(s, 0, 64)`, which Sprig's conversions use through `cast`: a sign,
+/// then `0x`, `0o`, `0b` or a leading `0` (octal) for the base, `_` between digits.
+fn go_parse_int(s: &str) -> Option<i64> {
+    let (neg, body) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let lower = body.to_ascii_lowercase();
+    let (radix, digits) = if let Some(d) = lower.strip_prefix("0x") {
+        (16, d)
+    } else if let Some(d) = lower.strip_prefix("0o") {
+        (8, d)
+    } else if let Some(d) = lower.strip_prefix("0b") {
+        (2, d)
+    } else if lower.len() > 1 && lower.starts_with('0') {
+        (8, &lower[1..])
+    } else {
+        (10, lower.as_str())
+    };
+    // Underscores only between digits (or after a base prefix).
+    if digits.is_empty()
+        || digits.starts_with('_') && radix == 10
+        || digits.ends_with('_')
+        || digits.contains("__")
+    {
+        return None;
+    }
+    let clean: String = digits.chars().filter(|c| *c != '_').collect();
+    let magnitude = u64::from_str_radix(&clean, radix).ok()?;
+    if neg {
+        if magnitude > i64::MAX as u64 + 1 {
+            return None;
+        }
+        Some((magnitude as i128).wrapping_neg() as i64)
+    } else {
+        i64::try_from(magnitude).ok()
+    }
+}
+
+/// Go's `reflect.DeepEqual` on two template values, which Sprig's `has`, `without`, `uniq`
+/// and `deepEqual` use: the same Go type and the same contents (`1` is not `1.0`, an `int`
+/// not an `int64`).
+pub fn deep_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Nil, Value::Nil) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) | (Value::Int64(x), Value::Int64(y)) => x == y,
+        (Value::Float(x), Value::Float(y)) => x == y,
+        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::Bytes(x), Value::Bytes(y)) => x == y,
+        (Value::List(x), Value::List(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| deep_equal(p, q))
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            let (x, y) = (x.borrow(), y.borrow());
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| deep_equal(v, w)))
+        }
+        (Value::Object(x), Value::Object(y)) => std::rc::Rc::ptr_eq(x, y),
+        _ => false,
     }
 }
 
@@ -1489,6 +1560,8 @@ fn len(_: &mut Call<'_, '_, '_>, a: Args) -> R {
         Value::Bytes(b) => b.len() as i64,
         Value::List(l) => l.len() as i64,
         Value::Map(m) => m.borrow().len() as i64,
+        // A Go map underneath (`.Files`, `.Files.Glob`): its number of entries.
+        Value::Object(o) if o.entries().is_some() => o.entries().map_or(0, |e| e.len()) as i64,
         Value::Nil => return err("len of nil pointer"),
         other => return err(format!("len of type {}", other.type_name())),
     }))
@@ -1503,6 +1576,15 @@ fn index(_: &mut Call<'_, '_, '_>, a: Args) -> R {
                 _ => return err(format!("error calling index: index out of range: {i}")),
             },
             (Value::Map(m), Value::Str(k)) => m.borrow().get(&**k).cloned().unwrap_or(Value::Nil),
+            // Go indexes a string's bytes (a `uint8`, printed as a number).
+            (Value::Str(s), Value::Int(i) | Value::Int64(i)) => {
+                match usize::try_from(*i).ok().and_then(|i| s.as_bytes().get(i)) {
+                    Some(b) => Value::Int(i64::from(*b)),
+                    None => {
+                        return err(format!("error calling index: index out of range: {i}"));
+                    }
+                }
+            }
             (Value::Map(_), Value::Nil) => Value::Nil,
             (Value::Nil, _) => return err("error calling index: index of untyped nil"),
             (Value::List(_), other) => {

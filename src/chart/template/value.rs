@@ -111,7 +111,9 @@ impl Value {
             Value::Bytes(b) => !b.is_empty(),
             Value::List(l) => !l.is_empty(),
             Value::Map(m) => !m.borrow().is_empty(),
-            Value::Object(_) => true,
+            // An object that is a Go map underneath (`.Files`, what `.Files.Glob` returns) is
+            // false when empty, as Go's `truth` reads a map; the others are structs: true.
+            Value::Object(o) => o.entries().is_none_or(|e| !e.is_empty()),
         }
     }
 
