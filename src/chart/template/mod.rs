@@ -348,6 +348,14 @@ impl<'s, 'a> Exec<'s, 'a> {
     fn error(&self, pos: Pos, failure: Failure) -> TemplateError {
         let column = go_column(&self.cur.source, pos.offset as usize);
         match failure {
+            // `fail`/`required` inside an `include` or `tpl`: Helm names the outermost action
+            // that led there (the first location of Go's error chain) with the message.
+            Failure::Nested(e) if e.kind == ErrorKind::Fail => TemplateError {
+                file: self.cur.file.to_string(),
+                line: pos.line as usize,
+                column,
+                ..e
+            },
             Failure::Nested(e) => e,
             Failure::Fail(message) => TemplateError {
                 file: self.cur.file.to_string(),
