@@ -59,10 +59,18 @@ pub fn forget_issuers() {
     ISSUERS.with(|i| i.borrow_mut().clear());
 }
 
-pub fn gen_ca(cn: &str, days: i64) -> Result<Value, String> {
+/// The key a `…WithKey` function is given (PEM), or a new one.
+fn key_or_new(key_pem: Option<&str>) -> Result<KeyPair, String> {
+    match key_pem {
+        Some(pem) => KeyPair::from_pem(pem).map_err(|e| format!("error parsing private key: {e}")),
+        None => KeyPair::generate().map_err(|e| e.to_string()),
+    }
+}
+
+pub fn gen_ca(cn: &str, days: i64, key_pem: Option<&str>) -> Result<Value, String> {
     let mut p = params(cn, &[], &[], days)?;
     p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let key = KeyPair::generate().map_err(|e| e.to_string())?;
+    let key = key_or_new(key_pem)?;
     let key_pem = key.serialize_pem();
     let issuer = CertifiedIssuer::self_signed(p, key).map_err(|e| e.to_string())?;
     let cert_pem = issuer.pem();
@@ -75,9 +83,10 @@ pub fn gen_self_signed(
     ips: &[String],
     dns: &[String],
     days: i64,
+    key_pem: Option<&str>,
 ) -> Result<Value, String> {
     let p = params(cn, ips, dns, days)?;
-    let key = KeyPair::generate().map_err(|e| e.to_string())?;
+    let key = key_or_new(key_pem)?;
     let cert = p.self_signed(&key).map_err(|e| e.to_string())?;
     Ok(pair(cert.pem(), key.serialize_pem()))
 }
@@ -88,9 +97,10 @@ pub fn gen_signed(
     dns: &[String],
     days: i64,
     ca_cert: &str,
+    key_pem: Option<&str>,
 ) -> Result<Value, String> {
     let p = params(cn, ips, dns, days)?;
-    let key = KeyPair::generate().map_err(|e| e.to_string())?;
+    let key = key_or_new(key_pem)?;
     ISSUERS.with(|issuers| {
         let issuers = issuers.borrow();
         let issuer = issuers.get(ca_cert).ok_or_else(|| {

@@ -292,6 +292,9 @@ const NAMES: &[&str] = &[
     "isAbs",
     "osIsAbs",
     "genCA",
+    "genCAWithKey",
+    "genSelfSignedCertWithKey",
+    "genSignedCertWithKey",
     "genSelfSignedCert",
     "genSignedCert",
     "genPrivateKey",
@@ -1245,22 +1248,39 @@ fn find(name: &str) -> Option<Func> {
         },
         "clean" | "osClean" => |_, a| Ok(Value::from(path_clean(&string_arg(&a, 0)?))),
         "isAbs" | "osIsAbs" => |_, a| Ok(Value::Bool(string_arg(&a, 0)?.starts_with('/'))),
-        "genCA" => |_, a| {
-            super::certs::gen_ca(&string_arg(&a, 0)?, to_int(&arg(&a, 1)?)).map_err(Failure::Exec)
-        },
-        "genSelfSignedCert" => |_, a| {
-            let (ips, dns) = (string_list(&arg(&a, 1)?), string_list(&arg(&a, 2)?));
-            super::certs::gen_self_signed(&string_arg(&a, 0)?, &ips, &dns, to_int(&arg(&a, 3)?))
+        "genCA" | "genCAWithKey" => |_, a| {
+            let key = a.get(2).map(strval);
+            super::certs::gen_ca(&string_arg(&a, 0)?, to_int(&arg(&a, 1)?), key.as_deref())
                 .map_err(Failure::Exec)
         },
-        "genSignedCert" => |_, a| {
+        "genSelfSignedCert" | "genSelfSignedCertWithKey" => |_, a| {
+            let (ips, dns) = (string_list(&arg(&a, 1)?), string_list(&arg(&a, 2)?));
+            let key = a.get(4).map(strval);
+            super::certs::gen_self_signed(
+                &string_arg(&a, 0)?,
+                &ips,
+                &dns,
+                to_int(&arg(&a, 3)?),
+                key.as_deref(),
+            )
+            .map_err(Failure::Exec)
+        },
+        "genSignedCert" | "genSignedCertWithKey" => |_, a| {
             let (ips, dns) = (string_list(&arg(&a, 1)?), string_list(&arg(&a, 2)?));
             let ca = match arg(&a, 4)? {
                 Value::Map(m) => m.borrow().get("Cert").map(strval).unwrap_or_default(),
                 _ => return err("genSignedCert: the CA is not a certificate"),
             };
-            super::certs::gen_signed(&string_arg(&a, 0)?, &ips, &dns, to_int(&arg(&a, 3)?), &ca)
-                .map_err(Failure::Exec)
+            let key = a.get(5).map(strval);
+            super::certs::gen_signed(
+                &string_arg(&a, 0)?,
+                &ips,
+                &dns,
+                to_int(&arg(&a, 3)?),
+                &ca,
+                key.as_deref(),
+            )
+            .map_err(Failure::Exec)
         },
         "genPrivateKey" => |_, a| {
             super::certs::gen_private_key(&string_arg(&a, 0)?)
