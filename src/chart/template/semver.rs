@@ -4,7 +4,6 @@
 //! differ (Masterminds lets a prerelease satisfy a range only when the range itself names one).
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 
 use super::value::Value;
 
@@ -200,17 +199,117 @@ fn check(op: &str, text: &str, v: &Version) -> Result<bool, String> {
     })
 }
 
-/// `semver "1.2.3"`: an object with the version's parts.
+/// `semver "1.2.3"`: Masterminds' `*semver.Version`, with its methods (`Major`, `String`,
+/// `IncMinor`, `LessThan`, …). `IncMajor`, `IncMinor` and `IncPatch` return a `Version`
+/// value, on which the pointer methods (`Original`, `SetPrerelease`, …) are not there, as in
+/// Go.
 pub fn parse_object(text: &str) -> Result<Value, String> {
-    let v = parse(text)?;
-    let mut m = BTreeMap::new();
-    m.insert("Major".into(), Value::Int64(v.major as i64));
-    m.insert("Minor".into(), Value::Int64(v.minor as i64));
-    m.insert("Patch".into(), Value::Int64(v.patch as i64));
-    m.insert("Prerelease".into(), Value::from(v.pre.as_str()));
-    m.insert("Metadata".into(), Value::from(v.metadata.as_str()));
-    m.insert("Original".into(), Value::from(text));
-    Ok(Value::map(m))
+    let version = parse(text)?;
+    Ok(Value::Object(std::rc::Rc::new(SemverVersion {
+        version,
+        original: text.to_string(),
+        pointer: true,
+    })))
+}
+
+/// A Masterminds `semver.Version` (`pointer`: `*semver.Version`, as `semver` returns it).
+pub struct SemverVersion {
+    version: Version,
+    original: String,
+    pointer: bool,
+}
+
+impl SemverVersion {
+    /// Masterminds' `String()`: `MAJOR.MINOR.PATCH[-PRE][+META]`.
+    fn text(&self) -> String {
+        let v = &self.version;
+        let mut out = format!("{}.{}.{}", v.major, v.minor, v.patch);
+        if !v.pre.is_empty() {
+            out.push('-');
+            out.push_str(&v.pre);
+        }
+        if !v.metadata.is_empty() {
+            out.push('+');
+            out.push_str(&v.metadata);
+        }
+        out
+    }
+
+    fn value(version: Version) -> Value {
+        let original = String::new();
+        Value::Object(std::rc::Rc::new(SemverVersion {
+            version,
+            original,
+            pointer: false,
+        }))
+    }
+
+    fn other(args: &[Value]) -> Result<Version, String> {
+        match args.first() {
+            Some(Value::Object(o)) => {
+                let any: &dyn std::any::Any = o.as_ref();
+                any.downcast_ref::<SemverVersion>()
+                    .map(|s| s.version.clone())
+                    .ok_or_else(|| "wrong type for value; expected *semver.Version".to_string())
+            }
+            _ => Err("wrong type for value; expected *semver.Version".into()),
+        }
+    }
+}
+
+impl crate::chart::template::value::Object for SemverVersion {
+    fn type_name(&self) -> &str {
+        if self.pointer {
+            "*semver.Version"
+        } else {
+            "semver.Version"
+        }
+    }
+    fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, String>> {
+        let v = &self.version;
+        let bumped = |major, minor, patch| Version {
+            major,
+            minor,
+            patch,
+            pre: String::new(),
+            metadata: String::new(),
+        };
+        Some(Ok(match name {
+            "Major" => Value::Int64(v.major as i64),
+            "Minor" => Value::Int64(v.minor as i64),
+            "Patch" => Value::Int64(v.patch as i64),
+            "Prerelease" => Value::from(v.pre.as_str()),
+            "Metadata" => Value::from(v.metadata.as_str()),
+            "String" => Value::from(self.text()),
+            "Original" if self.pointer => Value::from(self.original.as_str()),
+            // Masterminds: a pre-release version's patch release is the version itself.
+            "IncPatch" if !v.pre.is_empty() => Self::value(bumped(v.major, v.minor, v.patch)),
+            "IncPatch" => Self::value(bumped(v.major, v.minor, v.patch.saturating_add(1))),
+            "IncMinor" => Self::value(bumped(v.major, v.minor.saturating_add(1), 0)),
+            "IncMajor" => Self::value(bumped(v.major.saturating_add(1), 0, 0)),
+            "LessThan" | "GreaterThan" | "Equal" | "Compare" => {
+                let other = match Self::other(args) {
+                    Ok(o) => o,
+                    Err(e) => return Some(Err(e)),
+                };
+                let ord = compare(v, &other);
+                match name {
+                    "LessThan" => Value::Bool(ord == Ordering::Less),
+                    "GreaterThan" => Value::Bool(ord == Ordering::Greater),
+                    "Equal" => Value::Bool(ord == Ordering::Equal),
+                    _ => Value::Int(ord as i64),
+                }
+            }
+            _ => return None,
+        }))
+    }
+    fn display(&self) -> String {
+        self.text()
+    }
+    fn to_data(&self) -> Value {
+        // Masterminds' `MarshalJSON`: the version's text.
+        Value::from(self.text())
+    }
 }
 
 #[cfg(test)]
