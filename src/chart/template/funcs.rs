@@ -479,11 +479,10 @@ fn find(name: &str) -> Option<Func> {
         "abbrev" => |_, a| {
             let n = to_int(&arg(&a, 0)?);
             let s = string_arg(&a, 1)?;
-            Ok(Value::from(if n < 4 || s.len() as i64 <= n {
-                s
-            } else {
-                format!("{}...", &s[..(n - 3) as usize])
-            }))
+            if n < 4 {
+                return Ok(Value::from(s));
+            }
+            Ok(Value::from(abbreviate_full(&s, 0, n)))
         },
         "initials" => |_, a| {
             Ok(Value::from(
@@ -1152,21 +1151,12 @@ fn find(name: &str) -> Option<Func> {
             )))
         },
         "abbrevboth" => |_, a| {
-            let (left, right) = (
-                to_int(&arg(&a, 0)?).max(0) as usize,
-                to_int(&arg(&a, 1)?).max(4) as usize,
-            );
+            let (left, right) = (to_int(&arg(&a, 0)?), to_int(&arg(&a, 1)?));
             let s = string_arg(&a, 2)?;
-            let start = if left > 4 && left < s.len() { left } else { 0 };
-            let mut out = if start > 0 {
-                format!("...{}", &s[start..])
-            } else {
-                s.clone()
-            };
-            if out.len() > right {
-                out = format!("{}...", &out[..right - 3]);
+            if right < 4 || left > 0 && right < 7 {
+                return Ok(Value::from(s));
             }
-            Ok(Value::from(out))
+            Ok(Value::from(abbreviate_full(&s, left, right)))
         },
         "biggest" => |_, a| Ok(Value::Int64(a.iter().map(to_int).max().unwrap_or(0))),
         "urlParse" => |_, a| Ok(url_parse(&str_arg(&a, 0)?)),
@@ -1964,6 +1954,42 @@ pub fn go_quote(s: &str) -> String {
 }
 
 /// Sprig's `indent`: every line, the first included, gets `n` spaces.
+/// Masterminds' `goutils.AbbreviateFull`, which `abbrev` and `abbrevboth` call: byte offsets
+/// into the string, as Go slices it (a character cut in two becomes U+FFFD here, invalid
+/// UTF-8 there). Its errors (widths under 4, or 7 with an offset) give an empty string.
+fn abbreviate_full(s: &str, offset: i64, max_width: i64) -> String {
+    let bytes = s.as_bytes();
+    let len = bytes.len() as i64;
+    let text = |from: i64, to: i64| {
+        let (from, to) = (from.clamp(0, len) as usize, to.clamp(0, len) as usize);
+        String::from_utf8_lossy(&bytes[from..to.max(from)]).into_owned()
+    };
+    if s.is_empty() {
+        return String::new();
+    }
+    if max_width < 4 {
+        return String::new();
+    }
+    if len <= max_width {
+        return s.to_string();
+    }
+    let mut offset = offset.min(len);
+    if len - offset < max_width - 3 {
+        offset = len - (max_width - 3);
+    }
+    if offset <= 4 {
+        return text(0, max_width - 3) + "...";
+    }
+    if max_width < 7 {
+        return String::new();
+    }
+    if offset + max_width - 3 < len {
+        let rest = text(offset, len);
+        return "...".to_string() + &abbreviate_full(&rest, 0, max_width - 3);
+    }
+    "...".to_string() + &text(len - (max_width - 3), len)
+}
+
 /// The largest string a function builds from a count it is given (`repeat`, `indent`,
 /// `printf`'s padding): what a template can ask for in one call without exhausting memory.
 pub(crate) const MAX_BUILT: usize = 64 << 20;
