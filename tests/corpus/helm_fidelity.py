@@ -30,8 +30,22 @@ ROOT = Path(__file__).resolve().parents[2]
 RELEASE = "release-name"
 
 
+def identity(body):
+    """A document's kind and name, so documents pair up whatever order each side prints them
+    in (`helm template` sorts a file's documents by kind; the SDK gives them as written)."""
+    try:
+        head = yaml.safe_load(body)
+    except yaml.YAMLError:
+        return ""
+    if not isinstance(head, dict):
+        return ""
+    meta = head.get("metadata") if isinstance(head.get("metadata"), dict) else {}
+    return f"{head.get('kind', '')}/{meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
 def split_documents(text):
-    """`helm template` text as {(source, n): document text}, n counting within the source."""
+    """`helm template` text as {(source, identity, n): document text}, n counting documents
+    of the same source and identity."""
     docs, counts = {}, {}
     source = None
     for chunk in text.split("\n---"):
@@ -45,9 +59,10 @@ def split_documents(text):
         body = "\n".join(lines).strip("\n")
         if not body.strip():
             continue
-        n = counts.get(source, 0)
-        counts[source] = n + 1
-        docs[(source, n)] = body
+        key = (source, identity(body))
+        n = counts.get(key, 0)
+        counts[key] = n + 1
+        docs[(source, key[1], n)] = body
     return docs
 
 
@@ -204,7 +219,7 @@ def main():
                     for key, mine, helm, _ in r["differ"]:
                         sys.stdout.writelines(difflib.unified_diff(
                             helm.splitlines(True), mine.splitlines(True),
-                            f"helm:{key[0]}#{key[1]}", f"winguard:{key[0]}#{key[1]}"))
+                            f"helm:{key[0]}#{key[1]}#{key[2]}", f"winguard:{key[0]}#{key[1]}#{key[2]}"))
                         print()
             rows.append(row)
             detail = ""
