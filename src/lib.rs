@@ -6,6 +6,7 @@
 //! [`value::Value`]s throughout.
 
 pub mod admission;
+pub mod atomic;
 pub mod chart;
 pub mod cli;
 pub mod config;
@@ -15,6 +16,7 @@ pub mod fix;
 pub mod kustomize;
 pub mod manifest;
 pub mod model;
+pub mod policy;
 pub mod report;
 pub mod rules;
 pub mod serve;

@@ -19,10 +19,10 @@ use kube::core::admission::{AdmissionResponse, META_KIND, Operation};
 use kube::core::{GroupVersionKind, Status};
 use serde::Deserialize;
 
-use crate::cli::LintSetup;
 use crate::config::Enforcement;
 use crate::engine::{Context, Finding, evaluate, patch};
 use crate::manifest::shape;
+use crate::policy::LintSetup;
 use crate::rules::Applicability;
 
 /// The two admission endpoints.

@@ -12,7 +12,7 @@ use super::{EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, FixArgs, MutateArgs, Output, 
 
 /// `winguard fix PATH…`.
 pub fn run_fix(args: FixArgs, output: Output) -> u8 {
-    let setup = match args.setup.load_reporting() {
+    let setup = match super::load_reporting(&args.setup) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -58,7 +58,7 @@ pub fn run_fix(args: FixArgs, output: Output) -> u8 {
             super::out(&unified_diff(r));
             continue;
         }
-        match super::write_atomically(Path::new(&r.source.name), r.text.as_bytes()) {
+        match crate::atomic::write_atomically(Path::new(&r.source.name), r.text.as_bytes()) {
             Ok(()) => {
                 for f in &r.fixed {
                     eprintln!(
@@ -127,7 +127,7 @@ pub fn run_fix(args: FixArgs, output: Output) -> u8 {
 /// `winguard mutate`: stdin to stdout. Whatever happens, every document read is written out
 /// (unfixed ones as they came), so a post-renderer never drops part of a release.
 pub fn run_mutate(args: MutateArgs, output: Output) -> u8 {
-    let setup = match args.setup.load_reporting() {
+    let setup = match super::load_reporting(&args.setup) {
         Ok(s) => s,
         Err(code) => return code,
     };

@@ -1,7 +1,6 @@
 //! The command line: `winguard lint`, `winguard rules`, `winguard explain`.
 
 mod fix;
-mod lint;
 pub mod render;
 
 use std::io::{IsTerminal, Write};
@@ -10,9 +9,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-pub use lint::{LintSetup, lint_sources, lint_text};
+pub use crate::policy::{LintSetup, RuleSource, SetupArgs, lint_sources, lint_text, load_rule_set};
 
-use crate::config::Profile;
 use crate::report::Format;
 use crate::rules::{RuleSet, docs};
 
@@ -158,66 +156,6 @@ pub struct MutateArgs {
     pub max_file_size: u64,
 }
 
-/// Where the rules and the cluster profile come from (`lint`, `serve`, `fix`, `mutate`).
-#[derive(Debug, clap::Args, Clone, Default)]
-pub struct SetupArgs {
-    /// Config file (default: `winguard.yaml` in the working directory or a parent).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Kubernetes version of the target cluster (overrides `kubernetesVersion`).
-    #[arg(long, value_name = "VERSION")]
-    pub kube_version: Option<String>,
-    /// Cluster profile (overrides `profile`).
-    #[arg(long, value_enum)]
-    pub profile: Option<Profile>,
-    #[command(flatten)]
-    pub rules: RuleSource,
-}
-
-impl SetupArgs {
-    /// The config file: `--config`, else `winguard.yaml` found walking up from the working
-    /// directory; `None` means the defaults.
-    pub fn config_path(&self) -> Option<PathBuf> {
-        self.config.clone().or_else(|| {
-            std::env::current_dir()
-                .ok()
-                .and_then(|d| crate::config::Config::discover(&d))
-        })
-    }
-
-    /// Loads the discovered or given config and the rules, as a command does: a failure is
-    /// printed and becomes the usage-error exit code.
-    pub fn load_reporting(&self) -> Result<LintSetup, u8> {
-        self.load(self.config_path().as_deref()).map_err(|e| {
-            eprintln!("error: {e}");
-            EXIT_ERROR
-        })
-    }
-
-    /// Loads rules and the config at `config_path` (from [`SetupArgs::config_path`]), with the
-    /// flags' overrides applied.
-    pub fn load(&self, config_path: Option<&std::path::Path>) -> Result<LintSetup, String> {
-        let rules = load_rule_set(&self.rules)?;
-        let mut config = match config_path {
-            Some(p) => {
-                let names: Vec<&str> = rules.rules.iter().map(|r| r.name.as_str()).collect();
-                crate::config::Config::load(p, &names).map_err(|e| e.to_string())?
-            }
-            None => crate::config::Config::default(),
-        };
-        apply_overrides(&mut config, self.kube_version.as_deref(), self.profile)?;
-        LintSetup::new(rules, config)
-    }
-}
-
-/// Where rules come from.
-#[derive(Debug, clap::Args, Clone, Default)]
-pub struct RuleSource {
-    /// Also load rule files (`*.yaml`) from this directory (repeatable).
-    #[arg(long = "rules", value_name = "DIR")]
-    pub rule_dirs: Vec<PathBuf>,
-}
-
 #[derive(Debug, clap::Args)]
 pub struct RulesArgs {
     /// Print the README's Markdown rule table instead.
@@ -310,20 +248,13 @@ pub fn main() -> ExitCode {
     ExitCode::from(run(cli))
 }
 
-/// The embedded rules plus the `--rules` directories; every problem is in the error, one a line.
-pub fn load_rule_set(src: &RuleSource) -> Result<RuleSet, String> {
-    let mut set = RuleSet::embedded().map_err(|e| format!("built-in rules: {e}"))?;
-    let mut problems = Vec::new();
-    for dir in &src.rule_dirs {
-        if let Err(errors) = set.add_dir(dir) {
-            problems.extend(errors.into_iter().map(|e| e.to_string()));
-        }
-    }
-    if problems.is_empty() {
-        Ok(set)
-    } else {
-        Err(problems.join("\nerror: "))
-    }
+/// Loads the discovered or given config and the rules, as a command does: a failure is
+/// printed and becomes the usage-error exit code.
+pub(crate) fn load_reporting(args: &SetupArgs) -> Result<LintSetup, u8> {
+    args.load(args.config_path().as_deref()).map_err(|e| {
+        eprintln!("error: {e}");
+        EXIT_ERROR
+    })
 }
 
 fn load_rules(src: &RuleSource) -> Result<RuleSet, u8> {
@@ -348,22 +279,6 @@ fn example_fix_title(source: &RuleSource, rule: &crate::rules::Rule) -> Option<S
         .into_iter()
         .filter(|f| f.finding.rule == rule.name)
         .find_map(|f| f.finding.fix.map(|fix| fix.title))
-}
-
-/// Applies `--kube-version` and `--profile` over a loaded config.
-pub fn apply_overrides(
-    config: &mut crate::config::Config,
-    kube_version: Option<&str>,
-    profile: Option<Profile>,
-) -> Result<(), String> {
-    if let Some(v) = kube_version {
-        config.kubernetes_version = crate::config::parse_kubernetes_version(v)
-            .map_err(|e| format!("--kube-version: {e}"))?;
-    }
-    if let Some(p) = profile {
-        config.profile = p;
-    }
-    Ok(())
 }
 
 pub fn run(cli: Cli) -> u8 {
@@ -395,7 +310,13 @@ pub fn run(cli: Cli) -> u8 {
             }
             EXIT_CLEAN
         }
-        Command::Serve(args) => crate::serve::run(args),
+        Command::Serve(args) => {
+            if crate::serve::run(args) {
+                EXIT_CLEAN
+            } else {
+                EXIT_ERROR
+            }
+        }
         Command::Render(args) => render::run(&args),
         Command::Fix(args) => fix::run_fix(args, output),
         Command::Mutate(args) => fix::run_mutate(args, output),
@@ -459,7 +380,7 @@ pub fn run(cli: Cli) -> u8 {
                     return EXIT_ERROR;
                 }
             };
-            let setup = match args.setup.load_reporting() {
+            let setup = match load_reporting(&args.setup) {
                 Ok(s) => s,
                 Err(code) => return code,
             };
@@ -673,7 +594,7 @@ fn write_outputs(
                 out.write_all(text.as_bytes())
                     .map_err(|e| format!("cannot write to stdout: {e}"))?;
             }
-            Some(path) => write_atomically(path, text.as_bytes())
+            Some(path) => crate::atomic::write_atomically(path, text.as_bytes())
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
         }
     }
@@ -684,29 +605,4 @@ fn write_outputs(
 /// wanted, so write errors are ignored rather than panicking as `print!` does.
 pub(crate) fn out(text: &str) {
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
-}
-
-/// Writes through a temporary file in the same directory and renames it into place, so a crash
-/// never leaves a half-written file.
-pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    // A new file gets the usual permissions (0666 less the umask, as `open` gives); a temporary
-    // file would otherwise be private to its owner. A replaced file keeps its own.
-    let mut builder = tempfile::Builder::new();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let mut tmp = builder.tempfile_in(dir)?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        tmp.as_file().set_permissions(meta.permissions())?;
-    }
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }

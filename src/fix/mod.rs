@@ -18,10 +18,10 @@ use json_patch::PatchOperation;
 use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeSeq};
 
-use crate::cli::LintSetup;
 use crate::engine::{Context, evaluate, patch};
 use crate::manifest::yaml::{ParsedDoc, PosNode};
 use crate::manifest::{DocSpan, InputError, SourceText, parse_document_text, shape, split_source};
+use crate::policy::LintSetup;
 use crate::rules::Applicability;
 
 /// Rounds of fixing one object (see [`fix_sources`]); real rule sets settle in two.

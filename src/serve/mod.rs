@@ -25,7 +25,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
 use crate::admission::{self, Endpoint, Verdict};
-use crate::cli::{LintSetup, SetupArgs};
+use crate::policy::{LintSetup, SetupArgs};
 use metrics::{EndpointLabels, Metrics, RequestLabels, ResultLabels, RuleLabels};
 use tls::CertFiles;
 
@@ -85,8 +85,9 @@ struct AppState {
     request_timeout: Duration,
 }
 
-/// Runs the webhook until SIGTERM or Ctrl-C; returns the process exit code.
-pub fn run(args: ServeArgs) -> u8 {
+/// Runs the webhook until SIGTERM or Ctrl-C; false when it could not start or failed (the CLI
+/// turns that into its exit code).
+pub fn run(args: ServeArgs) -> bool {
     // Held to the end: dropping it writes out the log lines still queued.
     let _log_guard = init_logging(args.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -96,7 +97,7 @@ pub fn run(args: ServeArgs) -> u8 {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
-            return crate::cli::EXIT_ERROR;
+            return false;
         }
     };
     runtime.block_on(serve(args))
@@ -124,13 +125,13 @@ fn init_logging(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuar
     guard
 }
 
-async fn serve(args: ServeArgs) -> u8 {
+async fn serve(args: ServeArgs) -> bool {
     let config_path = args.setup.config_path();
     let setup = match args.setup.load(config_path.as_deref()) {
         Ok(s) => s,
         Err(e) => {
             tracing::error!(error = %e, "cannot load rules and config");
-            return crate::cli::EXIT_ERROR;
+            return false;
         }
     };
     let certs = match (&args.tls_cert, &args.tls_key) {
@@ -144,7 +145,7 @@ async fn serve(args: ServeArgs) -> u8 {
                  cluster, the secret cert-manager writes), or --self-signed to make one for \
                  localhost (local use)"
             );
-            return crate::cli::EXIT_ERROR;
+            return false;
         }
         _ => {
             let dir = args
@@ -159,7 +160,7 @@ async fn serve(args: ServeArgs) -> u8 {
                 }
                 Err(e) => {
                     tracing::error!(error = %e, "cannot create a self-signed certificate");
-                    return crate::cli::EXIT_ERROR;
+                    return false;
                 }
             }
         }
@@ -168,7 +169,7 @@ async fn serve(args: ServeArgs) -> u8 {
         Ok(c) => axum_server::tls_rustls::RustlsConfig::from_config(Arc::new(c)),
         Err(e) => {
             tracing::error!(error = %e, "cannot load the TLS certificate");
-            return crate::cli::EXIT_ERROR;
+            return false;
         }
     };
 
@@ -234,11 +235,11 @@ async fn serve(args: ServeArgs) -> u8 {
     match server.serve(app.into_make_service()).await {
         Ok(()) => {
             tracing::info!("stopped");
-            crate::cli::EXIT_CLEAN
+            true
         }
         Err(e) => {
             tracing::error!(error = %e, "server failed");
-            crate::cli::EXIT_ERROR
+            false
         }
     }
 }

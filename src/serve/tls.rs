@@ -80,7 +80,7 @@ pub fn self_signed(dir: &Path, hosts: &[String]) -> Result<CertFiles, String> {
         key: dir.join("tls.key"),
     };
     let write = |p: &Path, text: String| {
-        crate::cli::write_atomically(p, text.as_bytes())
+        crate::atomic::write_atomically(p, text.as_bytes())
             .map_err(|e| format!("{}: {e}", p.display()))
     };
     write(&dir.join("ca.crt"), ca.pem())?;

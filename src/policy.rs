@@ -1,6 +1,10 @@
-//! `winguard lint`: load inputs, evaluate every object, place findings in their files.
+//! The policy the CLI and the webhook both evaluate with: rules, config and catalog loaded once
+//! ([`LintSetup`], from [`SetupArgs`]), and linting a run's inputs with it ([`lint_sources`]).
 
 use std::collections::HashMap;
+use std::path::PathBuf;
+
+use crate::config::Profile;
 
 use crate::value::Value;
 
@@ -282,4 +286,87 @@ struct Outcome {
 /// Lints one text as if it were a file named `name` (tests, docs examples, benches).
 pub fn lint_text(setup: &LintSetup, name: &str, text: &str) -> Report {
     lint_sources(setup, Sources::from_text(name, text))
+}
+
+/// Where the rules and the cluster profile come from (`lint`, `serve`, `fix`, `mutate`).
+#[derive(Debug, clap::Args, Clone, Default)]
+pub struct SetupArgs {
+    /// Config file (default: `winguard.yaml` in the working directory or a parent).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Kubernetes version of the target cluster (overrides `kubernetesVersion`).
+    #[arg(long, value_name = "VERSION")]
+    pub kube_version: Option<String>,
+    /// Cluster profile (overrides `profile`).
+    #[arg(long, value_enum)]
+    pub profile: Option<Profile>,
+    #[command(flatten)]
+    pub rules: RuleSource,
+}
+
+impl SetupArgs {
+    /// The config file: `--config`, else `winguard.yaml` found walking up from the working
+    /// directory; `None` means the defaults.
+    pub fn config_path(&self) -> Option<PathBuf> {
+        self.config.clone().or_else(|| {
+            std::env::current_dir()
+                .ok()
+                .and_then(|d| crate::config::Config::discover(&d))
+        })
+    }
+
+    /// Loads rules and the config at `config_path` (from [`SetupArgs::config_path`]), with the
+    /// flags' overrides applied.
+    pub fn load(&self, config_path: Option<&std::path::Path>) -> Result<LintSetup, String> {
+        let rules = load_rule_set(&self.rules)?;
+        let mut config = match config_path {
+            Some(p) => {
+                let names: Vec<&str> = rules.rules.iter().map(|r| r.name.as_str()).collect();
+                crate::config::Config::load(p, &names).map_err(|e| e.to_string())?
+            }
+            None => crate::config::Config::default(),
+        };
+        apply_overrides(&mut config, self.kube_version.as_deref(), self.profile)?;
+        LintSetup::new(rules, config)
+    }
+}
+
+/// Where rules come from.
+#[derive(Debug, clap::Args, Clone, Default)]
+pub struct RuleSource {
+    /// Also load rule files (`*.yaml`) from this directory (repeatable).
+    #[arg(long = "rules", value_name = "DIR")]
+    pub rule_dirs: Vec<PathBuf>,
+}
+
+/// The embedded rules plus the `--rules` directories; every problem is in the error, one a line.
+pub fn load_rule_set(src: &RuleSource) -> Result<RuleSet, String> {
+    let mut set = RuleSet::embedded().map_err(|e| format!("built-in rules: {e}"))?;
+    let mut problems = Vec::new();
+    for dir in &src.rule_dirs {
+        if let Err(errors) = set.add_dir(dir) {
+            problems.extend(errors.into_iter().map(|e| e.to_string()));
+        }
+    }
+    if problems.is_empty() {
+        Ok(set)
+    } else {
+        Err(problems.join("\nerror: "))
+    }
+}
+
+/// Applies `--kube-version` and `--profile` over a loaded config.
+pub fn apply_overrides(
+    config: &mut crate::config::Config,
+    kube_version: Option<&str>,
+    profile: Option<Profile>,
+) -> Result<(), String> {
+    if let Some(v) = kube_version {
+        config.kubernetes_version = crate::config::parse_kubernetes_version(v)
+            .map_err(|e| format!("--kube-version: {e}"))?;
+    }
+    if let Some(p) = profile {
+        config.profile = p;
+    }
+    Ok(())
 }
