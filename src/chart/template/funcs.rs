@@ -1144,7 +1144,11 @@ fn find(name: &str) -> Option<Func> {
                 .map_err(|e| Failure::Exec(format!("parsing time {text:?}: {e}")))?;
             Ok(Value::Object(std::rc::Rc::new(super::time::Time(zoned))))
         },
-        "b32enc" => |_, a| Ok(Value::from(base32_encode(strval(&arg(&a, 0)?).as_bytes()))),
+        "b32enc" => |_, a| {
+            Ok(Value::from(
+                data_encoding::BASE32.encode(strval(&arg(&a, 0)?).as_bytes()),
+            ))
+        },
         "sha512sum" => |_, a| {
             Ok(Value::from(super::digest::sha512_hex(
                 strval(&arg(&a, 0)?).as_bytes(),
@@ -2512,26 +2516,6 @@ fn url_parse(text: &str) -> Value {
         m.insert(k.to_string(), Value::from(v));
     }
     Value::map(m)
-}
-
-/// RFC 4648 base32 with padding (`b32enc`), as Go's `base32.StdEncoding`.
-fn base32_encode(data: &[u8]) -> String {
-    const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-    let mut out = String::new();
-    for chunk in data.chunks(5) {
-        let mut buf = [0u8; 5];
-        buf[..chunk.len()].copy_from_slice(chunk);
-        let bits = u64::from_be_bytes([0, 0, 0, buf[0], buf[1], buf[2], buf[3], buf[4]]);
-        let chars = (chunk.len() * 8).div_ceil(5);
-        for i in 0..8 {
-            if i < chars {
-                out.push(ALPHABET[((bits >> (35 - i * 5)) & 31) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]
