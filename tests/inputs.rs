@@ -104,42 +104,36 @@ fn kustomize_overlays_are_built_with_kubectl_and_linted() {
         kubectl.parent().unwrap().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let mut cmd = winguard();
-    cmd.args(["lint", prod.to_str().unwrap(), "--format", "json"])
-        .args(["--kustomize-renderer", "kubectl"])
-        .env("PATH", &path);
-    let (code, report, stderr) = lint_json(cmd);
+    // `winguard lint ARGS --format json` with the test tools' kubectl first on PATH.
+    let lint = |args: &[&str]| {
+        let mut cmd = winguard();
+        cmd.arg("lint")
+            .args(args)
+            .args(["--format", "json"])
+            .env("PATH", &path);
+        lint_json(cmd)
+    };
+    let (code, report, stderr) = lint(&[prod.to_str().unwrap(), "--kustomize-renderer", "kubectl"]);
     assert_eq!(code, 1, "{report:#}\n{stderr}");
     let file = prod.join("kustomization.yaml").display().to_string();
     assert_eq!(files_of(&report), [file].into(), "{report:#}");
-    let names: std::collections::BTreeSet<&str> = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["object"]["name"].as_str().unwrap())
-        .collect();
-    assert!(names.contains("prod-merchant"), "{names:?}");
-    // Walking the parent builds base and overlay, and reads neither's files as manifests.
-    let mut cmd = winguard();
-    cmd.args(["lint", dir.path().to_str().unwrap(), "--format", "json"])
-        .env("PATH", &path);
-    let (_, report, stderr) = lint_json(cmd);
-    assert_eq!(files_of(&report).len(), 2, "{report:#}\n{stderr}");
-    assert_eq!(report["summary"]["files"], 2, "{report:#}");
-    // A kustomization file given on its own (pre-commit) builds its overlay.
-    let mut cmd = winguard();
-    cmd.args(["lint", prod.join("kustomization.yaml").to_str().unwrap()])
-        .args(["--format", "json"])
-        .env("PATH", &path);
-    let (code, report, _) = lint_json(cmd);
-    assert_eq!(code, 1);
-    assert!(
+    let names = |report: &Value| -> std::collections::BTreeSet<String> {
         report["findings"]
             .as_array()
             .unwrap()
             .iter()
-            .any(|f| f["object"]["name"] == "prod-merchant")
-    );
+            .map(|f| f["object"]["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(names(&report).contains("prod-merchant"), "{report:#}");
+    // Walking the parent builds base and overlay, and reads neither's files as manifests.
+    let (_, report, stderr) = lint(&[dir.path().to_str().unwrap()]);
+    assert_eq!(files_of(&report).len(), 2, "{report:#}\n{stderr}");
+    assert_eq!(report["summary"]["files"], 2, "{report:#}");
+    // A kustomization file given on its own (pre-commit) builds its overlay.
+    let (code, report, _) = lint(&[prod.join("kustomization.yaml").to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(names(&report).contains("prod-merchant"), "{report:#}");
 }
 
 #[test]

@@ -497,7 +497,7 @@ fn read_lint_inputs(args: &LintArgs, setup: &LintSetup) -> (crate::manifest::Sou
                 rendered.push(shown);
             }
             Err(e) => sources.errors.push(crate::manifest::InputError {
-                file: chart_error_file(&chart, &e.file),
+                file: e.file,
                 line: (e.line > 0).then_some(e.line as u32),
                 column: (e.column > 0).then_some(e.column as u32),
                 message: e.message,
@@ -517,15 +517,6 @@ fn read_lint_inputs(args: &LintArgs, setup: &LintSetup) -> (crate::manifest::Sou
         });
     }
     (sources, rendered)
-}
-
-/// The file a chart's render error names, as the user can open it: Helm names templates by
-/// chart name (`mychart/templates/x.yaml`), which is mapped to the chart's own path.
-fn chart_error_file(chart: &std::path::Path, helm_name: &str) -> String {
-    crate::chart::load_chart(chart)
-        .ok()
-        .and_then(|c| crate::chart::load::template_locations(&c).remove(helm_name))
-        .unwrap_or_else(|| helm_name.to_string())
 }
 
 /// Where each report goes: `--format`s paired with `--output`s in order. An `--output` with no

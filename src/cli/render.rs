@@ -153,10 +153,20 @@ impl ChartArgs {
             api_versions: self.api_versions.clone(),
             ..RenderOptions::default()
         };
-        let rendered = render_chart(&loaded, &values, &opts)?;
+        let locations = template_locations(&loaded);
+        // An error names a template as Helm does (`mychart/templates/x.yaml`): named here as
+        // the file that opens, like the findings.
+        let located = |mut e: ChartError| {
+            if let Some(file) = locations.get(&e.file) {
+                e.file = file.clone();
+            }
+            e
+        };
+        let rendered = render_chart(&loaded, &values, &opts).map_err(located)?;
         let text =
-            crate::chart::render::template_output(&rendered, self.include_crds, self.skip_tests)?;
-        Ok((text, template_locations(&loaded)))
+            crate::chart::render::template_output(&rendered, self.include_crds, self.skip_tests)
+                .map_err(located)?;
+        Ok((text, locations))
     }
 
     /// `helm template` from PATH with the same flags.
