@@ -255,3 +255,95 @@ fn render_output_matches_helm_template() {
     assert!(compared > 40, "{compared}");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// What kind of certificate or key a PEM is: everything Sprig fixes about it, nothing random.
+fn pem_kind(pem_text: &str) -> Json {
+    use x509_parser::extensions::ParsedExtension;
+    let block = pem::parse(pem_text).unwrap();
+    if block.tag() != "CERTIFICATE" {
+        let bits = (block.tag() == "RSA PRIVATE KEY").then(|| {
+            use rsa::pkcs1::DecodeRsaPrivateKey;
+            use rsa::traits::PublicKeyParts;
+            rsa::PrivateKey::from_pkcs1_der(block.contents())
+                .unwrap()
+                .size()
+                * 8
+        });
+        return serde_json::json!({"key": block.tag(), "bits": bits});
+    }
+    let (_, cert) = x509_parser::parse_x509_certificate(block.contents()).unwrap();
+    let mut extensions = BTreeMap::new();
+    for ext in cert.extensions() {
+        let what = match ext.parsed_extension() {
+            ParsedExtension::KeyUsage(k) => format!("{k}"),
+            ParsedExtension::ExtendedKeyUsage(e) => {
+                format!(
+                    "server {} client {} other {}",
+                    e.server_auth,
+                    e.client_auth,
+                    e.other.len()
+                )
+            }
+            ParsedExtension::BasicConstraints(b) => {
+                format!("ca {} {:?}", b.ca, b.path_len_constraint)
+            }
+            ParsedExtension::SubjectAlternativeName(s) => format!("{:?}", s.general_names),
+            ParsedExtension::AuthorityKeyIdentifier(_) => "present".into(),
+            // Go gives only a CA a subject key id, rcgen every certificate: both are valid X.509.
+            ParsedExtension::SubjectKeyIdentifier(_) => continue,
+            other => format!("{other:?}"),
+        };
+        extensions.insert(ext.oid.to_id_string(), (ext.critical, what));
+    }
+    let validity = cert.validity();
+    serde_json::json!({
+        "version": cert.version().0,
+        "signature": cert.signature_algorithm.algorithm.to_id_string(),
+        "key": cert.public_key().algorithm.algorithm.to_id_string(),
+        "keyBits": cert.public_key().parsed().map(|k| k.key_size()).unwrap_or_default(),
+        "subject": cert.subject().to_string(),
+        "issuer": cert.issuer().to_string(),
+        "serialBitsAtMost128": cert.raw_serial().len() <= 17,
+        "validSeconds": validity.not_after.timestamp() - validity.not_before.timestamp(),
+        "extensions": extensions,
+    })
+}
+
+/// Sprig's genCA/genSignedCert/genSelfSignedCert make RSA-2048 keys in PKCS#1 and sha256WithRSA
+/// certificates with fixed usages; winguard's random material must be of that kind (and the
+/// signed certificate verify against its CA), or the Secret a chart makes is not what Helm's is.
+#[test]
+fn certificates_are_of_the_kind_helm_makes() {
+    let chart = common::root().join("testdata/charts/random-shape");
+    let data = |cmd: std::process::Command| {
+        let out = common::run_cmd(cmd, None);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let doc = documents(&out.stdout).into_iter().next().unwrap();
+        let decode = |key: &str| {
+            use base64::Engine;
+            let b64 = doc["data"][key].as_str().unwrap();
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .unwrap();
+            String::from_utf8(bytes).unwrap()
+        };
+        ["ca.crt", "tls.crt", "tls.key", "self.crt"].map(decode)
+    };
+    let mut ours = common::winguard();
+    ours.arg("render").arg(&chart);
+    let mut theirs = std::process::Command::new(common::tool("helm"));
+    theirs.arg("template").arg(&chart);
+    let (ours, theirs) = (data(ours), data(theirs));
+    for (i, name) in ["ca.crt", "tls.crt", "tls.key", "self.crt"]
+        .iter()
+        .enumerate()
+    {
+        assert_eq!(pem_kind(&ours[i]), pem_kind(&theirs[i]), "{name}");
+    }
+    let ca = pem::parse(&ours[0]).unwrap();
+    let leaf = pem::parse(&ours[1]).unwrap();
+    let (_, ca) = x509_parser::parse_x509_certificate(ca.contents()).unwrap();
+    let (_, leaf) = x509_parser::parse_x509_certificate(leaf.contents()).unwrap();
+    leaf.verify_signature(Some(ca.public_key()))
+        .expect("genSignedCert's certificate is signed by its CA");
+}

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
+use super::template::gostring;
 use super::template::{Object, Value};
 
 /// `.Chart`: in Helm 4 a map of `chart.Metadata`'s fields under their Go names (`index .Chart
@@ -142,7 +143,7 @@ impl Files {
                 use base64::Engine;
                 base64::engine::general_purpose::STANDARD.encode(data)
             } else {
-                String::from_utf8_lossy(data).into_owned()
+                gostring::from_bytes(data).into_owned()
             };
             m.insert(base, Value::from(text));
         }
@@ -171,7 +172,7 @@ impl Object for Files {
             "Get" => path().map(|p| {
                 Value::from(
                     self.get(&p)
-                        .map(|d| String::from_utf8_lossy(d).into_owned())
+                        .map(|d| gostring::from_bytes(d).into_owned())
                         .unwrap_or_default(),
                 )
             }),
@@ -184,7 +185,7 @@ impl Object for Files {
             }),
             "Lines" => path().map(|p| match self.get(&p) {
                 Some(d) if !d.is_empty() => {
-                    let text = String::from_utf8_lossy(d);
+                    let text = gostring::from_bytes(d);
                     // Helm drops one final newline before splitting.
                     let text = text.strip_suffix('\n').unwrap_or(&text);
                     Value::list(text.split('\n').map(Value::from).collect())

@@ -57,8 +57,6 @@ pub fn render_chart(
     opts: &RenderOptions,
 ) -> Result<Rendered, ChartError> {
     let kube = kube_version(opts.kube_version.as_deref())?;
-    // CAs `genCA` made in an earlier render are of no use to this one.
-    super::template::certs::forget_issuers();
     check_kube_version(chart, &kube.version)?;
     let mut chart = chart.clone();
     process_dependencies(&mut chart, user);

@@ -1,50 +1,259 @@
-//! Sprig's certificate functions (`genCA`, `genSelfSignedCert`, `genSignedCert`,
-//! `genPrivateKey`), on `rcgen` (already linked in for the webhook's `--self-signed`).
+//! Sprig's key and certificate functions (`genPrivateKey`, `genCA`, `genSelfSignedCert`,
+//! `genSignedCert`, their `…WithKey` forms, `buildCustomCert`), as Sprig's `crypto.go` makes them:
+//! the same key kinds and PEM encodings (RSA as PKCS#1 `RSA PRIVATE KEY`, EC P-256 as SEC1
+//! `EC PRIVATE KEY`, Ed25519 as PKCS#8 `PRIVATE KEY`, DSA as OpenSSL's `DSA PRIVATE KEY`) and the
+//! same certificate template (128-bit random serial, valid from now for `days × 24h`, digital
+//! signature + key encipherment (+ cert sign for a CA), server + client auth, basic constraints).
 //!
-//! Their output is random in Helm too, so tests compare its shape. One difference: Sprig makes
-//! RSA-2048 keys; `rcgen` generates ECDSA P-256 keys (it cannot generate RSA), which every
-//! Kubernetes consumer of such a certificate accepts.
+//! The RustCrypto crates make and encode the keys (ring, under `rcgen`, cannot generate RSA or
+//! DSA keys nor write PKCS#1/SEC1); `rcgen` writes and signs the certificates.
 
-use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
-use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair, SanType};
+use der::asn1::UintRef;
+use der::{Decode, Encode, Reader};
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose, SanType, SerialNumber, SignatureAlgorithm,
+};
 
 use super::value::Value;
 
-thread_local! {
-    /// The CAs `genCA` made in this render, by certificate PEM, for `genSignedCert` to sign with.
-    static ISSUERS: RefCell<HashMap<String, CertifiedIssuer<'static, KeyPair>>> =
-        RefCell::new(HashMap::new());
+/// Sprig's key sizes: `genPrivateKey "rsa"` makes 4096-bit keys, the certificate functions 2048.
+const PRIVATE_KEY_RSA_BITS: usize = 4096;
+const CERTIFICATE_RSA_BITS: usize = 2048;
+
+/// A private key of one of the kinds Sprig's `parsePrivateKeyPEM` reads and `pemBlockForKey`
+/// writes.
+enum PrivateKey {
+    Rsa(Box<rsa::PrivateKey>),
+    Ec(p256::SecretKey),
+    /// The 32-byte seed, which is all PKCS#8 holds of an Ed25519 key.
+    Ed25519([u8; 32]),
+    /// DSA keys can be made and printed, never sign a certificate (Go: not a crypto.Signer).
+    Dsa(DsaKey),
 }
 
-fn params(
-    cn: &str,
-    ips: &[String],
-    dns: &[String],
-    days: i64,
-) -> Result<CertificateParams, String> {
-    let mut p = CertificateParams::new(Vec::<String>::new()).map_err(|e| e.to_string())?;
-    p.distinguished_name.push(DnType::CommonName, cn);
-    for ip in ips {
-        let addr = ip.parse().map_err(|_| format!("error parsing ip: {ip}"))?;
-        p.subject_alt_names.push(SanType::IpAddress(addr));
+/// OpenSSL's `DSA PRIVATE KEY` body, Sprig's `DSAKeyFormat`: SEQUENCE { version, p, q, g, y, x }.
+struct DsaKey {
+    fields: [Vec<u8>; 5],
+}
+
+const OID_RSA: der::oid::ObjectIdentifier =
+    der::oid::ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.1");
+const OID_EC: der::oid::ObjectIdentifier =
+    der::oid::ObjectIdentifier::new_unwrap("1.2.840.10045.2.1");
+const OID_ED25519: der::oid::ObjectIdentifier =
+    der::oid::ObjectIdentifier::new_unwrap("1.3.101.112");
+
+fn random_bytes<const N: usize>() -> Result<[u8; N], String> {
+    let mut bytes = [0u8; N];
+    getrandom::fill(&mut bytes).map_err(|e| e.to_string())?;
+    Ok(bytes)
+}
+
+/// Go's `pem.EncodeToMemory`: 64-column base64, LF line ends.
+fn pem_text(tag: &str, der: Vec<u8>) -> String {
+    let config = pem::EncodeConfig::new().set_line_ending(pem::LineEnding::LF);
+    pem::encode_config(&pem::Pem::new(tag, der), config)
+}
+
+impl PrivateKey {
+    fn generate(kind: &str, rsa_bits: usize) -> Result<PrivateKey, String> {
+        let mut rng = getrandom::SysRng;
+        Ok(match kind {
+            "" | "rsa" => PrivateKey::Rsa(Box::new(
+                rsa::PrivateKey::new(&mut rng, rsa_bits).map_err(|e| e.to_string())?,
+            )),
+            "ecdsa" => PrivateKey::Ec(random_ec_key()?),
+            "ed25519" => PrivateKey::Ed25519(random_bytes()?),
+            "dsa" => {
+                use dsa::{Components, KeySize, SigningKey};
+                let components = Components::try_generate_from_rng_with_key_size(
+                    &mut rng,
+                    KeySize::DSA_2048_256,
+                )
+                .map_err(|e| e.to_string())?;
+                let key = SigningKey::try_generate_from_rng_with_components(&mut rng, components)
+                    .map_err(|e| e.to_string())?;
+                let public = key.verifying_key();
+                let parts = public.components();
+                PrivateKey::Dsa(DsaKey {
+                    fields: [
+                        parts.p().to_be_bytes().into_vec(),
+                        parts.q().to_be_bytes().into_vec(),
+                        parts.g().to_be_bytes().into_vec(),
+                        public.y().to_be_bytes().into_vec(),
+                        key.x().to_be_bytes().into_vec(),
+                    ],
+                })
+            }
+            other => return Err(format!("Unknown type {other}")),
+        })
     }
-    for name in dns {
-        let name = name
-            .clone()
-            .try_into()
-            .map_err(|e: rcgen::Error| e.to_string())?;
-        p.subject_alt_names.push(SanType::DnsName(name));
+
+    /// Sprig's `parsePrivateKeyPEM`, with its messages.
+    fn parse_pem(text: &str) -> Result<PrivateKey, String> {
+        let block = first_pem_block(text).ok_or("no PEM data in input")?;
+        let der = block.contents();
+        let tag = block.tag();
+        if tag == "PRIVATE KEY" {
+            return Self::from_pkcs8(der).map_err(|e| format!("decoding PEM as PKCS#8: {e}"));
+        }
+        let Some(kind) = tag.strip_suffix(" PRIVATE KEY") else {
+            return Err(format!("no private key data in PEM block of type {tag}"));
+        };
+        match kind {
+            "RSA" => {
+                use rsa::pkcs1::DecodeRsaPrivateKey;
+                rsa::PrivateKey::from_pkcs1_der(der)
+                    .map(|k| PrivateKey::Rsa(Box::new(k)))
+                    .map_err(|e| format!("parsing RSA private key from PEM: {e}"))
+            }
+            "EC" => p256::SecretKey::from_sec1_der(der)
+                .map(PrivateKey::Ec)
+                .map_err(|e| format!("parsing EC private key from PEM: {e}")),
+            "DSA" => DsaKey::from_der(der)
+                .map(PrivateKey::Dsa)
+                .map_err(|e| format!("parsing DSA private key from PEM: {e}")),
+            _ => Err(format!("invalid private key type {tag}")),
+        }
     }
-    let start = jiff::Zoned::now().date();
-    let end = start
-        .checked_add(jiff::Span::new().days(days.clamp(1, 36_500)))
-        .map_err(|e| e.to_string())?;
-    p.not_before =
-        rcgen::date_time_ymd(start.year().into(), start.month() as u8, start.day() as u8);
-    p.not_after = rcgen::date_time_ymd(end.year().into(), end.month() as u8, end.day() as u8);
-    Ok(p)
+
+    fn from_pkcs8(der: &[u8]) -> Result<PrivateKey, String> {
+        let info = pkcs8::PrivateKeyInfoRef::from_der(der).map_err(|e| e.to_string())?;
+        let oid = info.algorithm.oid;
+        if oid == OID_RSA {
+            use pkcs8::DecodePrivateKey;
+            rsa::PrivateKey::from_pkcs8_der(der)
+                .map(|k| PrivateKey::Rsa(Box::new(k)))
+                .map_err(|e| e.to_string())
+        } else if oid == OID_EC {
+            use pkcs8::DecodePrivateKey;
+            p256::SecretKey::from_pkcs8_der(der)
+                .map(PrivateKey::Ec)
+                .map_err(|_| "x509: unsupported elliptic curve".to_string())
+        } else if oid == OID_ED25519 {
+            let seed = <&der::asn1::OctetStringRef>::from_der(info.private_key.as_bytes())
+                .map_err(|e| e.to_string())?;
+            seed.as_bytes()
+                .try_into()
+                .map(PrivateKey::Ed25519)
+                .map_err(|_| "x509: invalid Ed25519 private key length".to_string())
+        } else {
+            Err(format!(
+                "x509: PKCS#8 wrapping contained private key with unknown algorithm: {oid}"
+            ))
+        }
+    }
+
+    /// Sprig's `pemBlockForKey`.
+    fn to_pem(&self) -> Result<String, String> {
+        let text = |e: der::Error| e.to_string();
+        Ok(match self {
+            PrivateKey::Rsa(key) => {
+                use rsa::pkcs1::EncodeRsaPrivateKey;
+                let der = key.to_pkcs1_der().map_err(|e| e.to_string())?;
+                pem_text("RSA PRIVATE KEY", der.as_bytes().to_vec())
+            }
+            PrivateKey::Ec(key) => {
+                pem_text("EC PRIVATE KEY", key.to_sec1_der().map_err(text)?.to_vec())
+            }
+            PrivateKey::Ed25519(_) => pem_text("PRIVATE KEY", self.pkcs8_der()?),
+            PrivateKey::Dsa(key) => pem_text("DSA PRIVATE KEY", key.to_der().map_err(text)?),
+        })
+    }
+
+    /// The key as PKCS#8 (v1, as Go's `MarshalPKCS8PrivateKey` writes it), which is what rcgen
+    /// signs with.
+    fn pkcs8_der(&self) -> Result<Vec<u8>, String> {
+        use pkcs8::EncodePrivateKey;
+        let text = |e: pkcs8::Error| e.to_string();
+        match self {
+            PrivateKey::Rsa(key) => key
+                .to_pkcs8_der()
+                .map(|d| d.as_bytes().to_vec())
+                .map_err(text),
+            PrivateKey::Ec(key) => key
+                .to_pkcs8_der()
+                .map(|d| d.as_bytes().to_vec())
+                .map_err(text),
+            PrivateKey::Ed25519(seed) => ed25519_pkcs8(seed).map_err(|e| e.to_string()),
+            PrivateKey::Dsa(_) => {
+                Err("x509: certificate private key does not implement crypto.Signer".into())
+            }
+        }
+    }
+
+    /// The key as rcgen signs with it, with the signature algorithm Go picks for its kind; the
+    /// error is `x509.CreateCertificate`'s as Sprig wraps it.
+    fn signer(&self) -> Result<KeyPair, String> {
+        self.rcgen_key_pair()
+            .map_err(|e| format!("error creating certificate: {e}"))
+    }
+
+    fn rcgen_key_pair(&self) -> Result<KeyPair, String> {
+        let algorithm: &'static SignatureAlgorithm = match self {
+            PrivateKey::Rsa(_) => &rcgen::PKCS_RSA_SHA256,
+            PrivateKey::Ec(_) => &rcgen::PKCS_ECDSA_P256_SHA256,
+            PrivateKey::Ed25519(_) => &rcgen::PKCS_ED25519,
+            PrivateKey::Dsa(_) => &rcgen::PKCS_ED25519, // refused by pkcs8_der below
+        };
+        let der = self.pkcs8_der()?;
+        KeyPair::from_pkcs8_der_and_sign_algo(&der.as_slice().into(), algorithm)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// PKCS#8 v1 of an Ed25519 seed: the algorithm, and the seed as an OCTET STRING in an OCTET
+/// STRING (RFC 8410 §7).
+fn ed25519_pkcs8(seed: &[u8; 32]) -> der::Result<Vec<u8>> {
+    let inner = der::asn1::OctetStringRef::new(seed)?.to_der()?;
+    let algorithm = pkcs8::AlgorithmIdentifierRef {
+        oid: OID_ED25519,
+        parameters: None,
+    };
+    pkcs8::PrivateKeyInfoRef::new(algorithm, der::asn1::OctetStringRef::new(&inner)?).to_der()
+}
+
+/// A P-256 key from a uniformly random scalar in [1, n), drawn by rejection (as
+/// `ecdsa.GenerateKey` does), so a failing system RNG is an error rather than a panic.
+fn random_ec_key() -> Result<p256::SecretKey, String> {
+    loop {
+        let bytes: [u8; 32] = random_bytes()?;
+        if let Ok(key) = p256::SecretKey::from_bytes(&p256::FieldBytes::from(bytes)) {
+            return Ok(key);
+        }
+    }
+}
+
+impl DsaKey {
+    fn from_der(der: &[u8]) -> Result<DsaKey, der::Error> {
+        let mut reader = der::SliceReader::new(der)?;
+        let fields = reader.sequence(|r| -> der::Result<[Vec<u8>; 5]> {
+            let _version = u8::decode(r)?;
+            let mut next = || UintRef::decode(r).map(|u| u.as_bytes().to_vec());
+            Ok([next()?, next()?, next()?, next()?, next()?])
+        })?;
+        Ok(DsaKey { fields })
+    }
+
+    fn to_der(&self) -> Result<Vec<u8>, der::Error> {
+        let mut body = 0u8.to_der()?;
+        for field in &self.fields {
+            body.extend(UintRef::new(field)?.to_der()?);
+        }
+        let header = der::Header::new(der::Tag::Sequence, der::Length::try_from(body.len())?);
+        let mut out = header.to_der()?;
+        out.extend(body);
+        Ok(out)
+    }
+}
+
+/// Go's `pem.Decode`: the first PEM block in the text, whatever comes before it.
+fn first_pem_block(text: &str) -> Option<pem::Pem> {
+    let start = text.find("-----BEGIN ")?;
+    pem::parse(&text[start..]).ok()
 }
 
 fn pair(cert: String, key: String) -> Value {
@@ -54,28 +263,70 @@ fn pair(cert: String, key: String) -> Value {
     Value::map(m)
 }
 
-/// Drops the CAs kept for `genSignedCert` (one render's worth at most).
-pub fn forget_issuers() {
-    ISSUERS.with(|i| i.borrow_mut().clear());
+/// Sprig's `getBaseCertTemplate`.
+fn base_template(
+    cn: &str,
+    ips: &[String],
+    dns: &[String],
+    days: i64,
+) -> Result<CertificateParams, String> {
+    let mut p = CertificateParams::default();
+    p.distinguished_name = rcgen::DistinguishedName::new();
+    p.distinguished_name.push(DnType::CommonName, cn);
+    // Go writes DNS names before IP addresses in the SAN extension.
+    for name in dns {
+        let name = name
+            .clone()
+            .try_into()
+            .map_err(|e: rcgen::Error| e.to_string())?;
+        p.subject_alt_names.push(SanType::DnsName(name));
+    }
+    for ip in ips {
+        let addr = ip.parse().map_err(|_| format!("error parsing ip: {ip}"))?;
+        p.subject_alt_names.push(SanType::IpAddress(addr));
+    }
+    // `rand.Int(rand.Reader, 2^128)`.
+    p.serial_number = Some(SerialNumber::from_slice(&random_bytes::<16>()?));
+    let now = jiff::Timestamp::now().as_second();
+    let at = |seconds: i64| {
+        time::OffsetDateTime::from_unix_timestamp(seconds).map_err(|e| e.to_string())
+    };
+    p.not_before = at(now)?;
+    // `time.Hour * 24 * time.Duration(daysValid)`: nanoseconds in an int64, wrapping as Go does.
+    let valid = 86_400_000_000_000i64.wrapping_mul(days) / 1_000_000_000;
+    p.not_after = at(now.saturating_add(valid))?;
+    p.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
+    p.extended_key_usages = vec![
+        ExtendedKeyUsagePurpose::ServerAuth,
+        ExtendedKeyUsagePurpose::ClientAuth,
+    ];
+    p.is_ca = IsCa::ExplicitNoCa;
+    Ok(p)
 }
 
-/// The key a `…WithKey` function is given (PEM), or a new one.
-fn key_or_new(key_pem: Option<&str>) -> Result<KeyPair, String> {
+/// The key a `…WithKey` function is given (PEM), or a new RSA-2048 one.
+fn key_or_new(key_pem: Option<&str>) -> Result<PrivateKey, String> {
     match key_pem {
-        Some(pem) => KeyPair::from_pem(pem).map_err(|e| format!("error parsing private key: {e}")),
-        None => KeyPair::generate().map_err(|e| e.to_string()),
+        Some(pem) => PrivateKey::parse_pem(pem).map_err(|e| format!("parsing private key: {e}")),
+        None => PrivateKey::generate("rsa", CERTIFICATE_RSA_BITS)
+            .map_err(|e| format!("error generating rsa key: {e}")),
     }
 }
 
+fn creating(e: rcgen::Error) -> String {
+    format!("error creating certificate: {e}")
+}
+
 pub fn gen_ca(cn: &str, days: i64, key_pem: Option<&str>) -> Result<Value, String> {
-    let mut p = params(cn, &[], &[], days)?;
+    let mut p = base_template(cn, &[], &[], days)?;
+    p.key_usages.push(KeyUsagePurpose::KeyCertSign);
     p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     let key = key_or_new(key_pem)?;
-    let key_pem = key.serialize_pem();
-    let issuer = CertifiedIssuer::self_signed(p, key).map_err(|e| e.to_string())?;
-    let cert_pem = issuer.pem();
-    ISSUERS.with(|i| i.borrow_mut().insert(cert_pem.clone(), issuer));
-    Ok(pair(cert_pem, key_pem))
+    let cert = p.self_signed(&key.signer()?).map_err(creating)?;
+    Ok(pair(cert.pem(), key.to_pem()?))
 }
 
 pub fn gen_self_signed(
@@ -85,63 +336,82 @@ pub fn gen_self_signed(
     days: i64,
     key_pem: Option<&str>,
 ) -> Result<Value, String> {
-    let p = params(cn, ips, dns, days)?;
+    let p = base_template(cn, ips, dns, days)?;
     let key = key_or_new(key_pem)?;
-    let cert = p.self_signed(&key).map_err(|e| e.to_string())?;
-    Ok(pair(cert.pem(), key.serialize_pem()))
+    let cert = p.self_signed(&key.signer()?).map_err(creating)?;
+    Ok(pair(cert.pem(), key.to_pem()?))
 }
 
+/// `genSignedCert`: signed by any CA given as certificate and key PEM (from `genCA`,
+/// `buildCustomCert` or values), as Sprig parses it.
 pub fn gen_signed(
     cn: &str,
     ips: &[String],
     dns: &[String],
     days: i64,
-    ca_cert: &str,
+    ca: (&str, &str),
     key_pem: Option<&str>,
 ) -> Result<Value, String> {
-    let p = params(cn, ips, dns, days)?;
+    let (ca_cert, ca_key) = ca;
+    let block = first_pem_block(ca_cert).ok_or("unable to decode certificate")?;
+    let (_, parsed) = x509_parser::parse_x509_certificate(block.contents()).map_err(|e| {
+        format!(
+            "error parsing certificate: decodedSignerCert.Bytes: x509: malformed certificate: {e}"
+        )
+    })?;
+    let ca_signer = PrivateKey::parse_pem(ca_key)
+        .map_err(|e| format!("error parsing private key: {e}"))?
+        .signer()?;
+    let mut p = base_template(cn, ips, dns, days)?;
+    // Go names the issuer's key only when issuer and subject differ and the CA has a key id.
+    let has_key_id = parsed.extensions().iter().any(|e| {
+        matches!(
+            e.parsed_extension(),
+            x509_parser::extensions::ParsedExtension::SubjectKeyIdentifier(_)
+        )
+    });
+    let issuer_cn = parsed
+        .subject()
+        .iter_common_name()
+        .next()
+        .and_then(|a| a.as_str().ok());
+    p.use_authority_key_identifier_extension = has_key_id && issuer_cn != Some(cn);
+    let issuer = Issuer::from_ca_cert_der(&block.contents().into(), ca_signer)
+        .map_err(|e| format!("error parsing certificate: {e}"))?;
     let key = key_or_new(key_pem)?;
-    ISSUERS.with(|issuers| {
-        let issuers = issuers.borrow();
-        let issuer = issuers.get(ca_cert).ok_or_else(|| {
-            "genSignedCert: the CA must come from genCA in the same render".to_string()
-        })?;
-        let cert = p.signed_by(&key, issuer).map_err(|e| e.to_string())?;
-        Ok(pair(cert.pem(), key.serialize_pem()))
-    })
+    let cert = p.signed_by(&key.signer()?, &issuer).map_err(creating)?;
+    Ok(pair(cert.pem(), key.to_pem()?))
 }
 
-pub fn gen_private_key(kind: &str) -> Result<String, String> {
-    match kind {
-        "rsa" | "ecdsa" | "ed25519" | "dsa" => {}
-        other => return Err(format!("Unknown type {other}")),
+/// `genPrivateKey`: Sprig returns its errors as the function's text, not as template errors.
+pub fn gen_private_key(kind: &str) -> String {
+    match PrivateKey::generate(kind, PRIVATE_KEY_RSA_BITS) {
+        Ok(key) => key
+            .to_pem()
+            .unwrap_or_else(|e| format!("failed to generate private key: {e}")),
+        Err(e) if e.starts_with("Unknown type") => e,
+        Err(e) => format!("failed to generate private key: {e}"),
     }
-    let key = KeyPair::generate().map_err(|e| e.to_string())?;
-    Ok(key.serialize_pem())
 }
 
 /// `buildCustomCert BASE64_CERT BASE64_KEY`: the certificate and key, checked as Sprig checks
-/// them (base64, a PEM certificate that parses as X.509, a PEM private key), as a
+/// them (base64, a PEM certificate that parses as X.509, a private key Sprig can read), as a
 /// `{Cert, Key}` pair for `genSignedCert` to sign with or a template to print.
 pub fn build_custom_cert(b64cert: &str, b64key: &str) -> Result<Value, String> {
     use base64::Engine;
-    let decode = |text: &str| base64::engine::general_purpose::STANDARD.decode(text.trim());
+    // Go's base64 decoder skips line breaks, nothing else.
+    let decode = |text: &str| {
+        let text: String = text.chars().filter(|c| !matches!(c, '\r' | '\n')).collect();
+        base64::engine::general_purpose::STANDARD.decode(text)
+    };
     let cert = decode(b64cert).map_err(|_| "unable to decode base64 certificate".to_string())?;
     let key = decode(b64key).map_err(|_| "unable to decode base64 private key".to_string())?;
-    let cert_block = pem::parse(&cert).map_err(|_| "unable to decode certificate".to_string())?;
-    x509_parser::parse_x509_certificate(cert_block.contents()).map_err(|e| {
+    let cert = String::from_utf8_lossy(&cert).into_owned();
+    let key = String::from_utf8_lossy(&key).into_owned();
+    let block = first_pem_block(&cert).ok_or("unable to decode certificate")?;
+    x509_parser::parse_x509_certificate(block.contents()).map_err(|e| {
         format!("error parsing certificate: decodedCert.Bytes: x509: malformed certificate: {e}")
     })?;
-    let key_block = pem::parse(&key)
-        .map_err(|_| "error parsing private key: no PEM data in input".to_string())?;
-    if !key_block.tag().ends_with("PRIVATE KEY") {
-        return Err(format!(
-            "error parsing private key: invalid key type {}",
-            key_block.tag()
-        ));
-    }
-    Ok(pair(
-        String::from_utf8_lossy(&cert).into_owned(),
-        String::from_utf8_lossy(&key).into_owned(),
-    ))
+    PrivateKey::parse_pem(&key).map_err(|e| format!("error parsing private key: {e}"))?;
+    Ok(pair(cert, key))
 }

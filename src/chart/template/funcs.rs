@@ -10,6 +10,7 @@ use std::rc::Rc;
 
 use super::ast::Pos;
 
+use super::gostring;
 use super::value::{MapRef, Value, format_float_g};
 use super::{Exec, Failure};
 use crate::chart::values::floats;
@@ -409,7 +410,7 @@ fn find(name: &str) -> Option<Func> {
             let text = strval(&arg(&a, 0)?);
             Ok(Value::from(
                 match data_encoding::BASE32.decode(text.as_bytes()) {
-                    Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                    Ok(bytes) => gostring::from_bytes(&bytes).into_owned(),
                     Err(e) => format!("illegal base32 data at input byte {}", e.position),
                 },
             ))
@@ -1022,7 +1023,8 @@ fn find(name: &str) -> Option<Func> {
         "b64enc" => |_, a| {
             use base64::Engine;
             Ok(Value::from(
-                base64::engine::general_purpose::STANDARD.encode(strval(&arg(&a, 0)?)),
+                base64::engine::general_purpose::STANDARD
+                    .encode(gostring::to_bytes(&strval(&arg(&a, 0)?))),
             ))
         },
         "b64dec" => |_, a| {
@@ -1030,23 +1032,23 @@ fn find(name: &str) -> Option<Func> {
             Ok(Value::from(match base64::engine::general_purpose::STANDARD
                 .decode(strval(&arg(&a, 0)?))
             {
-                Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                Ok(bytes) => gostring::from_bytes(&bytes).into_owned(),
                 Err(e) => e.to_string(),
             }))
         },
         "sha256sum" => |_, a| {
-            Ok(Value::from(super::digest::sha256_hex(
-                strval(&arg(&a, 0)?).as_bytes(),
-            )))
+            Ok(Value::from(super::digest::sha256_hex(&gostring::to_bytes(
+                &strval(&arg(&a, 0)?),
+            ))))
         },
         "sha1sum" => |_, a| {
-            Ok(Value::from(super::digest::sha1_hex(
-                strval(&arg(&a, 0)?).as_bytes(),
-            )))
+            Ok(Value::from(super::digest::sha1_hex(&gostring::to_bytes(
+                &strval(&arg(&a, 0)?),
+            ))))
         },
         "adler32sum" => |_, a| {
             Ok(Value::from(
-                super::digest::adler32(strval(&arg(&a, 0)?).as_bytes()).to_string(),
+                super::digest::adler32(&gostring::to_bytes(&strval(&arg(&a, 0)?))).to_string(),
             ))
         },
         // Sprig: semver.
@@ -1146,13 +1148,13 @@ fn find(name: &str) -> Option<Func> {
         },
         "b32enc" => |_, a| {
             Ok(Value::from(
-                data_encoding::BASE32.encode(strval(&arg(&a, 0)?).as_bytes()),
+                data_encoding::BASE32.encode(&gostring::to_bytes(&strval(&arg(&a, 0)?))),
             ))
         },
         "sha512sum" => |_, a| {
-            Ok(Value::from(super::digest::sha512_hex(
-                strval(&arg(&a, 0)?).as_bytes(),
-            )))
+            Ok(Value::from(super::digest::sha512_hex(&gostring::to_bytes(
+                &strval(&arg(&a, 0)?),
+            ))))
         },
         "abbrevboth" => |_, a| {
             let (left, right) = (to_int(&arg(&a, 0)?), to_int(&arg(&a, 1)?));
@@ -1261,8 +1263,12 @@ fn find(name: &str) -> Option<Func> {
         },
         "genSignedCert" | "genSignedCertWithKey" => |_, a| {
             let (ips, dns) = (string_list(&arg(&a, 1)?), string_list(&arg(&a, 2)?));
-            let ca = match arg(&a, 4)? {
-                Value::Map(m) => m.borrow().get("Cert").map(strval).unwrap_or_default(),
+            let (ca_cert, ca_key) = match arg(&a, 4)? {
+                Value::Map(m) => {
+                    let m = m.borrow();
+                    let field = |name: &str| m.get(name).map(strval).unwrap_or_default();
+                    (field("Cert"), field("Key"))
+                }
                 _ => return err("genSignedCert: the CA is not a certificate"),
             };
             let key = a.get(5).map(strval);
@@ -1271,15 +1277,15 @@ fn find(name: &str) -> Option<Func> {
                 &ips,
                 &dns,
                 to_int(&arg(&a, 3)?),
-                &ca,
+                (&ca_cert, &ca_key),
                 key.as_deref(),
             )
             .map_err(Failure::Exec)
         },
         "genPrivateKey" => |_, a| {
-            super::certs::gen_private_key(&string_arg(&a, 0)?)
-                .map(Value::from)
-                .map_err(Failure::Exec)
+            Ok(Value::from(super::certs::gen_private_key(&string_arg(
+                &a, 0,
+            )?)))
         },
         "getHostByName" => |_, _| Ok(Value::from("")),
         _ => return None,
@@ -1570,7 +1576,7 @@ fn merge_into(dst: &mut BTreeMap<String, Value>, src: &BTreeMap<String, Value>, 
 
 fn len(_: &mut Call<'_, '_, '_>, a: Args) -> R {
     Ok(Value::Int(match arg(&a, 0)? {
-        Value::Str(s) => s.len() as i64,
+        Value::Str(s) => gostring::byte_len(&s) as i64,
         Value::Bytes(b) => b.len() as i64,
         Value::List(l) => l.len() as i64,
         Value::Map(m) => m.borrow().len() as i64,

@@ -16,6 +16,7 @@ pub mod certs;
 pub mod crypto;
 pub mod digest;
 pub mod funcs;
+pub mod gostring;
 mod parse;
 pub mod random;
 pub mod semver;
