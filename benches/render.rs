@@ -10,7 +10,7 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -19,9 +19,11 @@ use serde_json::{Value as Json, json};
 use winguard::chart::values::floats;
 use winguard::chart::{RenderOptions, load_chart, render_chart};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+/// The test set-up's tools (`python3 tests/run.py`: the venv with helm-python-sdk).
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::root;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -147,13 +149,13 @@ fn main() {
 /// `passes` timed passes of Helm's engine over `cases`, in-process in Python (the charts are
 /// loaded and rendered once before timing, as winguard's are).
 fn helm_passes(cases: &[Json], passes: usize) -> Vec<f64> {
-    let mut py = Command::new("python3")
+    let mut py = Command::new(common::python_exe())
         .arg(root().join("benches/helm_render_timing.py"))
         .arg(passes.to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
-        .expect("python3 with helm-python-sdk");
+        .expect("python with helm-python-sdk (python3 tests/run.py sets it up)");
     py.stdin
         .take()
         .unwrap()
