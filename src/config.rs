@@ -34,6 +34,10 @@ pub struct Config {
     pub mixed_cluster: bool,
     pub windows: WindowsConfig,
     pub eks: EksConfig,
+    /// Kubernetes feature gates that differ from the version's defaults (`WinDSR: true`,
+    /// `PodLevelResources: false`); empty = the version's defaults. Gates decide which fields
+    /// the API server drops before validating and which it rejects.
+    pub feature_gates: BTreeMap<String, bool>,
     /// Severity per rule: off, info, warning or error.
     pub rules: BTreeMap<String, Level>,
     pub exemptions: Vec<Exemption>,
@@ -58,6 +62,7 @@ impl Default for Config {
             mixed_cluster: true,
             windows: WindowsConfig::default(),
             eks: EksConfig::default(),
+            feature_gates: BTreeMap::new(),
             rules: BTreeMap::new(),
             exemptions: Vec::new(),
             webhook: WebhookConfig::default(),
@@ -130,10 +135,12 @@ pub struct WindowsConfig {
     #[serde(skip)]
     #[schemars(skip)]
     pub node_builds: Vec<u64>,
-    /// Taints on Windows nodes: `key=value:Effect`, or `{key, value, effect}`.
-    #[serde(deserialize_with = "taints")]
-    #[schemars(schema_with = "schema::taints")]
-    pub taints: Vec<Value>,
+    /// Taints on Windows nodes: `key=value:Effect`, or `{key, value, effect}`; unset = the
+    /// profile's default (generic `os=windows:NoSchedule`, gke
+    /// `node.kubernetes.io/os=windows:NoSchedule`, eks and aks none).
+    #[serde(deserialize_with = "optional_taints")]
+    #[schemars(schema_with = "schema::optional_taints")]
+    pub taints: Option<Vec<Value>>,
     /// RuntimeClasses defined outside the linted files that schedule onto Windows nodes.
     pub runtime_classes: Vec<RuntimeClassConfig>,
     /// Regexes: more images to treat as Windows.
@@ -144,8 +151,9 @@ pub struct WindowsConfig {
     pub iis_image_patterns: Patterns,
     /// IIS site root: config mounted outside it must be copied in.
     pub site_root: String,
-    /// Whether kube-proxy runs with DSR; unset = on from Kubernetes 1.33 (WinDSR beta, default on).
-    pub dsr: Option<bool>,
+    /// Whether kube-proxy runs with `--enable-dsr=true`; it is off unless set, in every version
+    /// (the WinDSR gate, on by default from 1.33, only permits it).
+    pub dsr: bool,
     /// Overrides the load-balancer backend limit (default 1024 with DSR, else 64).
     pub lb_backend_limit: Option<u64>,
 }
@@ -155,13 +163,13 @@ impl Default for WindowsConfig {
         WindowsConfig {
             node_builds_raw: Vec::new(),
             node_builds: Vec::new(),
-            taints: vec![json!({"key": "os", "value": "windows", "effect": "NoSchedule"})],
+            taints: None,
             runtime_classes: Vec::new(),
             image_patterns: Patterns::default(),
             linux_image_patterns: Patterns::default(),
             iis_image_patterns: Patterns::default(),
             site_root: r"C:\inetpub\wwwroot".to_string(),
-            dsr: None,
+            dsr: false,
             lb_backend_limit: None,
         }
     }
@@ -318,6 +326,13 @@ mod schema {
         })
     }
 
+    /// `taints`, or `null` for the profile's default.
+    pub fn optional_taints(generator: &mut SchemaGenerator) -> Schema {
+        let mut schema = taints(generator);
+        schema.insert("type".into(), serde_json::json!(["array", "null"]));
+        schema
+    }
+
     pub fn patterns(_: &mut SchemaGenerator) -> Schema {
         json_schema!({ "type": "array", "items": { "type": "string", "format": "regex" } })
     }
@@ -396,24 +411,32 @@ pub fn parse_taint(text: &str) -> Result<Value, String> {
     Ok(json!({"key": key, "value": value, "effect": effect}))
 }
 
+fn optional_taints<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<Value>>, D::Error> {
+    Option::<Vec<Value>>::deserialize(d)?
+        .map(checked_taints)
+        .transpose()
+        .map_err(serde::de::Error::custom)
+}
+
 fn taints<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Value>, D::Error> {
-    let raw = Vec::<Value>::deserialize(d)?;
+    checked_taints(Vec::<Value>::deserialize(d)?).map_err(serde::de::Error::custom)
+}
+
+/// Taints as written (`key=value:Effect` or a map) as `{key, value, effect}` maps.
+fn checked_taints(raw: Vec<Value>) -> Result<Vec<Value>, String> {
     raw.into_iter()
         .map(|v| match v {
-            Value::String(s) => parse_taint(&s).map_err(serde::de::Error::custom),
+            Value::String(s) => parse_taint(&s),
             Value::Object(m) => {
-                for k in m.keys() {
-                    if !matches!(k.as_str(), "key" | "value" | "effect" | "operator") {
-                        return Err(serde::de::Error::custom(format!(
-                            "unknown taint field `{k}`"
-                        )));
-                    }
+                if let Some(k) = m
+                    .keys()
+                    .find(|k| !matches!(k.as_str(), "key" | "value" | "effect" | "operator"))
+                {
+                    return Err(format!("unknown taint field `{k}`"));
                 }
                 Ok(Value::Object(m))
             }
-            other => Err(serde::de::Error::custom(format!(
-                "a taint must be a string or a map, not {other}"
-            ))),
+            other => Err(format!("a taint must be a string or a map, not {other}")),
         })
         .collect()
 }
@@ -519,15 +542,40 @@ impl Config {
         Ok(())
     }
 
-    /// Whether kube-proxy's DSR is on: as configured (and only possible from 1.19), else by
-    /// default from 1.33 where WinDSR is beta and on by default.
-    pub fn dsr(&self) -> bool {
-        let v =
-            crate::engine::expr::parse_version(&json!(self.kubernetes_version)).unwrap_or((1, 0));
-        match self.windows.dsr {
-            Some(on) => on && v >= (1, 19),
-            None => v >= (1, 33),
+    /// The cluster's version as `(major, minor)`.
+    pub fn version(&self) -> (u64, u64) {
+        crate::engine::expr::parse_version(&json!(self.kubernetes_version)).unwrap_or((1, 0))
+    }
+
+    /// Whether a feature gate is on: as `featureGates` says, else by the version's default
+    /// (`default_on_since`: the first version where the gate is on by default; `None` for a gate
+    /// that is off by default in every version).
+    pub fn gate(&self, name: &str, default_on_since: Option<(u64, u64)>) -> bool {
+        match self.feature_gates.get(name) {
+            Some(on) => *on,
+            None => default_on_since.is_some_and(|since| self.version() >= since),
         }
+    }
+
+    /// The taints on the cluster's Windows nodes: as configured, else the profile's default.
+    pub fn windows_taints(&self) -> Vec<Value> {
+        match (&self.windows.taints, self.profile) {
+            (Some(taints), _) => taints.clone(),
+            (None, Profile::Generic) => {
+                vec![json!({"key": "os", "value": "windows", "effect": "NoSchedule"})]
+            }
+            (None, Profile::Gke) => vec![
+                json!({"key": "node.kubernetes.io/os", "value": "windows", "effect": "NoSchedule"}),
+            ],
+            (None, Profile::Eks | Profile::Aks) => Vec::new(),
+        }
+    }
+
+    /// Whether kube-proxy's DSR is on: only when configured (`--enable-dsr=true`), from 1.14,
+    /// where the WinDSR gate permits it (on by default from 1.33, locked on from 1.34).
+    pub fn dsr(&self) -> bool {
+        let v = self.version();
+        self.windows.dsr && v >= (1, 14) && (v >= (1, 34) || self.gate("WinDSR", Some((1, 33))))
     }
 
     /// The config as rule expressions see it (`config.…`), with derived values resolved.
@@ -535,11 +583,12 @@ impl Config {
         let dsr = self.dsr();
         json!({
             "kubernetesVersion": self.kubernetes_version,
+            "featureGates": self.feature_gates,
             "profile": self.profile.as_str(),
             "mixedCluster": self.mixed_cluster,
             "windows": {
                 "nodeBuilds": self.windows.node_builds,
-                "taints": self.windows.taints,
+                "taints": self.windows_taints(),
                 "siteRoot": self.windows.site_root,
                 "dsr": dsr,
                 "lbBackendLimit": self.windows.lb_backend_limit.unwrap_or(if dsr { 1024 } else { 64 }),
@@ -615,16 +664,37 @@ mod tests {
     }
 
     #[test]
-    fn dsr_defaults_by_version() {
+    fn dsr_only_when_set_and_permitted() {
         let mut c = Config {
-            kubernetes_version: "1.32".into(),
+            kubernetes_version: "1.33".into(),
             ..Config::default()
         };
-        assert!(!c.dsr());
-        c.kubernetes_version = "1.33".into();
+        assert!(!c.dsr(), "off unless kube-proxy runs with --enable-dsr");
+        c.windows.dsr = true;
+        assert!(c.dsr(), "1.33: WinDSR on by default");
+        c.kubernetes_version = "1.30".into();
+        assert!(!c.dsr(), "1.30: WinDSR alpha, off by default");
+        c.feature_gates.insert("WinDSR".into(), true);
         assert!(c.dsr());
-        c.windows.dsr = Some(true);
-        c.kubernetes_version = "1.18".into();
-        assert!(!c.dsr());
+        c.kubernetes_version = "1.13".into();
+        assert!(!c.dsr(), "no DSR before 1.14");
+        c.kubernetes_version = "1.34".into();
+        c.feature_gates.insert("WinDSR".into(), false);
+        assert!(c.dsr(), "1.34: WinDSR is GA and locked on");
+    }
+
+    #[test]
+    fn windows_taints_follow_the_profile() {
+        let taints = |text: &str| {
+            let c = Config::parse(text, "w.yaml").unwrap();
+            serde_json::to_string(&c.windows_taints()).unwrap()
+        };
+        assert!(taints("{}").contains(r#""key":"os""#));
+        assert!(taints("profile: gke").contains("node.kubernetes.io/os"));
+        assert_eq!(taints("profile: eks"), "[]");
+        assert_eq!(taints("profile: aks"), "[]");
+        assert!(
+            taints("profile: eks\nwindows: {taints: ['sku=Windows:NoSchedule']}").contains("sku")
+        );
     }
 }

@@ -302,7 +302,7 @@ pub fn run(cli: Cli) -> u8 {
                     out(&format!(
                         "{:width$}  {:7}  {:6}  {}\n",
                         r.name,
-                        r.default_severity.as_str(),
+                        r.default_level(),
                         docs::fix_summary(r),
                         r.summary
                     ));

@@ -124,7 +124,52 @@ funcs! {
     PathUnder = "pathUnder" / 2 : "Windows path containment: case-insensitive, `\\` and `/` equal, drive-less paths on `C:`",
     Objects = "objects" / 1 : "the objects of a kind in the same input set (for cross-object rules)",
     Max = "max" / 1 : "largest number of a list; null for an empty list",
+    Quantity = "quantity" / 1 : "a Kubernetes quantity (`500m`, `1Gi`, `2e3`, `1.5`) as a number; null when it isn't one",
+    Replace = "replace" / 3 : "`replace(s, 're', with)`: every match of the regular expression replaced (`$1` names a group)",
     Query = "query" / 3 : "`query(value, pointer, '$.jsonpath')`: the JSONPath's matches in `value` as `{value, pointer}`, pointers prefixed with `pointer` (the JSONPath must be a literal)",
+}
+
+/// A Kubernetes `resource.Quantity` as a number: a decimal (`1.5`, `.5`, `+2`), then a binary
+/// suffix (`Ki` … `Ei`), a decimal one (`n`, `u`, `m`, `k`, `M` … `E`) or an exponent (`e3`,
+/// `E-2`). (Written out here: k8s-openapi's `Quantity` is only the string; the grammar is
+/// apimachinery's `resource.ParseQuantity`.)
+pub fn parse_quantity(text: &str) -> Option<f64> {
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '+' | '-')))
+        .unwrap_or(text.len());
+    let (number, suffix) = text.split_at(split);
+    let digits = number.trim_start_matches(['+', '-']);
+    if digits.is_empty() || digits == "." || number.len() - digits.len() > 1 {
+        return None;
+    }
+    let value: f64 = number.parse().ok()?;
+    let scale = match suffix {
+        "" => 1.0,
+        "Ki" => 1024f64,
+        "Mi" => 1024f64.powi(2),
+        "Gi" => 1024f64.powi(3),
+        "Ti" => 1024f64.powi(4),
+        "Pi" => 1024f64.powi(5),
+        "Ei" => 1024f64.powi(6),
+        "n" => 1e-9,
+        "u" => 1e-6,
+        "m" => 1e-3,
+        "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        "P" => 1e15,
+        "E" => 1e18,
+        exponent => {
+            let e = exponent.strip_prefix(['e', 'E'])?;
+            let digits = e.trim_start_matches(['+', '-']);
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            10f64.powi(e.parse::<i32>().ok()?)
+        }
+    };
+    Some(value * scale)
 }
 
 // === parsing ===
@@ -1169,6 +1214,20 @@ fn call<'a>(func: Func, mut args: Args<'a>) -> Cow<'a, Value> {
             owned(Value::Bool(ok))
         }
         Func::Str => owned(Value::from(display(&args[0]))),
+        Func::Quantity => owned(match &*args[0] {
+            Value::Number(n) => Value::Number(n.clone()),
+            Value::String(s) => parse_quantity(s).map_or(Value::Null, num),
+            _ => Value::Null,
+        }),
+        Func::Replace => owned(
+            match (args[0].as_str(), args[1].as_str(), args[2].as_str()) {
+                (Some(subject), Some(pattern), Some(with)) => match Regex::new(pattern) {
+                    Ok(re) => Value::from(re.replace_all(subject, with).into_owned()),
+                    Err(_) => Value::Null,
+                },
+                _ => Value::Null,
+            },
+        ),
         Func::Int => owned(match &*args[0] {
             Value::Number(n) if n.is_i64() || n.is_u64() => Value::Number(n.clone()),
             Value::Number(n) => n.as_f64().map_or(Value::Null, |f| num(f.trunc())),
@@ -1434,5 +1493,26 @@ mod tests {
                 .message
                 .contains("invalid regex")
         );
+    }
+
+    #[test]
+    fn quantities_read_as_kubernetes_reads_them() {
+        for (text, want) in [
+            ("1", Some(1.0)),
+            ("500m", Some(0.5)),
+            ("1Gi", Some(1073741824.0)),
+            ("1024Mi", Some(1073741824.0)),
+            ("2e3", Some(2000.0)),
+            ("1.5G", Some(1.5e9)),
+            (".5", Some(0.5)),
+            ("800m", Some(0.8)),
+            ("", None),
+            ("Gi", None),
+            ("1GB", None),
+            ("--1", None),
+            ("1e", None),
+        ] {
+            assert_eq!(parse_quantity(text), want, "{text}");
+        }
     }
 }

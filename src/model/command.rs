@@ -22,6 +22,20 @@ fn basename(word: &str) -> &str {
     w.rsplit(['\\', '/']).next().unwrap_or(w)
 }
 
+/// The Windows shell a command starts (`cmd`, `powershell.exe`, `C:\\Windows\\…\\pwsh.exe`),
+/// as the catalog names it: evidence that the container is a Windows container.
+pub fn windows_shell<'t>(tables: &'t CommandTables, command: Option<&Value>) -> Option<&'t str> {
+    let first = command?.as_array()?.first()?.as_str()?;
+    let name = basename(first);
+    tables
+        .shells
+        .iter()
+        .filter(|s| s.windows)
+        .flat_map(|s| &s.names)
+        .find(|n| n.eq_ignore_ascii_case(name))
+        .map(String::as_str)
+}
+
 fn is_one_of(names: &[String], word: &str) -> bool {
     names.iter().any(|n| n.eq_ignore_ascii_case(word))
 }

@@ -9,10 +9,12 @@ use std::cell::OnceCell;
 
 use crate::value::Value;
 
+use super::command::windows_shell;
 use super::{
     BuildCompat, BuildEntry, ImageRef, ModelContext, OS_KEYS, Source, affinity_values,
-    analyse_command, build_compat, compat_rank, escape_pointer_token, os_of, parse_image,
-    runtime_class_facts, selected_builds, str_map, unsupported_fields,
+    analyse_command, build_compat, build_selectors, compat_rank, control_plane_selection,
+    escape_pointer_token, os_of, parse_image, runtime_class_facts, selected_builds, str_map,
+    unsupported_fields,
 };
 use crate::engine::expr::Record;
 
@@ -35,6 +37,7 @@ macro_rules! fields {
 fields!(PodField {
     AllHostProcess = "allHostProcess",
     AppContainers = "appContainers",
+    BuildSelectors = "buildSelectors",
     BuildSource = "buildSource",
     Conflicts = "conflicts",
     Containers = "containers",
@@ -46,6 +49,7 @@ fields!(PodField {
     MetaPath = "metaPath",
     NodeBuilds = "nodeBuilds",
     Os = "os",
+    OsName = "osName",
     OsReason = "osReason",
     Path = "path",
     RuntimeClass = "runtimeClass",
@@ -63,6 +67,7 @@ fields!(ContainerField {
     BuildCompatHosts = "buildCompatHosts",
     BuildLabel = "buildLabel",
     BuildName = "buildName",
+    DefaultUser = "defaultUser",
     Digest = "digest",
     HasArgs = "hasArgs",
     HasCommand = "hasCommand",
@@ -73,6 +78,8 @@ fields!(ContainerField {
     ImageOsReason = "imageOsReason",
     Kind = "kind",
     Name = "name",
+    Os = "os",
+    OsReason = "osReason",
     Path = "path",
     Repository = "repository",
     Role = "role",
@@ -106,6 +113,8 @@ pub struct ContainerFacts<'a> {
     image: ImageRef,
     image_os: Option<&'static str>,
     image_os_reason: Option<String>,
+    /// The Windows shell its command runs, when the image tells nothing.
+    windows_shell: Option<&'a str>,
     build: Option<&'a BuildEntry>,
     host_process: bool,
     compat: Option<&'static str>,
@@ -128,8 +137,10 @@ impl<'a> ContainerFacts<'a> {
         let image = parse_image(image_text);
         let windows_reason = catalog.windows.reason(&image);
         let is_windows = windows_reason.is_some();
+        // An image published for both OSes is evidence of neither, whatever its name says.
         let (image_os, image_os_reason) = match windows_reason {
             Some(r) => (Some("windows"), Some(r)),
+            None if catalog.multi_os.reason(&image).is_some() => (None, None),
             None => match catalog.linux.reason(&image) {
                 Some(r) => (Some("linux"), Some(r)),
                 None => (None, None),
@@ -165,6 +176,11 @@ impl<'a> ContainerFacts<'a> {
             }
             _ => (None, Vec::new()),
         };
+        let windows_shell = if image_os.is_none() {
+            windows_shell(&catalog.commands, raw.get("command"))
+        } else {
+            None
+        };
         ContainerFacts {
             ctx,
             raw,
@@ -174,6 +190,7 @@ impl<'a> ContainerFacts<'a> {
             image,
             image_os,
             image_os_reason,
+            windows_shell,
             build,
             host_process,
             compat,
@@ -185,6 +202,12 @@ impl<'a> ContainerFacts<'a> {
 
     pub fn name(&self) -> &str {
         self.raw.get("name").and_then(Value::as_str).unwrap_or("")
+    }
+
+    /// The container's OS as far as it shows: its image's, else Windows when its command runs
+    /// a Windows shell.
+    fn os(&self) -> Option<&'static str> {
+        self.image_os.or(self.windows_shell.map(|_| "windows"))
     }
 
     fn command(&self) -> Option<&'a Value> {
@@ -215,6 +238,7 @@ impl<'a> ContainerFacts<'a> {
             ),
             F::BuildLabel => Value::from(self.build.map(|b| format!("10.0.{}", b.build))),
             F::BuildName => Value::from(self.build.map(|b| b.name.as_str())),
+            F::DefaultUser => Value::from(catalog.default_user(&self.image)),
             F::Digest => Value::from(self.image.digest.as_deref()),
             F::HasArgs => Value::Bool(self.args().is_some()),
             F::HasCommand => Value::Bool(self.command().is_some()),
@@ -225,6 +249,12 @@ impl<'a> ContainerFacts<'a> {
             F::ImageOsReason => Value::from(self.image_os_reason.as_deref()),
             F::Kind => Value::from(self.kind),
             F::Name => self.raw.get("name").cloned().unwrap_or(Value::Null),
+            F::Os => Value::from(self.os()),
+            F::OsReason => Value::from(match (self.image_os, self.windows_shell) {
+                (Some(_), _) => self.image_os_reason.clone(),
+                (None, Some(shell)) => Some(format!("its command runs `{shell}`")),
+                (None, None) => None,
+            }),
             F::Path => Value::from(self.path.as_str()),
             F::Repository => Value::from(self.image.repository.as_str()),
             F::Role => Value::from(match self.kind {
@@ -259,6 +289,8 @@ pub struct PodFacts<'a> {
     spec: &'a Value,
     spec_path: &'a str,
     meta_path: &'a str,
+    /// `spec.os.name` where the cluster keeps it (from 1.24), as written.
+    os_name: Option<&'a str>,
     /// The pod's containers, init and ephemeral containers, in that order.
     pub containers: Vec<ContainerFacts<'a>>,
     sources: Vec<Source>,
@@ -290,8 +322,13 @@ impl<'a> PodFacts<'a> {
         let mut sources: Vec<Source> = Vec::new();
         let p = |rest: &str| [spec_path, rest].concat();
 
-        // 1. spec.os.name
-        if let Some(name) = spec.pointer("/os/name").and_then(Value::as_str)
+        // 1. spec.os.name, where it reaches the API server: before 1.24 (IdentifyPodOS off) it
+        // is dropped on admission and decides nothing.
+        let os_name = spec
+            .pointer("/os/name")
+            .and_then(Value::as_str)
+            .filter(|_| ctx.config.gate("IdentifyPodOS", Some((1, 24))));
+        if let Some(name) = os_name
             && let Some(os) = os_of(name)
         {
             sources.push(Source {
@@ -328,6 +365,15 @@ impl<'a> PodFacts<'a> {
                     pointer: p(&pointer),
                 });
             }
+        }
+        // Control-plane nodes are Linux nodes: requiring one keeps the pod off Windows.
+        if let Some((key, pointer)) = control_plane_selection(spec) {
+            sources.push(Source {
+                os: "linux",
+                kind: "controlPlane",
+                reason: format!("it requires control-plane nodes (`{key}`), which run Linux"),
+                pointer: p(&pointer),
+            });
         }
         // 4. RuntimeClass
         let runtime_class = runtime_class_facts(ctx, spec);
@@ -374,9 +420,7 @@ impl<'a> PodFacts<'a> {
                     &selected_builds,
                 );
                 any_host_process |= facts.host_process;
-                if kind != "ephemeralContainers" {
-                    all_host_process &= facts.host_process;
-                }
+                all_host_process &= facts.host_process;
                 if kind == "containers" {
                     app_containers += 1;
                 }
@@ -447,6 +491,7 @@ impl<'a> PodFacts<'a> {
             spec,
             spec_path,
             meta_path,
+            os_name,
             containers,
             sources,
             decisive,
@@ -521,9 +566,12 @@ impl<'a> PodFacts<'a> {
     }
 
     fn selected_by(&self, os: &str) -> bool {
-        self.sources
-            .iter()
-            .any(|s| matches!(s.kind, "nodeSelector" | "affinity" | "runtimeClass") && s.os == os)
+        self.sources.iter().any(|s| {
+            matches!(
+                s.kind,
+                "nodeSelector" | "affinity" | "runtimeClass" | "controlPlane"
+            ) && s.os == os
+        })
     }
 
     fn windows_build(&self) -> Option<u64> {
@@ -538,6 +586,12 @@ impl<'a> PodFacts<'a> {
         match field {
             F::AllHostProcess => Value::Bool(self.any_host_process && self.all_host_process),
             F::AppContainers => Value::from(self.app_containers),
+            F::BuildSelectors => Value::Array(build_selectors(
+                self.ctx,
+                self.spec,
+                self.runtime_class.as_ref(),
+                self.spec_path,
+            )),
             F::BuildSource => self.build_source.clone(),
             F::Conflicts => Value::Array(self.conflicts()),
             F::Containers => {
@@ -558,6 +612,7 @@ impl<'a> PodFacts<'a> {
             .copied()
             .collect(),
             F::Os => Value::from(self.os),
+            F::OsName => Value::from(self.os_name),
             F::OsReason => Value::from(format!(
                 "targets {} because {}",
                 if self.os == "windows" {

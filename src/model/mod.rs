@@ -49,6 +49,8 @@ pub fn pod_template_paths(kind: &str) -> Option<(&'static str, &'static str)> {
 struct CatalogFile {
     windows_images: ImageClassFile,
     linux_images: ImageClassFile,
+    multi_os_images: ImageClassFile,
+    default_users: Vec<DefaultUserFile>,
     builds: Vec<BuildEntry>,
     iis_images: ImageClassFile,
     commands: CommandTables,
@@ -64,6 +66,13 @@ struct ImageClassFile {
     tag_tokens: Vec<String>,
     #[serde(default)]
     tag_token_patterns: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DefaultUserFile {
+    user: String,
+    images: ImageClassFile,
 }
 
 #[derive(Debug, Deserialize, Clone)]
@@ -93,6 +102,9 @@ pub struct CommandTables {
 pub struct ShellEntry {
     pub names: Vec<String>,
     pub script_flags: Vec<String>,
+    /// Whether running it shows the container is a Windows container.
+    #[serde(default)]
+    pub windows: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -110,6 +122,42 @@ struct UnsupportedField {
     since: Option<(u64, u64)>,
     #[serde(default)]
     only_when_true: bool,
+    /// Counts only when the list or map has entries (`sysctls: []` is accepted).
+    #[serde(default)]
+    non_empty: bool,
+    /// Values the API server accepts (`stopSignal: SIGTERM`).
+    #[serde(default)]
+    except: Vec<String>,
+    /// The feature gate that lets the field through (`featureGates` overrides its default).
+    gate: Option<String>,
+}
+
+impl UnsupportedField {
+    /// Whether the field reaches the API server's validation on this cluster: its gate as
+    /// configured, else on by default from `since`.
+    fn validated(&self, ctx: &ModelContext<'_>) -> bool {
+        match &self.gate {
+            Some(gate) => ctx.config.gate(gate, self.since),
+            None => version_ok(ctx, &self.since),
+        }
+    }
+
+    /// Whether a value written for the field is one the API server rejects.
+    fn rejects(&self, v: &Value) -> bool {
+        if self.only_when_true {
+            v == &Value::Bool(true)
+        } else if self.non_empty {
+            v.as_array().is_some_and(|a| !a.is_empty())
+                || v.as_object().is_some_and(|m| !m.is_empty())
+        } else if !self.except.is_empty() {
+            !v.is_null()
+                && !v
+                    .as_str()
+                    .is_some_and(|s| self.except.iter().any(|e| e == s))
+        } else {
+            !v.is_null()
+        }
+    }
 }
 
 /// The catalog's Linux-only fields, with each field's first path segment looked up once per
@@ -161,12 +209,7 @@ impl FieldTable {
                         None => return false,
                     }
                 }
-                let set = if f.only_when_true {
-                    v == &Value::Bool(true)
-                } else {
-                    !v.is_null()
-                };
-                set && version_ok(ctx, &f.since)
+                f.rejects(v) && f.validated(ctx)
             })
             .map(|(f, _, _)| f)
     }
@@ -245,6 +288,9 @@ impl ImageClass {
 pub struct Catalog {
     windows: ImageClass,
     linux: ImageClass,
+    multi_os: ImageClass,
+    /// The default user of Windows images, by image class, in the catalog's order.
+    default_users: Vec<(String, ImageClass)>,
     iis: ImageClass,
     builds: Vec<BuildEntry>,
     pub commands: CommandTables,
@@ -261,12 +307,27 @@ impl Catalog {
         Ok(Catalog {
             windows: ImageClass::compile(&file.windows_images, &windows_cfg.image_patterns.0)?,
             linux: ImageClass::compile(&file.linux_images, &windows_cfg.linux_image_patterns.0)?,
+            multi_os: ImageClass::compile(&file.multi_os_images, &[])?,
+            default_users: file
+                .default_users
+                .iter()
+                .map(|d| Ok((d.user.clone(), ImageClass::compile(&d.images, &[])?)))
+                .collect::<Result<_, String>>()?,
             iis: ImageClass::compile(&file.iis_images, &windows_cfg.iis_image_patterns.0)?,
             builds: file.builds,
             commands: file.commands,
             pod_fields: FieldTable::new(file.unsupported_fields.pod),
             container_fields: FieldTable::new(file.unsupported_fields.container),
         })
+    }
+
+    /// The user an image runs as when the pod names none (`ContainerUser`,
+    /// `ContainerAdministrator`), for the images the catalog knows.
+    fn default_user(&self, image: &ImageRef) -> Option<&str> {
+        self.default_users
+            .iter()
+            .find(|(_, class)| class.reason(image).is_some())
+            .map(|(user, _)| user.as_str())
     }
 
     /// The build a tag token names (`ltsc2019` → 17763, `10.0.17763.437` → 17763).
@@ -445,6 +506,118 @@ fn os_of(value: &str) -> Option<&'static str> {
 
 const OS_KEYS: [&str; 2] = ["kubernetes.io/os", "beta.kubernetes.io/os"];
 const BUILD_KEY: &str = "node.kubernetes.io/windows-build";
+
+/// The labels of control-plane nodes, which are Linux nodes: a pod that requires one stays off
+/// Windows nodes.
+const CONTROL_PLANE_KEYS: [&str; 2] = [
+    "node-role.kubernetes.io/control-plane",
+    "node-role.kubernetes.io/master",
+];
+
+/// Where the pod requires control-plane nodes (a JSON pointer below the spec): a nodeSelector
+/// key, or a required affinity whose every term requires one (`Exists`, or `In`).
+fn control_plane_selection(spec: &Value) -> Option<(String, String)> {
+    for (key, _) in str_map(spec.get("nodeSelector")) {
+        if CONTROL_PLANE_KEYS.contains(&key.as_str()) {
+            return Some((
+                key.clone(),
+                ["/nodeSelector/", &escape_pointer_token(key)].concat(),
+            ));
+        }
+    }
+    let terms = spec
+        .pointer("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")
+        .and_then(Value::as_array)?;
+    let mut first = None;
+    for (ti, term) in terms.iter().enumerate() {
+        let exprs = term.get("matchExpressions").and_then(Value::as_array);
+        let found = exprs.into_iter().flatten().enumerate().find(|(_, e)| {
+            let key = e.get("key").and_then(Value::as_str).unwrap_or("");
+            CONTROL_PLANE_KEYS.contains(&key)
+                && matches!(
+                    e.get("operator").and_then(Value::as_str),
+                    Some("Exists" | "In")
+                )
+        });
+        let (ei, e) = found?;
+        first.get_or_insert_with(|| {
+            (
+                e.get("key").and_then(Value::as_str).unwrap_or("").to_string(),
+                format!("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/{ti}/matchExpressions/{ei}"),
+            )
+        });
+    }
+    first
+}
+
+/// Every `node.kubernetes.io/windows-build` value the pod selects, as written, with where it is
+/// (`site`: nodeSelector, affinity, runtimeClass), whether it has the label's form
+/// `MAJOR.MINOR.BUILD` (nodes carry `10.0.17763`), and the build it names if one can be read
+/// (`ltsc2022`, `10.0.17763.1234`), with that build's label.
+fn build_selectors(
+    ctx: &ModelContext<'_>,
+    spec: &Value,
+    runtime_class: Option<&Value>,
+    spec_path: &str,
+) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut push = |site: &str, value: &Value, pointer: String| {
+        let text = match value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let valid = {
+            let parts: Vec<&str> = text.split('.').collect();
+            parts.len() == 3
+                && parts
+                    .iter()
+                    .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        };
+        let build = ctx.catalog.parse_build(&Value::from(text.as_str()));
+        out.push(Value::object([
+            ("site", Value::from(site)),
+            ("value", Value::from(text)),
+            ("pointer", Value::from(pointer)),
+            ("valid", Value::Bool(valid)),
+            ("build", Value::from(build)),
+            ("label", Value::from(build.map(|b| format!("10.0.{b}")))),
+        ]));
+    };
+    if let Some(v) = spec.get("nodeSelector").and_then(|m| m.get(BUILD_KEY)) {
+        push(
+            "nodeSelector",
+            v,
+            [
+                spec_path,
+                "/nodeSelector/",
+                &escape_pointer_token(BUILD_KEY),
+            ]
+            .concat(),
+        );
+    }
+    for (ti, ei, e) in required_terms(spec) {
+        if e.get("key").and_then(Value::as_str) != Some(BUILD_KEY) {
+            continue;
+        }
+        let values = e.get("values").and_then(Value::as_array);
+        for (vi, v) in values.into_iter().flatten().enumerate() {
+            push(
+                "affinity",
+                v,
+                format!(
+                    "{spec_path}/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/{ti}/matchExpressions/{ei}/values/{vi}"
+                ),
+            );
+        }
+    }
+    if let Some(v) = runtime_class
+        .and_then(|rc| rc.get("nodeSelector"))
+        .and_then(|m| m.get(BUILD_KEY))
+    {
+        push("runtimeClass", v, format!("{spec_path}/runtimeClassName"));
+    }
+    out
+}
 
 /// Required node-affinity terms as (term index, expression index, expression).
 fn required_terms(spec: &Value) -> Vec<(usize, usize, &Value)> {

@@ -29,7 +29,7 @@ pub fn rules_json(rules: &RuleSet) -> serde_json::Value {
             .map(|r| {
                 serde_json::json!({
                     "name": r.name,
-                    "severity": r.default_severity.as_str(),
+                    "severity": r.default_level(),
                     "profiles": r.profiles.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
                     "fix": r.fix_applicability().map(|a| match a {
                         Applicability::Safe => "safe",
@@ -47,7 +47,7 @@ pub fn explain_json(rule: &Rule, example_fix: Option<&str>) -> serde_json::Value
     let mut entry = serde_json::json!({
         "name": rule.name,
         "summary": rule.summary,
-        "severity": rule.default_severity.as_str(),
+        "severity": rule.default_level(),
         "profiles": rule.profiles.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
         "fix": fix_title(rule, example_fix).map(|title| serde_json::json!({
             "title": title,
@@ -78,7 +78,7 @@ pub fn explain(rule: &Rule, example_fix: Option<&str>) -> String {
     out.push_str(&format!("{}\n\n", rule.summary));
     out.push_str(&format!(
         "Default severity: {}{}\nFix: {}\n",
-        rule.default_severity.as_str(),
+        rule.default_level(),
         if rule.profiles.is_empty() {
             String::new()
         } else {
@@ -159,11 +159,11 @@ pub fn readme_table(rules: &RuleSet) -> String {
     let mut out = String::from("| rule | severity | fix | what it catches |\n|---|---|---|---|\n");
     for r in &rules.rules {
         let sev = if r.profiles.is_empty() {
-            r.default_severity.as_str().to_string()
+            r.default_level().to_string()
         } else {
             format!(
                 "{} ({})",
-                r.default_severity.as_str(),
+                r.default_level(),
                 r.profiles
                     .iter()
                     .map(|p| p.as_str())

@@ -76,6 +76,9 @@ pub enum Applicability {
 struct RuleFile {
     name: String,
     severity: Severity,
+    /// Off unless the config's `rules:` names it (then at the level given there).
+    #[serde(default)]
+    opt_in: bool,
     summary: String,
     scope: Scope,
     #[serde(default)]
@@ -342,6 +345,8 @@ pub struct Rule {
     pub name: String,
     /// The severity from the rule file (before config overrides).
     pub default_severity: Severity,
+    /// Off by default: it runs only when the config's `rules:` gives it a level.
+    pub opt_in: bool,
     pub summary: String,
     pub scope: Scope,
     pub kinds: Vec<String>,
@@ -499,6 +504,7 @@ impl Rule {
                 .collect::<Result<_, LoadError>>()?,
             name: file.name,
             default_severity: file.severity,
+            opt_in: file.opt_in,
             summary: file.summary,
             scope: file.scope,
             kinds: file.kinds,
@@ -574,12 +580,22 @@ impl Rule {
         Ok(())
     }
 
+    /// The default level as docs show it: `off` for an opt-in rule, else its severity.
+    pub fn default_level(&self) -> &'static str {
+        if self.opt_in {
+            "off"
+        } else {
+            self.default_severity.as_str()
+        }
+    }
+
     /// The severity in force under a config (`None` when the rule is off).
     pub fn configured_level(
         &self,
         rules: &std::collections::BTreeMap<String, Level>,
     ) -> Option<Option<Severity>> {
         match rules.get(&self.name) {
+            None if self.opt_in => None,
             None => Some(None),
             Some(Level::Off) => None,
             Some(Level::Info) => Some(Some(Severity::Info)),
