@@ -57,6 +57,7 @@ pub fn render_chart(
     opts: &RenderOptions,
 ) -> Result<Rendered, ChartError> {
     let kube = kube_version(opts.kube_version.as_deref())?;
+    check_dependencies(chart)?;
     check_kube_version(chart, &kube.version)?;
     let mut chart = chart.clone();
     process_dependencies(&mut chart, user);
@@ -234,6 +235,30 @@ fn kube_version(given: Option<&str>) -> Result<KubeVersion, ChartError> {
 }
 
 /// The chart's `kubeVersion` constraint, checked for it and every subchart.
+/// Helm's `CheckDependencies` (pkg/action/install.go, which `helm template` and `install` run
+/// before rendering): every dependency the chart's `Chart.yaml` declares must be among its
+/// `charts/`, by name, whatever its condition says; only the chart asked for is checked.
+fn check_dependencies(chart: &Chart) -> Result<(), ChartError> {
+    let missing: Vec<&str> = chart
+        .dependencies
+        .iter()
+        .filter(|d| !chart.subcharts.iter().any(|s| s.name() == d.name))
+        .map(|d| d.name.as_str())
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(ChartError::new(
+        format!("{}/Chart.yaml", chart.source),
+        format!(
+            "an error occurred while checking for chart dependencies. You may need to run \
+             'helm dependency build' to fetch missing dependencies: found in Chart.yaml, but \
+             missing in charts/ directory: {}",
+            missing.join(", ")
+        ),
+    ))
+}
+
 fn check_kube_version(chart: &Chart, version: &str) -> Result<(), ChartError> {
     if let Some(constraint) = chart.kube_version() {
         let ok = super::template::semver::matches(constraint, version).map_err(|e| {
