@@ -7,7 +7,11 @@ every finding for review (issue 17: the world is the oracle in review).
 
 CORPUS holds `manifests/*.yaml`, `kustomize/<name>/` and `charts/<name>/` (the layout the
 corpus note in tests/corpus/charts.txt describes; not committed). Charts are linted with their
-default values and with each values file they ship under `ci/`. Prints one block per input: its
+default values and with each values file they ship under `ci/`. Each input is linted under the
+profile of the platform its source targets (`owner__repo__…` names: Azure/AKS sources `aks`,
+AWS/EKS ones `eks`, Google/GKE ones `gke`, the rest `generic`), unless --config gives one config
+for all: the clusters those manifests run on taint Windows nodes as their platform does, and
+that taint is what the toleration rule must be checked against. Prints one block per input: its
 input errors, then each finding at or above --severity (default: error) as
 `severity rule file:line (Kind name): message`, and a totals line per rule. --json writes every
 finding and error, for building the review table.
@@ -20,6 +24,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LEVELS = {"info": 0, "warning": 1, "error": 2}
@@ -41,6 +46,20 @@ def inputs(corpus):
             yield f"chart/{d.name} [ci/{values.name}]", [str(d), "--values", str(values)]
 
 
+def platform_profile(label):
+    """The winguard profile of the platform an input's source repository targets."""
+    name = label.split("/", 1)[-1]
+    owner, _, rest = name.partition("__")
+    repo = rest.split("__", 1)[0].lower()
+    if owner in ("Azure", "Azure-Samples", "microsoft") or repo.startswith(("azure", "aks")):
+        return "aks"
+    if owner.startswith("aws") or repo.startswith("aws-") or "eks" in repo.split("-"):
+        return "eks"
+    if owner == "GoogleCloudPlatform" or repo.startswith(("gcp-", "gke")):
+        return "gke"
+    return "generic"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("corpus", type=pathlib.Path)
@@ -52,13 +71,16 @@ def main():
 
     rows, per_rule, failed = [], collections.Counter(), 0
     env = dict(os.environ, NO_COLOR="1")
+    configs = tempfile.TemporaryDirectory()
+    profile_config = {}
+    for profile in ("generic", "aks", "eks", "gke"):
+        path = pathlib.Path(configs.name) / f"{profile}.yaml"
+        path.write_text(f"profile: {profile}\n")
+        profile_config[profile] = str(path)
     for label, argv in inputs(args.corpus):
         cmd = [args.winguard, "lint", *argv, "--format", "json", "--fail-on", "never"]
-        if args.config:
-            cmd += ["--config", args.config]
-        else:
-            # Not a winguard.yaml found by walking up from the working directory.
-            cmd += ["--config", os.devnull]
+        profile = platform_profile(label)
+        cmd += ["--config", args.config or profile_config[profile]]
         run = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=args.corpus)
         try:
             report = json.loads(run.stdout)
@@ -71,7 +93,7 @@ def main():
             if LEVELS[f["severity"]] >= LEVELS[args.severity]
         ]
         if report["errors"] or shown:
-            print(f"## {label}")
+            print(f"## {label} (profile {'from --config' if args.config else profile})")
         for e in report["errors"]:
             print(f"  input error: {e.get('file')}:{e.get('line')}: {e.get('message', '')[:300]}")
         for f in shown:
@@ -81,7 +103,12 @@ def main():
                 where += f" ({f['template']})"
             print(f"  {f['severity']} {f['rule']} {where} ({obj['kind']} {obj['name']}): {f['message']}")
             per_rule[(f["rule"], f["severity"])] += 1
-        rows.append({"input": label, "errors": report["errors"], "findings": report["findings"]})
+        rows.append({
+            "input": label,
+            "profile": None if args.config else profile,
+            "errors": report["errors"],
+            "findings": report["findings"],
+        })
 
     print("\ntotals:")
     for (rule, severity), n in sorted(per_rule.items()):
