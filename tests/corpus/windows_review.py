@@ -51,11 +51,12 @@ def platform_profile(label):
     name = label.split("/", 1)[-1]
     owner, _, rest = name.partition("__")
     repo = rest.split("__", 1)[0].lower()
-    if owner in ("Azure", "Azure-Samples", "microsoft") or repo.startswith(("azure", "aks")):
+    words = repo.replace("_", "-").split("-")
+    if owner in ("Azure", "Azure-Samples", "microsoft") or repo.startswith("azure") or "aks" in words:
         return "aks"
-    if owner.startswith("aws") or repo.startswith("aws-") or "eks" in repo.split("-"):
+    if owner.startswith("aws") or repo.startswith("aws-") or "eks" in words:
         return "eks"
-    if owner == "GoogleCloudPlatform" or repo.startswith(("gcp-", "gke")):
+    if owner == "GoogleCloudPlatform" or repo.startswith("gcp-") or "gke" in words:
         return "gke"
     return "generic"
 
