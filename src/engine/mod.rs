@@ -506,7 +506,7 @@ fn make_finding(
     if rule.scope != Scope::Object {
         let reason = TARGET_REASON.eval(env);
         let given = |r: &str| match rule.message_gives_reason {
-            MessageGivesReason::Always => true,
+            MessageGivesReason::Irrelevant | MessageGivesReason::Always => true,
             MessageGivesReason::Maybe => message.contains(r),
             MessageGivesReason::Never => false,
         };

@@ -332,6 +332,8 @@ impl Fix {
 /// engine searches a finding's message for the reason only when it can't tell).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MessageGivesReason {
+    /// The rule's conditions don't depend on the pod's OS: its reason would say nothing here.
+    Irrelevant,
     /// A `{{pod.osReason}}` part.
     Always,
     /// Only in some branch of an expression (or through a `let`).
@@ -477,7 +479,18 @@ impl Rule {
                 .iter()
                 .any(|v| item_lets.contains(&v.as_str()));
         let message = tmpl_at("message", &file.message)?;
-        let message_gives_reason = if message.always_renders("pod.osReason") {
+        // A rule whose conditions never ask which OS the pod targets (an annotation the EKS
+        // webhook denies on any pod, a millibyte quantity) has no use for the reason.
+        let reads_pod_os = |text: &str| {
+            text.match_indices("pod.os")
+                .any(|(i, m)| !text[i + m.len()..].starts_with(|c: char| c.is_ascii_alphanumeric()))
+        };
+        let conditions_read_os = reads_pod_os(when.text())
+            || lets.iter().any(|(_, e)| reads_pod_os(e.text()))
+            || matches!(&each, Some(Each::Expr(e)) if reads_pod_os(e.text()));
+        let message_gives_reason = if !conditions_read_os {
+            MessageGivesReason::Irrelevant
+        } else if message.always_renders("pod.osReason") {
             MessageGivesReason::Always
         } else if message.mentions("osReason")
             || lets.iter().any(|(_, e)| e.text().contains("osReason"))
