@@ -222,6 +222,25 @@ fn wrong_types_are_errors_at_their_line() {
         Some((5, 17)),
         "spec.nodeSelector: expected a map, found a list",
     );
+    // As kubectl decodes labels (`map[string]string`): a number is refused ("cannot unmarshal
+    // number … of type string"), a null value is the empty string.
+    let number = write(
+        d.path(),
+        "label-number.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n  labels:\n    n: 1\n",
+    );
+    assert_error(
+        &number,
+        Some((6, 5)),
+        "`n` must be a string, found the number 1",
+    );
+    let null = write(
+        d.path(),
+        "label-null.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n  labels:\n    webhook-type:\n",
+    );
+    let (_, v, _) = lint_with_good(&null);
+    assert!(v["errors"].as_array().unwrap().is_empty(), "{v:#}");
 }
 
 #[test]

@@ -30,9 +30,11 @@ impl Shape {
             Shape::Int => v.as_i64().is_some() || v.as_u64().is_some(),
             Shape::Bool => v.is_boolean(),
             Shape::Map => v.is_object(),
+            // A null value is the empty string to the API server (Go's JSON decoding of a
+            // `map[string]string`); any other non-string is refused there.
             Shape::StrMap => match v.as_object() {
                 Some(m) => {
-                    if let Some((k, bad)) = m.iter().find(|(_, x)| !x.is_string()) {
+                    if let Some((k, bad)) = m.iter().find(|(_, x)| !x.is_string() && !x.is_null()) {
                         return Err(format!(
                             "`{k}` must be a string, found {} (quote it)",
                             describe(bad)
