@@ -123,6 +123,8 @@ funcs! {
     SelectorMatches = "selectorMatches" / 2 : "whether an equality label selector (a map) selects a label set; an empty selector selects nothing",
     PathUnder = "pathUnder" / 2 : "Windows path containment: case-insensitive, `\\` and `/` equal, drive-less paths on `C:`",
     Objects = "objects" / 1 : "the objects of a kind in the same input set (for cross-object rules)",
+    AutoscalersOf = "autoscalersOf" / 1 : "the HorizontalPodAutoscalers of the input set that scale this object (same namespace, `scaleTargetRef` kind and name), through an index",
+    ServicesSelecting = "servicesSelecting" / 2 : "`servicesSelecting(namespace, labels)`: the Services of the input set in the namespace whose selector selects the labels, through an index",
     Max = "max" / 1 : "largest number of a list; null for an empty list",
     Quantity = "quantity" / 1 : "a Kubernetes quantity (`500m`, `1Gi`, `2e3`, `1.5`) as a number; null when it isn't one",
     Replace = "replace" / 3 : "`replace(s, 're', with)`: every match of the regular expression replaced (`$1` names a group)",
@@ -215,6 +217,14 @@ fn object_kinds(node: &Node, out: &mut Vec<String>) -> bool {
             }
             _ => false,
         },
+        Node::Call(Func::AutoscalersOf, args) => {
+            out.push("HorizontalPodAutoscaler".into());
+            args.iter().all(|n| object_kinds(n, out))
+        }
+        Node::Call(Func::ServicesSelecting, args) => {
+            out.push("Service".into());
+            args.iter().all(|n| object_kinds(n, out))
+        }
         Node::Lit(_) | Node::Var(_) => true,
         Node::List(items) | Node::Call(_, items) => items.iter().all(|n| object_kinds(n, out)),
         Node::MapLit(entries) => entries.iter().all(|(_, n)| object_kinds(n, out)),
@@ -582,13 +592,23 @@ impl ExprParser<'_> {
 
 // === evaluation ===
 
-/// Looks up the objects of a kind (a JSON list) for `objects(kind)`.
-pub type ObjectLookup<'a> = dyn Fn(&str) -> Option<&'a Value> + 'a;
+/// The other objects of the input set, for cross-object rules: by kind, and through indexes
+/// built once per run, so a lookup per workload is a map lookup rather than a scan of every
+/// object of the kind (which made linting grow with the square of the input).
+pub trait Inputs {
+    /// The objects of a kind, as a JSON list (`objects(kind)`).
+    fn of_kind(&self, kind: &str) -> Option<&Value>;
+    /// The HorizontalPodAutoscalers in `namespace` whose `scaleTargetRef` names `kind`/`name`,
+    /// in input order.
+    fn autoscalers_of(&self, namespace: &str, kind: &str, name: &str) -> Vec<&Value>;
+    /// The Services in `namespace` whose (non-empty) selector selects `labels`, in input order.
+    fn services_selecting(&self, namespace: &str, labels: &Value) -> Vec<&Value>;
+}
 
 /// The variables an expression sees, and the cross-object index.
 pub struct Env<'a> {
     vars: Vec<(&'a str, Binding<'a>)>,
-    objects: Option<&'a ObjectLookup<'a>>,
+    inputs: Option<&'a dyn Inputs>,
 }
 
 enum Binding<'a> {
@@ -620,12 +640,12 @@ impl<'a> Env<'a> {
     pub fn new() -> Self {
         Env {
             vars: Vec::new(),
-            objects: None,
+            inputs: None,
         }
     }
-    /// Supplies `objects(kind)`: a function from kind to a JSON list of that kind's objects.
-    pub fn with_objects(mut self, f: &'a ObjectLookup<'a>) -> Self {
-        self.objects = Some(f);
+    /// Supplies the input set for `objects`, `autoscalersOf` and `servicesSelecting`.
+    pub fn with_inputs(mut self, inputs: &'a dyn Inputs) -> Self {
+        self.inputs = Some(inputs);
         self
     }
     pub fn bind(&mut self, name: &'a str, value: &'a Value) {
@@ -874,12 +894,35 @@ where
             Cow::Owned(Value::Bool(s.as_str().is_some_and(|s| re.is_match(s))))
         }
         Node::Call(func, args) => {
-            if *func == Func::Objects {
-                let kind = eval_env(&args[0], env, locals);
-                return match kind.as_str().and_then(|k| env.objects.and_then(|f| f(k))) {
-                    Some(v) => Cow::Borrowed(v),
-                    None => Cow::Owned(Value::Array(Vec::new())),
-                };
+            match func {
+                Func::Objects => {
+                    let kind = eval_env(&args[0], env, locals);
+                    return match kind.as_str().and_then(|k| env.inputs?.of_kind(k)) {
+                        Some(v) => Cow::Borrowed(v),
+                        None => Cow::Owned(Value::Array(Vec::new())),
+                    };
+                }
+                Func::AutoscalersOf => {
+                    let object = eval_env(&args[0], env, locals);
+                    let text = |p: &str| object.pointer(p).and_then(Value::as_str).unwrap_or("");
+                    let found = env.inputs.map_or_else(Vec::new, |i| {
+                        i.autoscalers_of(
+                            text("/metadata/namespace"),
+                            text("/kind"),
+                            text("/metadata/name"),
+                        )
+                    });
+                    return Cow::Owned(Value::Array(found.into_iter().cloned().collect()));
+                }
+                Func::ServicesSelecting => {
+                    let namespace = eval_env(&args[0], env, locals);
+                    let labels = eval_env(&args[1], env, locals);
+                    let found = env.inputs.map_or_else(Vec::new, |i| {
+                        i.services_selecting(namespace.as_str().unwrap_or(""), &labels)
+                    });
+                    return Cow::Owned(Value::Array(found.into_iter().cloned().collect()));
+                }
+                _ => {}
             }
             let vals: Args<'a> = args.iter().map(|a| eval_env(a, env, locals)).collect();
             call(*func, vals)
@@ -1329,7 +1372,9 @@ fn call<'a>(func: Func, mut args: Args<'a>) -> Cow<'a, Value> {
                 .map_or(Value::Null, num),
             _ => Value::Null,
         }),
-        Func::Objects | Func::Query => unreachable!("handled in eval"),
+        Func::Objects | Func::AutoscalersOf | Func::ServicesSelecting | Func::Query => {
+            unreachable!("handled in eval")
+        }
     }
 }
 
@@ -1355,7 +1400,7 @@ pub fn parse_version(v: &Value) -> Option<(u64, u64)> {
 }
 
 /// A Service-style equality selector: every pair must be in the labels; empty selects nothing.
-fn selector_matches(selector: &Value, labels: &Value) -> bool {
+pub(crate) fn selector_matches(selector: &Value, labels: &Value) -> bool {
     let (Some(sel), Some(labels)) = (selector.as_object(), labels.as_object()) else {
         return false;
     };

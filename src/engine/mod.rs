@@ -77,6 +77,8 @@ pub struct Context<'a> {
     /// from a slice of objects, or borrowed from the caller (`winguard lint` moves its objects
     /// into such lists rather than copying them).
     objects_by_kind: HashMap<String, std::borrow::Cow<'a, Value>>,
+    /// Indexes over `objects_by_kind` for the cross-object lookups, built once per context.
+    cross: CrossIndex,
     /// Today's date, for exemption expiry (passed in so evaluation stays deterministic).
     pub today: jiff::civil::Date,
     /// The rules the config turns on, with their configured severity, worked out once per run
@@ -200,6 +202,7 @@ impl<'a> Context<'a> {
             .filter(|r| r.profiles.is_empty() || r.profiles.contains(&config.profile))
             .filter_map(|r| r.configured_level(&config.rules).map(|lvl| (r, lvl)))
             .collect();
+        let cross = CrossIndex::build(&objects_by_kind);
         Context {
             active,
             rules,
@@ -207,6 +210,7 @@ impl<'a> Context<'a> {
             prepared,
             catalog,
             index,
+            cross,
             objects_by_kind,
             today,
             fixes: true,
@@ -218,6 +222,107 @@ impl<'a> Context<'a> {
     pub fn only_safe_fixes(&mut self) {
         self.active
             .retain(|(rule, _)| rule.fix_applicability() == Some(Applicability::Safe));
+    }
+}
+
+/// Indexes for the lookups cross-object rules make per workload (`autoscalersOf`,
+/// `servicesSelecting`): positions into the context's lists of HorizontalPodAutoscalers and
+/// Services, so a lookup costs what it finds, not a scan of every object of the kind.
+#[derive(Default)]
+struct CrossIndex {
+    /// (namespace, kind, name) of a scale target → the autoscalers naming it.
+    autoscalers: HashMap<(String, String, String), Vec<usize>>,
+    /// (namespace, key, value) of each Service's first selector entry → those Services: a
+    /// Service can select a pod only if the pod has that label, so the pod's labels find every
+    /// candidate.
+    services: HashMap<(String, String, String), Vec<usize>>,
+}
+
+fn namespace_of(o: &Value) -> &str {
+    o.pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+impl CrossIndex {
+    fn build(by_kind: &HashMap<String, std::borrow::Cow<'_, Value>>) -> Self {
+        let list = |kind: &str| {
+            by_kind
+                .get(kind)
+                .and_then(|v| v.as_array())
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+        };
+        let mut index = CrossIndex::default();
+        for (i, hpa) in list("HorizontalPodAutoscaler").iter().enumerate() {
+            let target = |f: &str| {
+                hpa.pointer(&format!("/spec/scaleTargetRef/{f}"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string()
+            };
+            let key = (
+                namespace_of(hpa).to_string(),
+                target("kind"),
+                target("name"),
+            );
+            index.autoscalers.entry(key).or_default().push(i);
+        }
+        for (i, service) in list("Service").iter().enumerate() {
+            let first = service
+                .pointer("/spec/selector")
+                .and_then(Value::as_object)
+                .and_then(|m| m.iter().next());
+            if let Some((k, v)) = first {
+                let value = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+                let key = (namespace_of(service).to_string(), k.clone(), value);
+                index.services.entry(key).or_default().push(i);
+            }
+        }
+        index
+    }
+}
+
+impl expr::Inputs for Context<'_> {
+    fn of_kind(&self, kind: &str) -> Option<&Value> {
+        self.objects_by_kind.get(kind).map(|v| v.as_ref())
+    }
+
+    fn autoscalers_of(&self, namespace: &str, kind: &str, name: &str) -> Vec<&Value> {
+        let key = (namespace.to_string(), kind.to_string(), name.to_string());
+        let (Some(found), Some(list)) = (
+            self.cross.autoscalers.get(&key),
+            self.of_kind("HorizontalPodAutoscaler")
+                .and_then(Value::as_array),
+        ) else {
+            return Vec::new();
+        };
+        found.iter().map(|&i| &list[i]).collect()
+    }
+
+    fn services_selecting(&self, namespace: &str, pod_labels: &Value) -> Vec<&Value> {
+        let (Some(labels), Some(list)) = (
+            pod_labels.as_object(),
+            self.of_kind("Service").and_then(Value::as_array),
+        ) else {
+            return Vec::new();
+        };
+        let mut found: Vec<usize> = Vec::new();
+        for (k, v) in labels {
+            let value = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+            if let Some(candidates) =
+                self.cross
+                    .services
+                    .get(&(namespace.to_string(), k.clone(), value))
+            {
+                found.extend(candidates.iter().copied().filter(|&i| {
+                    let selector = list[i].pointer("/spec/selector").unwrap_or(&Value::Null);
+                    expr::selector_matches(selector, pod_labels)
+                }));
+            }
+        }
+        found.sort_unstable();
+        found.into_iter().map(|i| &list[i]).collect()
     }
 }
 
@@ -249,7 +354,6 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
         std::ptr::eq(rules, ctx.rules),
         "a context serves its own rule set"
     );
-    let objects_fn = |kind: &str| ctx.objects_by_kind.get(kind).map(|v| v.as_ref());
     let kinds: Vec<&str> = objects
         .iter()
         .map(|o| o.get("kind").and_then(Value::as_str).unwrap_or(""))
@@ -293,7 +397,7 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
         .iter()
         .zip(templates.iter().zip(&facts))
         .map(|(object, (template, facts))| {
-            let mut env = Env::new().with_objects(&objects_fn);
+            let mut env = Env::new().with_inputs(ctx);
             env.bind("object", object);
             env.bind("config", &ctx.prepared.value);
             if let (Some(t), Some(f)) = (template, facts) {
@@ -311,7 +415,7 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
             match (rule.scope, &templates[i], &facts[i]) {
                 (Scope::Object, _, _) if rule.kinds.iter().any(|k| k == kinds[i]) => {
                     // Object rules see only `object` and `config`.
-                    let mut env = Env::new().with_objects(&objects_fn);
+                    let mut env = Env::new().with_inputs(ctx);
                     env.bind("object", object);
                     env.bind("config", &ctx.prepared.value);
                     let here = Here {
@@ -706,5 +810,97 @@ mod tests {
         assert!(glob_match("*", ""));
         assert!(glob_match("a?c", "abc"));
         assert!(!glob_match("kube-*", "default"));
+    }
+
+    /// The indexed lookups find exactly what a scan of every object of the kind finds, in input
+    /// order: namespace, selector (every entry, not only the indexed first one; empty selects
+    /// nothing) and scale target all count.
+    #[test]
+    fn indexed_lookups_find_what_a_scan_finds() {
+        use crate::json;
+        use expr::Inputs;
+        let service = |name: &str, ns: Option<&str>, selector: Value| match ns {
+            Some(ns) => json!({"kind": "Service", "metadata": {"name": name, "namespace": ns},
+                               "spec": {"selector": selector}}),
+            None => {
+                json!({"kind": "Service", "metadata": {"name": name}, "spec": {"selector": selector}})
+            }
+        };
+        let services = vec![
+            service("both", Some("shop"), json!({"app": "web", "tier": "front"})),
+            service("app-only", Some("shop"), json!({"app": "web"})),
+            service("other-ns", Some("ops"), json!({"app": "web"})),
+            service("default-ns", None, json!({"app": "web"})),
+            service("empty", Some("shop"), json!({})),
+            service(
+                "tier-first",
+                Some("shop"),
+                json!({"tier": "front", "app": "api"}),
+            ),
+        ];
+        let hpa = |name: &str, kind: &str, target: &str| {
+            json!({"kind": "HorizontalPodAutoscaler", "metadata": {"name": name, "namespace": "shop"},
+                   "spec": {"scaleTargetRef": {"kind": kind, "name": target}, "maxReplicas": 9}})
+        };
+        let hpas = vec![
+            hpa("a", "Deployment", "web"),
+            hpa("b", "StatefulSet", "web"),
+            hpa("c", "Deployment", "web"),
+        ];
+        let mut objects: Vec<Value> = services.clone();
+        objects.extend(hpas.clone());
+        let refs: Vec<&Value> = objects.iter().collect();
+        let rules = RuleSet::embedded().unwrap();
+        let config = Config::default();
+        let catalog = Catalog::load(crate::model::EMBEDDED_CATALOG, &config).unwrap();
+        let prepared = PreparedConfig::new(&config);
+        let basis = Basis {
+            rules: &rules,
+            config: &config,
+            prepared: &prepared,
+            catalog: &catalog,
+            today: jiff::civil::date(2026, 12, 1),
+        };
+        let ctx = Context::new(basis, &refs);
+        let names = |found: Vec<&Value>| -> Vec<String> {
+            found
+                .iter()
+                .map(|o| o["metadata"]["name"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let labels = json!({"app": "web", "tier": "front"});
+        assert_eq!(
+            names(ctx.services_selecting("shop", &labels)),
+            ["both", "app-only"]
+        );
+        assert_eq!(names(ctx.services_selecting("", &labels)), ["default-ns"]);
+        assert_eq!(
+            names(ctx.services_selecting("shop", &json!({"tier": "front", "app": "api"}))),
+            ["tier-first"]
+        );
+        assert!(ctx.services_selecting("shop", &json!({})).is_empty());
+        // The same as the scan the rule made before the index.
+        for (ns, labels) in [
+            ("shop", labels.clone()),
+            ("ops", json!({"app": "web"})),
+            ("", json!({"app": "web"})),
+        ] {
+            let scanned: Vec<&Value> = services
+                .iter()
+                .filter(|s| {
+                    namespace_of(s) == ns && expr::selector_matches(&s["spec"]["selector"], &labels)
+                })
+                .collect();
+            assert_eq!(
+                names(ctx.services_selecting(ns, &labels)),
+                names(scanned),
+                "{ns}"
+            );
+        }
+        assert_eq!(
+            names(ctx.autoscalers_of("shop", "Deployment", "web")),
+            ["a", "c"]
+        );
+        assert!(ctx.autoscalers_of("ops", "Deployment", "web").is_empty());
     }
 }
