@@ -5,8 +5,10 @@ every finding for review (issue 17: the world is the oracle in review).
     python3 tests/corpus/windows_review.py CORPUS [--winguard BIN] [--config FILE]
         [--severity error|warning] [--json OUT]
 
-CORPUS holds `manifests/*.yaml`, `kustomize/<name>/` and `charts/<name>/` (the layout the
-corpus note in tests/corpus/charts.txt describes; not committed). Charts are linted with their
+CORPUS holds `manifests/<owner>__<repo>__<path>.yaml` (plain manifests copied from public
+repositories), `kustomize/<owner>__<repo>__<name>/` and `charts/<owner>__<repo>__<chart>/` (whole
+chart directories, their dependencies vendored under `charts/`); not committed. The owner and
+repository in each name pick the profile (below). Charts are linted with their
 default values and with each values file they ship under `ci/`. Each input is linted under the
 profile of the platform its source targets (`owner__repo__…` names: Azure/AKS sources `aks`,
 AWS/EKS ones `eks`, Google/GKE ones `gke`, the rest `generic`), unless --config gives one config
