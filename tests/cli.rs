@@ -317,6 +317,34 @@ fn bad_rule_files_are_errors_naming_file_and_line() {
         "{}",
         r.stderr
     );
+    // A fact the model doesn't have would read as null and the rule never fire: a load error,
+    // for `pod.…`, `container.…` and the items of `pod.containers` alike.
+    for (when, fact, hint) in [
+        (
+            "pod.windowsSelectd",
+            "pod.windowsSelectd",
+            "windowsSelected",
+        ),
+        (
+            "any(pod.containers, c, c.imageOz == 'windows')",
+            "container.imageOz",
+            "imageOs",
+        ),
+    ] {
+        std::fs::write(
+            dir.path().join("broken.yaml"),
+            format!("name: broken\nseverity: error\nsummary: x\nscope: pod\nwhen: \"{when}\"\nmessage: m\ndocs: {{what: a, why: b, bad: c, good: d}}\n"),
+        )
+        .unwrap();
+        let r = run(&["lint", EXAMPLE, "--rules", dir.path().to_str().unwrap()]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!("unknown fact `{fact}`"))
+                && r.stderr.contains(&format!("did you mean `{hint}`")),
+            "{}",
+            r.stderr
+        );
+    }
 }
 
 #[test]

@@ -200,6 +200,16 @@ impl Expr {
         let mut out = Vec::new();
         object_kinds(&self.node, &mut out).then_some(out)
     }
+    /// The fields read off records, as `(record, field)`: `pod.os` gives `("pod", "os")`, and a
+    /// macro over `pod.containers` reads `container` records through its variable
+    /// (`any(pod.containers, c, c.os == 'windows')` gives `("container", "os")`). For load-time
+    /// checks that every fact a rule reads exists.
+    pub fn record_fields(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        record_fields(&self.node, &mut Vec::new(), &mut out);
+        out
+    }
+
     /// Free variables the expression reads (for load-time checks).
     pub fn variables(&self) -> Vec<String> {
         let mut out = Vec::new();
@@ -236,6 +246,69 @@ fn object_kinds(node: &Node, out: &mut Vec<String>) -> bool {
             object_kinds(a, out) && object_kinds(b, out)
         }
         Node::Cond(a, b, c) => object_kinds(a, out) && object_kinds(b, out) && object_kinds(c, out),
+    }
+}
+
+/// `bound`: macro variables in scope, each with the record kind its items are (`None` when the
+/// list is not a list of records).
+fn record_fields(
+    node: &Node,
+    bound: &mut Vec<(String, Option<&'static str>)>,
+    out: &mut Vec<(String, String)>,
+) {
+    let record_of = |var: &str, bound: &[(String, Option<&'static str>)]| match bound
+        .iter()
+        .rev()
+        .find(|(v, _)| v == var)
+    {
+        Some((_, kind)) => *kind,
+        None => match var {
+            "pod" => Some("pod"),
+            "container" => Some("container"),
+            _ => None,
+        },
+    };
+    match node {
+        Node::Member(base, field) => {
+            if let Node::Var(v) = &**base
+                && let Some(kind) = record_of(v, bound)
+            {
+                out.push((kind.to_string(), field.clone()));
+            }
+            record_fields(base, bound, out);
+        }
+        Node::Macro(_, list, var, body) => {
+            record_fields(list, bound, out);
+            let items = match &**list {
+                Node::Member(base, field)
+                    if matches!(&**base, Node::Var(v) if record_of(v, bound) == Some("pod"))
+                        && field == "containers" =>
+                {
+                    Some("container")
+                }
+                _ => None,
+            };
+            bound.push((var.clone(), items));
+            record_fields(body, bound, out);
+            bound.pop();
+        }
+        Node::Lit(_) | Node::Var(_) => {}
+        Node::List(items) | Node::Call(_, items) => {
+            items.iter().for_each(|n| record_fields(n, bound, out))
+        }
+        Node::MapLit(entries) => entries
+            .iter()
+            .for_each(|(_, n)| record_fields(n, bound, out)),
+        Node::Query(a, b, _) | Node::Index(a, b) | Node::Bin(_, a, b) => {
+            record_fields(a, bound, out);
+            record_fields(b, bound, out);
+        }
+        Node::Not(a) | Node::Neg(a) | Node::MatchLit(a, _) => record_fields(a, bound, out),
+        Node::Cond(a, b, c) => {
+            record_fields(a, bound, out);
+            record_fields(b, bound, out);
+            record_fields(c, bound, out);
+        }
     }
 }
 

@@ -21,6 +21,16 @@ pub use command::analyse_command;
 pub use facts::{ContainerFacts, ContainerField, PodFacts, PodField};
 pub use image::{ImageRef, parse_image};
 
+/// The facts a record of the model has (`pod`, `container`), for the rule loader to refuse a
+/// fact that doesn't exist; `None` for a name that is no record.
+pub fn fact_names(record: &str) -> Option<Vec<&'static str>> {
+    match record {
+        "pod" => Some(PodField::ALL.iter().map(|(_, n)| *n).collect()),
+        "container" => Some(ContainerField::ALL.iter().map(|(_, n)| *n).collect()),
+        _ => None,
+    }
+}
+
 /// The embedded Windows catalog.
 pub const EMBEDDED_CATALOG: &str = include_str!("../../rules/windows.yaml");
 

@@ -575,6 +575,19 @@ impl Rule {
         }
         allowed.extend(self.lets.iter().map(|(n, _)| n.as_str()));
         for e in self.all_exprs() {
+            // A fact a record doesn't have would read as null, and the rule never fire.
+            for (record, field) in e.record_fields() {
+                let Some(names) = crate::model::fact_names(&record) else {
+                    continue;
+                };
+                if !names.contains(&field.as_str()) {
+                    let hint = crate::error::did_you_mean(&field, names.iter().copied());
+                    return Err(format!(
+                        "unknown fact `{record}.{field}` in `{}`{hint}",
+                        e.text()
+                    ));
+                }
+            }
             for v in e.variables() {
                 if !allowed.contains(&v.as_str()) {
                     return Err(format!(
