@@ -268,26 +268,35 @@ fn rules_readme_lists_every_expression_function() {
 /// `rules/README.md` documents every fact rules can read as `pod.*` and `container.*`.
 #[test]
 fn rules_readme_lists_every_pod_and_container_fact() {
+    // The fact tables are generated from the facts' own docs (`winguard rules --facts`): a fact
+    // added, renamed or redocumented without regenerating them fails here.
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/rules/README.md")).unwrap();
-    let section = |start: &str| {
-        let from = readme
-            .find(start)
-            .unwrap_or_else(|| panic!("rules/README.md has a paragraph starting {start}"));
-        let rest = &readme[from..];
-        rest[..rest.find("\n\n").unwrap_or(rest.len())].to_string()
-    };
-    let (pod, container) = (section("`pod`: "), section("`container`: "));
+    let (begin, end) = ("<!-- facts:begin -->", "<!-- facts:end -->");
+    let from = readme
+        .find(begin)
+        .expect("rules/README.md has the facts markers")
+        + begin.len();
+    let to = readme
+        .find(end)
+        .expect("rules/README.md has the facts end marker");
+    assert_eq!(
+        &readme[from..to],
+        winguard::model::facts_markdown(),
+        "rules/README.md's fact tables are stale: paste `winguard rules --facts` between the markers"
+    );
     for (_, name) in winguard::model::PodField::ALL {
         assert!(
-            pod.contains(&format!("`{name}`")),
-            "rules/README.md does not document `pod.{name}`"
+            readme[from..to].contains(&format!("| `{name}` |")),
+            "pod.{name}"
         );
     }
-    for (_, name) in winguard::model::ContainerField::ALL {
-        assert!(
-            container.contains(&format!("`{name}`")),
-            "rules/README.md does not document `container.{name}`"
-        );
-    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_winguard"))
+        .args(["rules", "--facts"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        winguard::model::facts_markdown()
+    );
 }

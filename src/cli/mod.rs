@@ -161,6 +161,9 @@ pub struct RulesArgs {
     /// Print the README's Markdown rule table instead.
     #[arg(long)]
     pub markdown: bool,
+    /// Print the facts rules can read (`pod.…`, `container.…`) as rules/README.md's Markdown tables.
+    #[arg(long, conflicts_with = "markdown")]
+    pub facts: bool,
     /// `text` (default) or `json`.
     #[arg(long, value_enum, default_value = "text")]
     pub format: DocFormat,
@@ -292,7 +295,9 @@ pub fn run(cli: Cli) -> u8 {
                 Ok(r) => r,
                 Err(code) => return code,
             };
-            if args.markdown {
+            if args.facts {
+                out(&crate::model::facts_markdown());
+            } else if args.markdown {
                 out(&docs::readme_table(&rules));
             } else if args.format == DocFormat::Json {
                 out(&format!("{:#}\n", docs::rules_json(&rules)));

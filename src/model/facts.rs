@@ -18,15 +18,18 @@ use super::{
 };
 use crate::engine::expr::Record;
 
-/// Declares a record's fields: an enum with one variant per field, its JSON name, and the lookup
-/// from name to field. One list, so the names rules read and the names of the whole map agree.
+/// Declares a record's fields: an enum with one variant per field, its JSON name, what it means
+/// (the rules/README.md fact tables are generated from these), and the lookup from name to field.
+/// One list, so the names rules read, their docs and the names of the whole map agree.
 macro_rules! fields {
-    ($name:ident { $($variant:ident = $json:literal,)* }) => {
+    ($name:ident { $($variant:ident = $json:literal : $doc:literal,)* }) => {
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub enum $name { $($variant,)* }
         impl $name {
             /// Every field with its name, in the order of the whole map (sorted by name).
             pub const ALL: &'static [($name, &'static str)] = &[$(($name::$variant, $json),)*];
+            /// Every field's name and what it means, in the same order.
+            pub const DOCS: &'static [(&'static str, &'static str)] = &[$(($json, $doc),)*];
             fn of(name: &str) -> Option<$name> {
                 match name { $($json => Some($name::$variant),)* _ => None }
             }
@@ -35,57 +38,66 @@ macro_rules! fields {
 }
 
 fields!(PodField {
-    AllHostProcess = "allHostProcess",
-    AppContainers = "appContainers",
-    BuildSelectors = "buildSelectors",
-    BuildSource = "buildSource",
-    Conflicts = "conflicts",
-    Containers = "containers",
-    DecidedBy = "decidedBy",
-    HostProcess = "hostProcess",
-    ImageBuild = "imageBuild",
-    ImageBuildLabel = "imageBuildLabel",
-    LinuxSelected = "linuxSelected",
-    MetaPath = "metaPath",
-    NodeBuilds = "nodeBuilds",
-    Os = "os",
-    OsName = "osName",
-    OsReason = "osReason",
-    Path = "path",
-    RuntimeClass = "runtimeClass",
-    SelectedBuilds = "selectedBuilds",
-    Sources = "sources",
-    Tolerations = "tolerations",
-    UnsupportedFields = "unsupportedFields",
-    WindowsIndicated = "windowsIndicated",
-    WindowsSelected = "windowsSelected",
+    AllHostProcess = "allHostProcess" : "every container (init, app and ephemeral) is HostProcess",
+    AppContainers = "appContainers" : "the number of app containers (`spec.containers`)",
+    BuildSelectors = "buildSelectors" : "every `node.kubernetes.io/windows-build` value the pod selects, as written: `{site, value, pointer, valid, build, label}` (site: nodeSelector, affinity or runtimeClass; valid: of the form `MAJOR.MINOR.BUILD`)",
+    BuildSource = "buildSource" : "where the selected builds come from: `{kind, pointer}`, or null",
+    Conflicts = "conflicts" : "the target-OS sources that contradict the deciding one: `{os, kind, reason, pointer}`",
+    Containers = "containers" : "the container records (init, app and ephemeral containers, in that order)",
+    DecidedBy = "decidedBy" : "the kind of source that decided the OS (`os.name`, `nodeSelector`, `affinity`, `runtimeClass`, `hostProcess`, `image`, `default`)",
+    HostProcess = "hostProcess" : "some container (or the pod) is HostProcess",
+    ImageBuild = "imageBuild" : "the Windows build of the first Windows image with a known build, or null",
+    ImageBuildLabel = "imageBuildLabel" : "that build as the node label writes it (`10.0.20348`)",
+    LinuxSelected = "linuxSelected" : "a nodeSelector, required affinity, RuntimeClass or required control-plane node keeps the pod on Linux nodes",
+    MetaPath = "metaPath" : "JSON pointer to the pod (template) metadata in the object",
+    NodeBuilds = "nodeBuilds" : "the Windows builds the pod can land on: the selected ones, else `windows.nodeBuilds`",
+    Os = "os" : "the OS the pod targets: `windows` or `linux` (RULES.md §1)",
+    OsName = "osName" : "`spec.os.name` as written where the cluster keeps it (1.24 and later, or the IdentifyPodOS gate), else null",
+    OsReason = "osReason" : "why: `targets Windows because …`",
+    Path = "path" : "JSON pointer to the pod spec in the object",
+    RuntimeClass = "runtimeClass" : "the pod's RuntimeClass from the input set or the config: `{name, found, os, nodeSelector, tolerations}`, or null",
+    SelectedBuilds = "selectedBuilds" : "the builds `node.kubernetes.io/windows-build` selects (nodeSelector, required affinity or RuntimeClass)",
+    Sources = "sources" : "every target-OS source found, in RULES.md §1 order: `{os, kind, reason, pointer}`",
+    Tolerations = "tolerations" : "the pod's tolerations and its RuntimeClass's (merged at admission)",
+    UnsupportedFields = "unsupportedFields" : "the Linux-only fields set on a Windows pod that reach validation on this cluster: `{field, pointer, container}`; empty for a Linux pod",
+    WindowsIndicated = "windowsIndicated" : "the reason something other than a selector points at Windows (`os.name`, HostProcess, a Windows image), or null",
+    WindowsSelected = "windowsSelected" : "a nodeSelector, required affinity or RuntimeClass selects Windows nodes",
 });
 
 fields!(ContainerField {
-    Build = "build",
-    BuildCompat = "buildCompat",
-    BuildCompatHosts = "buildCompatHosts",
-    BuildLabel = "buildLabel",
-    BuildName = "buildName",
-    DefaultUser = "defaultUser",
-    Digest = "digest",
-    HasArgs = "hasArgs",
-    HasCommand = "hasCommand",
-    HostProcess = "hostProcess",
-    Iis = "iis",
-    Image = "image",
-    ImageOs = "imageOs",
-    ImageOsReason = "imageOsReason",
-    Kind = "kind",
-    Name = "name",
-    Os = "os",
-    OsReason = "osReason",
-    Path = "path",
-    Repository = "repository",
-    Role = "role",
-    Script = "script",
-    Tag = "tag",
+    Build = "build" : "the Windows build of the image's tag (`ltsc2022` → 20348), or null",
+    BuildCompat = "buildCompat" : "whether the image runs on the builds the pod can land on: `exact`, `stable-abi` or `incompatible` (null without a build or for HostProcess)",
+    BuildCompatHosts = "buildCompatHosts" : "the host builds that verdict is about: `{build, label, name}`",
+    BuildLabel = "buildLabel" : "the image's build as the node label writes it (`10.0.20348`)",
+    BuildName = "buildName" : "the name of the image's build (`Windows Server 2022`)",
+    DefaultUser = "defaultUser" : "the image's default user when the catalog knows it (`ContainerUser`, `ContainerAdministrator`), or null",
+    Digest = "digest" : "the image digest, or null",
+    HasArgs = "hasArgs" : "the container sets `args`",
+    HasCommand = "hasCommand" : "the container sets `command`",
+    HostProcess = "hostProcess" : "the container is HostProcess (its own setting, else the pod's)",
+    Iis = "iis" : "the image is an IIS image (entrypoint `ServiceMonitor.exe w3svc`)",
+    Image = "image" : "the image as written",
+    ImageOs = "imageOs" : "the OS the image is known for: `windows`, `linux`, or null (unknown, or published for both)",
+    ImageOsReason = "imageOsReason" : "why (`its repository …`, `its tag token …`)",
+    Kind = "kind" : "`containers`, `initContainers` or `ephemeralContainers`",
+    Name = "name" : "the container's name",
+    Os = "os" : "the container's OS as far as it shows: `imageOs`, else `windows` when its command runs a Windows shell, else null",
+    OsReason = "osReason" : "why (`its repository …`, `its command runs powershell.exe`)",
+    Path = "path" : "JSON pointer to the container in the object",
+    Repository = "repository" : "the normalised repository (`docker.io/library/busybox`)",
+    Role = "role" : "`container`, `init container` or `ephemeral container` (for messages)",
+    Script = "script" : "the entrypoint analysis: `{shell, steps, serviceMonitor, serviceMonitorLast, lastStep, copies: [{source, step}]}`, or null without command and args",
+    Tag = "tag" : "the image tag, or null",
 });
+
+/// The facts of a record as documented (`pod`, `container`): name and meaning.
+pub fn docs_of(record: &str) -> Option<&'static [(&'static str, &'static str)]> {
+    match record {
+        "pod" => Some(PodField::DOCS),
+        "container" => Some(ContainerField::DOCS),
+        _ => None,
+    }
+}
 
 /// A record's every field as one JSON map (for a rule that uses the whole record as a value).
 fn whole_map<'r, F: Copy>(fields: &[(F, &str)], get: impl Fn(F) -> &'r Value) -> Value {

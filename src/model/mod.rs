@@ -18,17 +18,25 @@ use serde::Deserialize;
 use crate::config::Config;
 use crate::manifest::escape_pointer_token;
 pub use command::analyse_command;
-pub use facts::{ContainerFacts, ContainerField, PodFacts, PodField};
+pub use facts::{ContainerFacts, ContainerField, PodFacts, PodField, docs_of as fact_docs};
 pub use image::{ImageRef, parse_image};
 
 /// The facts a record of the model has (`pod`, `container`), for the rule loader to refuse a
 /// fact that doesn't exist; `None` for a name that is no record.
 pub fn fact_names(record: &str) -> Option<Vec<&'static str>> {
-    match record {
-        "pod" => Some(PodField::ALL.iter().map(|(_, n)| *n).collect()),
-        "container" => Some(ContainerField::ALL.iter().map(|(_, n)| *n).collect()),
-        _ => None,
+    fact_docs(record).map(|docs| docs.iter().map(|(name, _)| *name).collect())
+}
+
+/// The fact tables of rules/README.md (between its markers), from the facts' own docs.
+pub fn facts_markdown() -> String {
+    let mut out = String::new();
+    for record in ["pod", "container"] {
+        out.push_str(&format!("\n| `{record}.` fact | what it is |\n|---|---|\n"));
+        for (name, doc) in fact_docs(record).unwrap_or_default() {
+            out.push_str(&format!("| `{name}` | {doc} |\n"));
+        }
     }
+    out
 }
 
 /// The embedded Windows catalog.
