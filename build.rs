@@ -5,11 +5,12 @@ use std::path::Path;
 
 fn main() {
     println!("cargo:rerun-if-changed=rules");
+    println!("cargo:rerun-if-changed=catalog");
     let mut names: Vec<String> = std::fs::read_dir("rules")
         .expect("rules/ directory")
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".yaml") && n != "windows.yaml")
+        .filter(|n| n.ends_with(".yaml"))
         .collect();
     names.sort();
     let mut out = String::from(

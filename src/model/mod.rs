@@ -2,7 +2,7 @@
 //! can land on, what its images are, and what its entrypoint commands do.
 //!
 //! This is the part of winguard no other tool has. It is general — no rule is named here — and
-//! table-driven: every Windows fact it uses comes from `rules/windows.yaml` ([`Catalog`]) or the
+//! table-driven: every Windows fact it uses comes from `catalog/windows.yaml` ([`Catalog`]) or the
 //! user's config. Rules read the facts it produces (see `rules/README.md` for the fact reference).
 
 mod command;
@@ -40,7 +40,7 @@ pub fn facts_markdown() -> String {
 }
 
 /// The embedded Windows catalog.
-pub const EMBEDDED_CATALOG: &str = include_str!("../../rules/windows.yaml");
+pub const EMBEDDED_CATALOG: &str = include_str!("../../catalog/windows.yaml");
 
 /// Where a workload kind keeps its pod template.
 pub fn pod_template_paths(kind: &str) -> Option<(&'static str, &'static str)> {
@@ -60,7 +60,7 @@ pub fn pod_template_paths(kind: &str) -> Option<(&'static str, &'static str)> {
     })
 }
 
-// === the catalog (rules/windows.yaml) ===
+// === the catalog (catalog/windows.yaml) ===
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -320,7 +320,7 @@ impl Catalog {
     /// Loads the catalog text, adding the config's image patterns.
     pub fn load(text: &str, config: &Config) -> Result<Catalog, String> {
         let file: CatalogFile =
-            crate::error::parse_typed(text, "rules/windows.yaml").map_err(|e| e.to_string())?;
+            crate::error::parse_typed(text, "catalog/windows.yaml").map_err(|e| e.to_string())?;
         let windows_cfg = &config.windows;
         Ok(Catalog {
             windows: ImageClass::compile(&file.windows_images, &windows_cfg.image_patterns.0)?,

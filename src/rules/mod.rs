@@ -698,7 +698,6 @@ impl RuleSet {
         let mut paths: Vec<_> = entries
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
-            .filter(|p| p.file_name().is_some_and(|n| n != "windows.yaml"))
             .collect();
         paths.sort();
         for p in paths {
