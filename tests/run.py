@@ -19,6 +19,7 @@ stops.
 import hashlib
 import io
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -114,7 +115,27 @@ def main():
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(venv_python().parent), str(BIN), env.get("PATH", "")])
     env["WINGUARD_TEST_TOOLS"] = str(TOOLS)
-    return subprocess.run(["cargo", "test", *args], cwd=ROOT, env=env).returncode
+    # Passed through line by line, with one closing line of the totals over every test binary
+    # (CI logs and a newcomer both want the count without scrolling through each binary's).
+    totals = {"passed": 0, "failed": 0}
+    cargo = subprocess.Popen(
+        ["cargo", "test", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+    )
+    for line in cargo.stdout:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        if line.startswith("test result:"):
+            for count, what in re.findall(r"(\d+) (passed|failed)", line):
+                totals[what] += int(count)
+    status = cargo.wait()
+    print(f"tests: {totals['passed']} passed, {totals['failed']} failed")
+    return status
 
 
 if __name__ == "__main__":
