@@ -481,13 +481,14 @@ impl Rule {
         let message = tmpl_at("message", &file.message)?;
         // A rule whose conditions never ask which OS the pod targets (an annotation the EKS
         // webhook denies on any pod, a millibyte quantity) has no use for the reason.
-        let reads_pod_os = |text: &str| {
-            text.match_indices("pod.os")
-                .any(|(i, m)| !text[i + m.len()..].starts_with(|c: char| c.is_ascii_alphanumeric()))
+        let reads_pod_os = |e: &Expr| {
+            e.record_fields()
+                .iter()
+                .any(|(record, field)| record == "pod" && field == "os")
         };
-        let conditions_read_os = reads_pod_os(when.text())
-            || lets.iter().any(|(_, e)| reads_pod_os(e.text()))
-            || matches!(&each, Some(Each::Expr(e)) if reads_pod_os(e.text()));
+        let conditions_read_os = reads_pod_os(&when)
+            || lets.iter().any(|(_, e)| reads_pod_os(e))
+            || matches!(&each, Some(Each::Expr(e)) if reads_pod_os(e));
         let message_gives_reason = if !conditions_read_os {
             MessageGivesReason::Irrelevant
         } else if message.always_renders("pod.osReason") {

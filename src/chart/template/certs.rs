@@ -58,16 +58,40 @@ fn pem_text(tag: &str, der: Vec<u8>) -> String {
     pem::encode_config(&pem::Pem::new(tag, der), config)
 }
 
+/// The key kinds `genPrivateKey` makes, by the names it takes.
+#[derive(Clone, Copy)]
+enum KeyKind {
+    Rsa,
+    Ecdsa,
+    Ed25519,
+    Dsa,
+}
+
+impl KeyKind {
+    fn of(name: &str) -> Option<KeyKind> {
+        Some(match name {
+            "" | "rsa" => KeyKind::Rsa,
+            "ecdsa" => KeyKind::Ecdsa,
+            "ed25519" => KeyKind::Ed25519,
+            "dsa" => KeyKind::Dsa,
+            _ => return None,
+        })
+    }
+}
+
+/// What Go's `x509.CreateCertificate` says of a key that cannot sign (DSA).
+const NOT_A_SIGNER: &str = "x509: certificate private key does not implement crypto.Signer";
+
 impl PrivateKey {
-    fn generate(kind: &str, rsa_bits: usize) -> Result<PrivateKey, String> {
+    fn generate(kind: KeyKind, rsa_bits: usize) -> Result<PrivateKey, String> {
         let mut rng = getrandom::SysRng;
         Ok(match kind {
-            "" | "rsa" => PrivateKey::Rsa(Box::new(
+            KeyKind::Rsa => PrivateKey::Rsa(Box::new(
                 rsa::PrivateKey::new(&mut rng, rsa_bits).map_err(|e| e.to_string())?,
             )),
-            "ecdsa" => PrivateKey::Ec(random_ec_key()?),
-            "ed25519" => PrivateKey::Ed25519(random_bytes()?),
-            "dsa" => {
+            KeyKind::Ecdsa => PrivateKey::Ec(random_ec_key()?),
+            KeyKind::Ed25519 => PrivateKey::Ed25519(random_bytes()?),
+            KeyKind::Dsa => {
                 use dsa::{Components, KeySize, SigningKey};
                 let components = Components::try_generate_from_rng_with_key_size(
                     &mut rng,
@@ -88,7 +112,6 @@ impl PrivateKey {
                     ],
                 })
             }
-            other => return Err(format!("Unknown type {other}")),
         })
     }
 
@@ -179,9 +202,7 @@ impl PrivateKey {
                 .map(|d| d.as_bytes().to_vec())
                 .map_err(text),
             PrivateKey::Ed25519(seed) => ed25519_pkcs8(seed).map_err(|e| e.to_string()),
-            PrivateKey::Dsa(_) => {
-                Err("x509: certificate private key does not implement crypto.Signer".into())
-            }
+            PrivateKey::Dsa(_) => Err(NOT_A_SIGNER.into()),
         }
     }
 
@@ -197,7 +218,7 @@ impl PrivateKey {
             PrivateKey::Rsa(_) => &rcgen::PKCS_RSA_SHA256,
             PrivateKey::Ec(_) => &rcgen::PKCS_ECDSA_P256_SHA256,
             PrivateKey::Ed25519(_) => &rcgen::PKCS_ED25519,
-            PrivateKey::Dsa(_) => &rcgen::PKCS_ED25519, // refused by pkcs8_der below
+            PrivateKey::Dsa(_) => return Err(NOT_A_SIGNER.into()),
         };
         let der = self.pkcs8_der()?;
         KeyPair::from_pkcs8_der_and_sign_algo(&der.as_slice().into(), algorithm)
@@ -264,12 +285,18 @@ fn pair(cert: String, key: String) -> Value {
 }
 
 /// Sprig's `getBaseCertTemplate`.
-fn base_template(
-    cn: &str,
-    ips: &[String],
-    dns: &[String],
-    days: i64,
-) -> Result<CertificateParams, String> {
+/// What the certificate functions' first arguments say: common name, IP and DNS alternative
+/// names, days valid.
+pub struct Subject {
+    pub cn: String,
+    pub ips: Vec<String>,
+    pub dns: Vec<String>,
+    pub days: i64,
+}
+
+fn base_template(subject: &Subject) -> Result<CertificateParams, String> {
+    let Subject { cn, ips, dns, days } = subject;
+    let (cn, days) = (cn.as_str(), *days);
     let mut p = CertificateParams::default();
     p.distinguished_name = rcgen::DistinguishedName::new();
     p.distinguished_name.push(DnType::CommonName, cn);
@@ -311,7 +338,7 @@ fn base_template(
 fn key_or_new(key_pem: Option<&str>) -> Result<PrivateKey, String> {
     match key_pem {
         Some(pem) => PrivateKey::parse_pem(pem).map_err(|e| format!("parsing private key: {e}")),
-        None => PrivateKey::generate("rsa", CERTIFICATE_RSA_BITS)
+        None => PrivateKey::generate(KeyKind::Rsa, CERTIFICATE_RSA_BITS)
             .map_err(|e| format!("error generating rsa key: {e}")),
     }
 }
@@ -321,7 +348,13 @@ fn creating(e: rcgen::Error) -> String {
 }
 
 pub fn gen_ca(cn: &str, days: i64, key_pem: Option<&str>) -> Result<Value, String> {
-    let mut p = base_template(cn, &[], &[], days)?;
+    let subject = Subject {
+        cn: cn.to_string(),
+        ips: Vec::new(),
+        dns: Vec::new(),
+        days,
+    };
+    let mut p = base_template(&subject)?;
     p.key_usages.push(KeyUsagePurpose::KeyCertSign);
     p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     let key = key_or_new(key_pem)?;
@@ -329,14 +362,8 @@ pub fn gen_ca(cn: &str, days: i64, key_pem: Option<&str>) -> Result<Value, Strin
     Ok(pair(cert.pem(), key.to_pem()?))
 }
 
-pub fn gen_self_signed(
-    cn: &str,
-    ips: &[String],
-    dns: &[String],
-    days: i64,
-    key_pem: Option<&str>,
-) -> Result<Value, String> {
-    let p = base_template(cn, ips, dns, days)?;
+pub fn gen_self_signed(subject: &Subject, key_pem: Option<&str>) -> Result<Value, String> {
+    let p = base_template(subject)?;
     let key = key_or_new(key_pem)?;
     let cert = p.self_signed(&key.signer()?).map_err(creating)?;
     Ok(pair(cert.pem(), key.to_pem()?))
@@ -345,10 +372,7 @@ pub fn gen_self_signed(
 /// `genSignedCert`: signed by any CA given as certificate and key PEM (from `genCA`,
 /// `buildCustomCert` or values), as Sprig parses it.
 pub fn gen_signed(
-    cn: &str,
-    ips: &[String],
-    dns: &[String],
-    days: i64,
+    subject: &Subject,
     ca: (&str, &str),
     key_pem: Option<&str>,
 ) -> Result<Value, String> {
@@ -362,7 +386,7 @@ pub fn gen_signed(
     let ca_signer = PrivateKey::parse_pem(ca_key)
         .map_err(|e| format!("error parsing private key: {e}"))?
         .signer()?;
-    let mut p = base_template(cn, ips, dns, days)?;
+    let mut p = base_template(subject)?;
     // Go names the issuer's key only when issuer and subject differ and the CA has a key id.
     let has_key_id = parsed.extensions().iter().any(|e| {
         matches!(
@@ -375,7 +399,7 @@ pub fn gen_signed(
         .iter_common_name()
         .next()
         .and_then(|a| a.as_str().ok());
-    p.use_authority_key_identifier_extension = has_key_id && issuer_cn != Some(cn);
+    p.use_authority_key_identifier_extension = has_key_id && issuer_cn != Some(subject.cn.as_str());
     let issuer = Issuer::from_ca_cert_der(&block.contents().into(), ca_signer)
         .map_err(|e| format!("error parsing certificate: {e}"))?;
     let key = key_or_new(key_pem)?;
@@ -385,13 +409,12 @@ pub fn gen_signed(
 
 /// `genPrivateKey`: Sprig returns its errors as the function's text, not as template errors.
 pub fn gen_private_key(kind: &str) -> String {
-    match PrivateKey::generate(kind, PRIVATE_KEY_RSA_BITS) {
-        Ok(key) => key
-            .to_pem()
-            .unwrap_or_else(|e| format!("failed to generate private key: {e}")),
-        Err(e) if e.starts_with("Unknown type") => e,
-        Err(e) => format!("failed to generate private key: {e}"),
-    }
+    let Some(kind) = KeyKind::of(kind) else {
+        return format!("Unknown type {kind}");
+    };
+    PrivateKey::generate(kind, PRIVATE_KEY_RSA_BITS)
+        .and_then(|key| key.to_pem())
+        .unwrap_or_else(|e| format!("failed to generate private key: {e}"))
 }
 
 /// `buildCustomCert BASE64_CERT BASE64_KEY`: the certificate and key, checked as Sprig checks

@@ -1250,19 +1250,10 @@ fn find(name: &str) -> Option<Func> {
                 .map_err(Failure::Exec)
         },
         "genSelfSignedCert" | "genSelfSignedCertWithKey" => |_, a| {
-            let (ips, dns) = (string_list(&arg(&a, 1)?), string_list(&arg(&a, 2)?));
             let key = a.get(4).map(strval);
-            super::certs::gen_self_signed(
-                &string_arg(&a, 0)?,
-                &ips,
-                &dns,
-                to_int(&arg(&a, 3)?),
-                key.as_deref(),
-            )
-            .map_err(Failure::Exec)
+            super::certs::gen_self_signed(&cert_subject(&a)?, key.as_deref()).map_err(Failure::Exec)
         },
         "genSignedCert" | "genSignedCertWithKey" => |_, a| {
-            let (ips, dns) = (string_list(&arg(&a, 1)?), string_list(&arg(&a, 2)?));
             let (ca_cert, ca_key) = match arg(&a, 4)? {
                 Value::Map(m) => {
                     let m = m.borrow();
@@ -1272,15 +1263,8 @@ fn find(name: &str) -> Option<Func> {
                 _ => return err("genSignedCert: the CA is not a certificate"),
             };
             let key = a.get(5).map(strval);
-            super::certs::gen_signed(
-                &string_arg(&a, 0)?,
-                &ips,
-                &dns,
-                to_int(&arg(&a, 3)?),
-                (&ca_cert, &ca_key),
-                key.as_deref(),
-            )
-            .map_err(Failure::Exec)
+            super::certs::gen_signed(&cert_subject(&a)?, (&ca_cert, &ca_key), key.as_deref())
+                .map_err(Failure::Exec)
         },
         "genPrivateKey" => |_, a| {
             Ok(Value::from(super::certs::gen_private_key(&string_arg(
@@ -1293,6 +1277,16 @@ fn find(name: &str) -> Option<Func> {
 }
 
 // --- argument helpers ---
+
+/// The first four arguments of `genSelfSignedCert` and `genSignedCert`: cn, IPs, DNS names, days.
+fn cert_subject(a: &[Value]) -> Result<super::certs::Subject, Failure> {
+    Ok(super::certs::Subject {
+        cn: string_arg(a, 0)?,
+        ips: string_list(&arg(a, 1)?),
+        dns: string_list(&arg(a, 2)?),
+        days: to_int(&arg(a, 3)?),
+    })
+}
 
 fn arg(a: &[Value], i: usize) -> R {
     a.get(i).cloned().ok_or_else(|| {
