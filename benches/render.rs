@@ -39,8 +39,8 @@ fn main() {
     let all: Vec<Json> = serde_yaml_ng::from_str(&text).unwrap();
     let cases: Vec<Json> = all
         .into_iter()
-        // Cases that render; not the random one: Sprig's `genCA` makes an RSA key (tens of ms
-        // in Helm) where winguard makes an ECDSA one, which would flatter the ratio.
+        // Cases that render; not the random ones (compared by shape; their time is key
+        // generation, the same work in both engines).
         // Nor the cases that only the helm binary checks, or that spend their time in key
         // derivation (`bench: false`: scrypt, bcrypt), which is the same work in both engines.
         .filter(|c| c.get("error").is_none() && c.get("compare") != Some(&json!("shape")))

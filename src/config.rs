@@ -551,9 +551,19 @@ impl Config {
     /// (`default_on_since`: the first version where the gate is on by default; `None` for a gate
     /// that is off by default in every version).
     pub fn gate(&self, name: &str, default_on_since: Option<(u64, u64)>) -> bool {
+        self.gate_at(name, default_on_since, self.version())
+    }
+
+    /// [`Config::gate`] with the cluster version already parsed (the model asks per pod).
+    pub fn gate_at(
+        &self,
+        name: &str,
+        default_on_since: Option<(u64, u64)>,
+        version: (u64, u64),
+    ) -> bool {
         match self.feature_gates.get(name) {
             Some(on) => *on,
-            None => default_on_since.is_some_and(|since| self.version() >= since),
+            None => default_on_since.is_some_and(|since| version >= since),
         }
     }
 

@@ -317,7 +317,9 @@ fn pem_kind(pem_text: &str) -> Json {
         "keyBits": cert.public_key().parsed().map(|k| k.key_size()).unwrap_or_default(),
         "subject": cert.subject().to_string(),
         "issuer": cert.issuer().to_string(),
-        "serialBitsAtMost128": cert.raw_serial().len() <= 17,
+        // `rand.Int(rand.Reader, 2^128)`: a positive integer below 2^128 (DER adds a zero byte
+        // when the top bit is set), so 1–17 bytes, the first below 0x80.
+        "serialOf128Bits": (1..=17).contains(&cert.raw_serial().len()) && cert.raw_serial()[0] < 0x80,
         "validSeconds": validity.not_after.timestamp() - validity.not_before.timestamp(),
         "extensions": extensions,
     })
@@ -360,4 +362,9 @@ fn certificates_are_of_the_kind_helm_makes() {
     let (_, leaf) = x509_parser::parse_x509_certificate(leaf.contents()).unwrap();
     leaf.verify_signature(Some(ca.public_key()))
         .expect("genSignedCert's certificate is signed by its CA");
+    assert_ne!(
+        ca.raw_serial(),
+        leaf.raw_serial(),
+        "serial numbers are random"
+    );
 }

@@ -285,12 +285,6 @@ fn rules_readme_lists_every_pod_and_container_fact() {
         winguard::model::facts_markdown(),
         "rules/README.md's fact tables are stale: paste `winguard rules --facts` between the markers"
     );
-    for (_, name) in winguard::model::PodField::ALL {
-        assert!(
-            readme[from..to].contains(&format!("| `{name}` |")),
-            "pod.{name}"
-        );
-    }
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_winguard"))
         .args(["rules", "--facts"])
         .output()

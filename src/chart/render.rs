@@ -234,7 +234,6 @@ fn kube_version(given: Option<&str>) -> Result<KubeVersion, ChartError> {
     })
 }
 
-/// The chart's `kubeVersion` constraint, checked for it and every subchart.
 /// Helm's `CheckDependencies` (pkg/action/install.go, which `helm template` and `install` run
 /// before rendering): every dependency the chart's `Chart.yaml` declares must be among its
 /// `charts/`, by name, whatever its condition says; only the chart asked for is checked.
@@ -259,6 +258,7 @@ fn check_dependencies(chart: &Chart) -> Result<(), ChartError> {
     ))
 }
 
+/// The chart's `kubeVersion` constraint, checked for it and every subchart.
 fn check_kube_version(chart: &Chart, version: &str) -> Result<(), ChartError> {
     if let Some(constraint) = chart.kube_version() {
         let ok = super::template::semver::matches(constraint, version).map_err(|e| {

@@ -144,34 +144,37 @@ pub fn parse_quantity(text: &str) -> Option<f64> {
     if digits.is_empty() || digits == "." || number.len() - digits.len() > 1 {
         return None;
     }
-    let value: f64 = number.parse().ok()?;
-    let scale = match suffix {
-        "" => 1.0,
-        "Ki" => 1024f64,
-        "Mi" => 1024f64.powi(2),
-        "Gi" => 1024f64.powi(3),
-        "Ti" => 1024f64.powi(4),
-        "Pi" => 1024f64.powi(5),
-        "Ei" => 1024f64.powi(6),
-        "n" => 1e-9,
-        "u" => 1e-6,
-        "m" => 1e-3,
-        "k" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        "P" => 1e15,
-        "E" => 1e18,
+    // A decimal suffix or exponent becomes part of the number's own text, so that the parse
+    // rounds once: `700m` and `0.7` are then the same double (`700 * 1e-3` is not).
+    let binary =
+        |power: i32| -> Option<f64> { Some(number.parse::<f64>().ok()? * 1024f64.powi(power)) };
+    let decimal = |exponent: i32| format!("{number}e{exponent}").parse::<f64>().ok();
+    match suffix {
+        "" => number.parse().ok(),
+        "Ki" => binary(1),
+        "Mi" => binary(2),
+        "Gi" => binary(3),
+        "Ti" => binary(4),
+        "Pi" => binary(5),
+        "Ei" => binary(6),
+        "n" => decimal(-9),
+        "u" => decimal(-6),
+        "m" => decimal(-3),
+        "k" => decimal(3),
+        "M" => decimal(6),
+        "G" => decimal(9),
+        "T" => decimal(12),
+        "P" => decimal(15),
+        "E" => decimal(18),
         exponent => {
             let e = exponent.strip_prefix(['e', 'E'])?;
             let digits = e.trim_start_matches(['+', '-']);
             if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
                 return None;
             }
-            10f64.powi(e.parse::<i32>().ok()?)
+            decimal(e.parse::<i32>().ok()?)
         }
-    };
-    Some(value * scale)
+    }
 }
 
 // === parsing ===
@@ -1631,6 +1634,16 @@ mod tests {
             ("1e", None),
         ] {
             assert_eq!(parse_quantity(text), want, "{text}");
+        }
+        // Equal quantities are equal numbers, whatever their spelling.
+        for (a, b) in [
+            ("700m", "0.7"),
+            ("350m", "0.35"),
+            ("2300m", "2.3"),
+            ("1500k", "1.5M"),
+            ("1e3", "1k"),
+        ] {
+            assert_eq!(parse_quantity(a), parse_quantity(b), "{a} = {b}");
         }
     }
 }

@@ -339,7 +339,10 @@ impl<'a> PodFacts<'a> {
         let os_name = spec
             .pointer("/os/name")
             .and_then(Value::as_str)
-            .filter(|_| ctx.config.gate("IdentifyPodOS", Some((1, 24))));
+            .filter(|_| {
+                ctx.config
+                    .gate_at("IdentifyPodOS", Some((1, 24)), ctx.cluster_version)
+            });
         if let Some(name) = os_name
             && let Some(os) = os_of(name)
         {

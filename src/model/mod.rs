@@ -155,7 +155,7 @@ impl UnsupportedField {
     /// configured, else on by default from `since`.
     fn validated(&self, ctx: &ModelContext<'_>) -> bool {
         match &self.gate {
-            Some(gate) => ctx.config.gate(gate, self.since),
+            Some(gate) => ctx.config.gate_at(gate, self.since, ctx.cluster_version),
             None => version_ok(ctx, &self.since),
         }
     }

@@ -284,7 +284,6 @@ fn pair(cert: String, key: String) -> Value {
     Value::map(m)
 }
 
-/// Sprig's `getBaseCertTemplate`.
 /// What the certificate functions' first arguments say: common name, IP and DNS alternative
 /// names, days valid.
 pub struct Subject {
@@ -294,6 +293,7 @@ pub struct Subject {
     pub days: i64,
 }
 
+/// Sprig's `getBaseCertTemplate`.
 fn base_template(subject: &Subject) -> Result<CertificateParams, String> {
     let Subject { cn, ips, dns, days } = subject;
     let (cn, days) = (cn.as_str(), *days);
@@ -394,12 +394,14 @@ pub fn gen_signed(
             x509_parser::extensions::ParsedExtension::SubjectKeyIdentifier(_)
         )
     });
-    let issuer_cn = parsed
-        .subject()
-        .iter_common_name()
-        .next()
-        .and_then(|a| a.as_str().ok());
-    p.use_authority_key_identifier_extension = has_key_id && issuer_cn != Some(subject.cn.as_str());
+    // Go compares the whole names; the new certificate's subject is its common name alone.
+    let mut issuer_names = parsed.subject().iter_attributes();
+    let same_name = issuer_names.next().is_some_and(|a| {
+        a.attr_type() == &x509_parser::oid_registry::OID_X509_COMMON_NAME
+            && a.as_str().ok() == Some(subject.cn.as_str())
+    }) && issuer_names.next().is_none();
+    p.use_authority_key_identifier_extension = has_key_id && !same_name;
+    // rcgen takes the CA's name and key id from the certificate as x509-parser reads it.
     let issuer = Issuer::from_ca_cert_der(&block.contents().into(), ca_signer)
         .map_err(|e| format!("error parsing certificate: {e}"))?;
     let key = key_or_new(key_pem)?;

@@ -1957,7 +1957,6 @@ pub fn go_quote(s: &str) -> String {
     out
 }
 
-/// Sprig's `indent`: every line, the first included, gets `n` spaces.
 /// Masterminds' `goutils.AbbreviateFull`, which `abbrev` and `abbrevboth` call: byte offsets
 /// into the string, as Go slices it (a character cut in two becomes U+FFFD here, invalid
 /// UTF-8 there). Its errors (widths under 4, or 7 with an offset) give an empty string.
@@ -2011,6 +2010,7 @@ fn indent_width(n: &Value, text: &str) -> Result<usize, Failure> {
     Ok(n)
 }
 
+/// Sprig's `indent`: every line, the first included, gets `n` spaces.
 fn indent(n: usize, s: &str) -> String {
     let mut out = String::new();
     indent_into(&mut out, n, s);
