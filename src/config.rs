@@ -544,7 +544,7 @@ impl Config {
 
     /// The cluster's version as `(major, minor)`.
     pub fn version(&self) -> (u64, u64) {
-        crate::engine::expr::parse_version(&json!(self.kubernetes_version)).unwrap_or((1, 0))
+        parse_version(&self.kubernetes_version).unwrap_or((1, 0))
     }
 
     /// Whether a feature gate is on: as `featureGates` says, else by the version's default
@@ -610,6 +610,18 @@ impl Config {
             },
         })
     }
+}
+
+/// Parses `1.25`, `v1.25.3`, `1.25+` into (major, minor).
+pub fn parse_version(text: &str) -> Option<(u64, u64)> {
+    let s = text.trim().trim_start_matches('v');
+    let mut parts = s.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor_text = parts.next().unwrap_or("0");
+    let digits = minor_text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(minor_text.len());
+    Some((major, minor_text[..digits].parse().unwrap_or(0)))
 }
 
 #[cfg(test)]

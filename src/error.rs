@@ -261,6 +261,69 @@ pub fn parse_typed<T: DeserializeOwned>(text: &str, name: &str) -> Result<T, Loa
     deserialize_document(&first_document(text, name)?, name)
 }
 
+/// [`parse_typed`], keeping the parsed document (for positions inside its values).
+pub fn parse_typed_with_doc<T: DeserializeOwned>(
+    text: &str,
+    name: &str,
+) -> Result<(T, yaml::ParsedDoc), LoadError> {
+    let doc = first_document(text, name)?;
+    Ok((deserialize_document(&doc, name)?, doc))
+}
+
+/// The 1-based line and column of byte `offset` of a scalar's value, given the value's position
+/// in the source: plain and quoted scalars count from their first character (a folded line break
+/// and the next line's indentation are one character of the value), block scalars (`|`, `>`)
+/// from their first content line. Escapes in quoted scalars are not undone, so a position after
+/// one can be a few columns off.
+pub fn scalar_position(source: &str, line: u32, col: u32, offset: usize) -> (u32, u32) {
+    let lines: Vec<&str> = source.lines().collect();
+    let Some(first) = lines.get(line.saturating_sub(1) as usize) else {
+        return (line, col);
+    };
+    let start = first
+        .char_indices()
+        .nth(col.saturating_sub(1) as usize)
+        .map_or(first.len(), |(b, _)| b);
+    let rest = &first[start..];
+    let (mut line_no, mut text, mut column) = match rest.chars().next() {
+        Some('|' | '>') => {
+            // Content starts on the next line, at the block's indentation.
+            let next = line as usize;
+            let Some(body) = lines[next..].iter().find(|l| !l.trim().is_empty()) else {
+                return (line, col);
+            };
+            let indent = body.len() - body.trim_start().len();
+            let skip = lines[next..]
+                .iter()
+                .take_while(|l| l.trim().is_empty())
+                .count();
+            let line_no = line as usize + skip + 1;
+            (
+                line_no,
+                &lines[line_no - 1][indent.min(lines[line_no - 1].len())..],
+                indent as u32 + 1,
+            )
+        }
+        Some('\'' | '"') => (line as usize, &rest[1..], col + 1),
+        _ => (line as usize, rest, col),
+    };
+    let mut remaining = offset;
+    loop {
+        let chars = text.chars().count();
+        if remaining <= chars || line_no >= lines.len() {
+            let within: usize = text.chars().take(remaining).count();
+            return (line_no as u32, column + within as u32);
+        }
+        // The line's characters and the break that folds into one character.
+        remaining -= chars + 1;
+        line_no += 1;
+        let next = lines[line_no - 1];
+        let trimmed = next.trim_start();
+        column = (next.len() - trimmed.len()) as u32 + 1;
+        text = trimmed;
+    }
+}
+
 /// A parsed document read into `T`; serde's error placed at its file:line:col.
 fn deserialize_document<T: DeserializeOwned>(
     doc: &yaml::ParsedDoc,

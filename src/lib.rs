@@ -12,6 +12,7 @@ pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod expr;
 pub mod fix;
 pub mod kustomize;
 pub mod manifest;

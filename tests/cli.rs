@@ -317,31 +317,46 @@ fn bad_rule_files_are_errors_naming_file_and_line() {
         "{}",
         r.stderr
     );
-    // A fact the model doesn't have would read as null and the rule never fire: a load error,
-    // for `pod.…`, `container.…` and the items of `pod.containers` alike.
-    for (when, fact, hint) in [
+    // A fact the model doesn't have, an unknown variable or function, a type error: load errors
+    // at the line and column of the fault inside the expression, wherever the expression sits.
+    let rule = |when: &str, patch_when: &str| {
+        format!(
+            "name: broken\nseverity: error\nsummary: x\nscope: pod\nwhen: \"{when}\"\nmessage: m\nfix:\n  title: t\n  applicability: safe\n  patch:\n    - op: remove\n      path: /x\n      when: >-\n        true &&\n        {patch_when}\ndocs: {{what: a, why: b, bad: c, good: d}}\n"
+        )
+    };
+    for (text, place, message) in [
         (
-            "pod.windowsSelectd",
-            "pod.windowsSelectd",
-            "windowsSelected",
+            rule("pod.windowsSelectd", "true"),
+            "broken.yaml:5:11",
+            "undefined field 'windowsSelectd' of pod (did you mean `windowsSelected`?)",
         ),
         (
-            "any(pod.containers, c, c.imageOz == 'windows')",
-            "container.imageOz",
-            "imageOs",
+            rule("pod.containers.exists(c, c.imageOz == 'windows')", "true"),
+            "broken.yaml:5:34",
+            "undefined field 'imageOz' of container (did you mean `imageOs`?)",
+        ),
+        (
+            rule("pod.os == 'windows'", "podd.os == 'linux'"),
+            "broken.yaml:15:9",
+            "undeclared reference to 'podd' (did you mean `pod`?)",
+        ),
+        (
+            rule("pod.os + 1 == 'a'", "true"),
+            "broken.yaml:5:15",
+            "found no matching overload for '_+_' applied to '(string, int)'",
+        ),
+        (
+            rule("size(pod.containers, 1) > 0", "true"),
+            "broken.yaml:5:12",
+            "found no matching overload for 'size'",
         ),
     ] {
-        std::fs::write(
-            dir.path().join("broken.yaml"),
-            format!("name: broken\nseverity: error\nsummary: x\nscope: pod\nwhen: \"{when}\"\nmessage: m\ndocs: {{what: a, why: b, bad: c, good: d}}\n"),
-        )
-        .unwrap();
+        std::fs::write(dir.path().join("broken.yaml"), text).unwrap();
         let r = run(&["lint", EXAMPLE, "--rules", dir.path().to_str().unwrap()]);
         assert_eq!(r.code, 2, "{}", r.stderr);
         assert!(
-            r.stderr.contains(&format!("unknown fact `{fact}`"))
-                && r.stderr.contains(&format!("did you mean `{hint}`")),
-            "{}",
+            r.stderr.contains(place) && r.stderr.contains(message),
+            "{place} {message}: {}",
             r.stderr
         );
     }

@@ -257,10 +257,11 @@ docs: {what: a, why: b, bad: c, good: d}
 fn rules_readme_lists_every_expression_function() {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/rules/README.md")).unwrap();
-    for (name, _, _) in winguard::engine::expr::Func::all() {
+    for o in winguard::rules::registry().all() {
         assert!(
-            readme.contains(&format!("`{name}(")),
-            "rules/README.md does not document `{name}`"
+            readme.contains(&format!("`{}`", o.signature)),
+            "rules/README.md does not document `{}`",
+            o.signature
         );
     }
 }
@@ -282,7 +283,7 @@ fn rules_readme_lists_every_pod_and_container_fact() {
         .expect("rules/README.md has the facts end marker");
     assert_eq!(
         &readme[from..to],
-        winguard::model::facts_markdown(),
+        winguard::rules::reference_markdown(),
         "rules/README.md's fact tables are stale: paste `winguard rules --facts` between the markers"
     );
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_winguard"))
@@ -291,6 +292,6 @@ fn rules_readme_lists_every_pod_and_container_fact() {
         .unwrap();
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
-        winguard::model::facts_markdown()
+        winguard::rules::reference_markdown()
     );
 }

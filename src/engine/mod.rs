@@ -5,7 +5,6 @@
 //! verdicts. Nothing here names a rule: rules are data (`crate::rules`), and the Windows facts
 //! they read come from `crate::model`.
 
-pub mod expr;
 pub mod patch;
 pub mod path;
 
@@ -14,10 +13,10 @@ use std::collections::HashMap;
 use crate::value::Value;
 
 use crate::config::Config;
+use crate::expr::{self, Activation, Args, EvalError, Val};
 use crate::manifest::escape_pointer_token;
 use crate::model::{self, Catalog, InputIndex, ModelContext};
-use crate::rules::{Applicability, Each, MessageGivesReason, Rule, RuleSet, Scope, Severity};
-use expr::Env;
+use crate::rules::{Applicability, Each, MessageGivesReason, Rule, RuleSet, Scope, Severity, slot};
 
 /// The name findings about suppressions themselves are reported under.
 pub const SUPPRESSION_RULE: &str = "invalid-suppression";
@@ -25,10 +24,6 @@ pub const SUPPRESSION_RULE: &str = "invalid-suppression";
 pub const IGNORE_RULE_PREFIX: &str = "ignore-rule.winguard.io/";
 /// Annotation silencing every rule on an object.
 pub const IGNORE_ALL: &str = "winguard.io/ignore-all";
-
-/// The target-OS reason of the pod in scope (see `model::pod_facts`).
-static TARGET_REASON: std::sync::LazyLock<expr::Expr> =
-    std::sync::LazyLock::new(|| expr::compile("pod.osReason").expect("valid expression"));
 
 /// A rule that fired.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -76,7 +71,7 @@ pub struct Context<'a> {
     /// Per kind, the input objects of that kind as a JSON list (for `objects(kind)`): built here
     /// from a slice of objects, or borrowed from the caller (`winguard lint` moves its objects
     /// into such lists rather than copying them).
-    objects_by_kind: HashMap<String, std::borrow::Cow<'a, Value>>,
+    objects_by_kind: HashMap<&'a str, Vec<&'a Value>>,
     /// Indexes over `objects_by_kind` for the cross-object lookups, built once per context.
     cross: CrossIndex,
     /// Today's date, for exemption expiry (passed in so evaluation stays deterministic).
@@ -105,8 +100,7 @@ impl PreparedConfig {
     pub fn new(config: &Config) -> Self {
         PreparedConfig {
             value: config.to_expr_value(),
-            cluster_version: expr::parse_version(&Value::from(config.kubernetes_version.clone()))
-                .unwrap_or((1, 0)),
+            cluster_version: config.version(),
         }
     }
 }
@@ -133,14 +127,7 @@ impl<'a> Context<'a> {
     /// RuntimeClass lookups and cross-object rules); for the webhook, just the one under review.
     pub fn new(basis: Basis<'a>, objects: &[&'a Value]) -> Self {
         let mut index = InputIndex::default();
-        // Walking every rule's expressions for the kinds they read is only worth it when there
-        // are objects to sort (the webhook builds a context per review, with none).
-        let wanted = if objects.is_empty() {
-            None
-        } else {
-            basis.rules.referenced_kinds()
-        };
-        let mut objects_by_kind: HashMap<String, Vec<Value>> = HashMap::new();
+        let mut objects_by_kind: HashMap<&'a str, Vec<&'a Value>> = HashMap::new();
         for o in objects {
             let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
             if kind == "RuntimeClass"
@@ -148,23 +135,13 @@ impl<'a> Context<'a> {
             {
                 index.runtime_classes.insert(name, o);
             }
-            if wanted.as_ref().is_none_or(|w| w.iter().any(|k| k == kind)) {
-                objects_by_kind
-                    .entry(kind.to_string())
-                    .or_default()
-                    .push((*o).clone());
-            }
+            objects_by_kind.entry(kind).or_default().push(o);
         }
-        let objects_by_kind = objects_by_kind
-            .into_iter()
-            .map(|(k, v)| (k, std::borrow::Cow::Owned(Value::Array(v))))
-            .collect();
         Self::assemble(basis, index, objects_by_kind)
     }
 
     /// Builds the context from objects already grouped by kind, each kind a JSON list, borrowed
-    /// rather than copied. `by_kind` must hold every kind the rules read through `objects(…)`,
-    /// and the RuntimeClasses.
+    /// rather than copied.
     pub fn from_kinds(basis: Basis<'a>, by_kind: &'a HashMap<String, Value>) -> Self {
         let mut index = InputIndex::default();
         for rc in by_kind
@@ -179,7 +156,12 @@ impl<'a> Context<'a> {
         }
         let objects_by_kind = by_kind
             .iter()
-            .map(|(k, v)| (k.clone(), std::borrow::Cow::Borrowed(v)))
+            .map(|(k, v)| {
+                (
+                    k.as_str(),
+                    v.as_array().map(|a| a.iter().collect()).unwrap_or_default(),
+                )
+            })
             .collect();
         Self::assemble(basis, index, objects_by_kind)
     }
@@ -187,7 +169,7 @@ impl<'a> Context<'a> {
     fn assemble(
         basis: Basis<'a>,
         index: InputIndex<'a>,
-        objects_by_kind: HashMap<String, std::borrow::Cow<'a, Value>>,
+        objects_by_kind: HashMap<&'a str, Vec<&'a Value>>,
     ) -> Self {
         let Basis {
             rules,
@@ -245,14 +227,8 @@ fn namespace_of(o: &Value) -> &str {
 }
 
 impl CrossIndex {
-    fn build(by_kind: &HashMap<String, std::borrow::Cow<'_, Value>>) -> Self {
-        let list = |kind: &str| {
-            by_kind
-                .get(kind)
-                .and_then(|v| v.as_array())
-                .map(Vec::as_slice)
-                .unwrap_or_default()
-        };
+    fn build(by_kind: &HashMap<&str, Vec<&Value>>) -> Self {
+        let list = |kind: &str| by_kind.get(kind).map(Vec::as_slice).unwrap_or_default();
         let mut index = CrossIndex::default();
         for (i, hpa) in list("HorizontalPodAutoscaler").iter().enumerate() {
             let target = |f: &str| {
@@ -283,30 +259,32 @@ impl CrossIndex {
     }
 }
 
-impl expr::Inputs for Context<'_> {
-    fn of_kind(&self, kind: &str) -> Option<&Value> {
-        self.objects_by_kind.get(kind).map(|v| v.as_ref())
+impl Context<'_> {
+    fn of_kind(&self, kind: &str) -> &[&Value] {
+        self.objects_by_kind
+            .get(kind)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
     }
 
-    fn autoscalers_of(&self, namespace: &str, kind: &str, name: &str) -> Vec<&Value> {
+    /// The HorizontalPodAutoscalers in `namespace` whose `scaleTargetRef` names `kind`/`name`,
+    /// in input order.
+    pub fn autoscalers_of(&self, namespace: &str, kind: &str, name: &str) -> Vec<&Value> {
         let key = (namespace.to_string(), kind.to_string(), name.to_string());
-        let (Some(found), Some(list)) = (
-            self.cross.autoscalers.get(&key),
-            self.of_kind("HorizontalPodAutoscaler")
-                .and_then(Value::as_array),
-        ) else {
+        let Some(found) = self.cross.autoscalers.get(&key) else {
             return Vec::new();
         };
-        found.iter().map(|&i| &list[i]).collect()
+        let list = self.of_kind("HorizontalPodAutoscaler");
+        found.iter().map(|&i| list[i]).collect()
     }
 
-    fn services_selecting(&self, namespace: &str, pod_labels: &Value) -> Vec<&Value> {
-        let (Some(labels), Some(list)) = (
-            pod_labels.as_object(),
-            self.of_kind("Service").and_then(Value::as_array),
-        ) else {
+    /// The Services in `namespace` whose (non-empty) selector selects `pod_labels`, in input
+    /// order.
+    pub fn services_selecting(&self, namespace: &str, pod_labels: &Value) -> Vec<&Value> {
+        let Some(labels) = pod_labels.as_object() else {
             return Vec::new();
         };
+        let list = self.of_kind("Service");
         let mut found: Vec<usize> = Vec::new();
         for (k, v) in labels {
             let value = v.as_str().map_or_else(|| v.to_string(), str::to_string);
@@ -317,13 +295,114 @@ impl expr::Inputs for Context<'_> {
             {
                 found.extend(candidates.iter().copied().filter(|&i| {
                     let selector = list[i].pointer("/spec/selector").unwrap_or(&Value::Null);
-                    expr::selector_matches(selector, pod_labels)
+                    selector_matches(selector, pod_labels)
                 }));
             }
         }
         found.sort_unstable();
-        found.into_iter().map(|i| &list[i]).collect()
+        found.into_iter().map(|i| list[i]).collect()
     }
+}
+
+/// Whether an equality label selector (a map) selects a label set; an empty selector selects
+/// nothing (a Service without a selector has its endpoints managed by hand).
+pub(crate) fn selector_matches(selector: &Value, labels: &Value) -> bool {
+    let Some(sel) = selector.as_object() else {
+        return false;
+    };
+    !sel.is_empty()
+        && sel
+            .iter()
+            .all(|(k, v)| labels.get(k).is_some_and(|l| l == v))
+}
+
+/// The cross-object functions rules call, answered from the context's indexes.
+impl expr::Host for Context<'_> {
+    fn call<'a>(&'a self, name: &str, args: &mut Args<'a>) -> Result<Val<'a>, EvalError> {
+        let refs = |found: Vec<&'a Value>| Val::list(found.into_iter().map(Val::Ref).collect());
+        let json = |v: &Val<'_>| v.to_value();
+        match name {
+            "objects" => {
+                let kind = args[0].as_str().unwrap_or("");
+                Ok(refs(self.of_kind(kind).to_vec()))
+            }
+            "autoscalersOf" => {
+                let object = json(&args[0]);
+                let text = |p: &str| object.pointer(p).and_then(Value::as_str).unwrap_or("");
+                Ok(refs(self.autoscalers_of(
+                    text("/metadata/namespace"),
+                    text("/kind"),
+                    text("/metadata/name"),
+                )))
+            }
+            "servicesSelecting" => {
+                let namespace = args[0].as_str().unwrap_or("").to_string();
+                let labels = json(&args[1]);
+                Ok(refs(self.services_selecting(&namespace, &labels)))
+            }
+            other => Err(EvalError::new(format!("no host function {other}"))),
+        }
+    }
+}
+
+/// Fills an expression registry with the engine's functions: the cross-object lookups (through
+/// the context's indexes) and JSONPath queries over a value.
+pub fn register(r: &mut expr::Registry) {
+    fn host<'a>(call: &expr::Call<'a>, args: &mut Args<'a>) -> Result<Val<'a>, EvalError> {
+        match call.host {
+            Some(h) => h.call(call.name, args),
+            None => Ok(Val::list(Vec::new())),
+        }
+    }
+    r.add(
+        "objects(string) -> list(dyn)",
+        "the objects of a kind in the same input set",
+        host,
+    );
+    r.add(
+        "autoscalersOf(dyn) -> list(dyn)",
+        "the HorizontalPodAutoscalers of the input set that scale this object (same namespace, `scaleTargetRef` kind and name), through an index",
+        host,
+    );
+    r.add(
+        "servicesSelecting(string, dyn) -> list(dyn)",
+        "`servicesSelecting(namespace, labels)`: the Services of the input set in the namespace whose selector selects the labels, through an index",
+        host,
+    );
+    r.add_prepared(
+        "jsonpath(dyn, string, string) -> list(map(string, dyn))",
+        "`jsonpath(value, pointer, '$.path')`: the JSONPath's matches in `value` as `{value, pointer}`, pointers prefixed with `pointer` (the JSONPath must be a literal)",
+        |call, args| {
+            let (Some(query), Val::Ref(root)) = (call.prepared::<path::Path>(), &args[0]) else {
+                return Err(EvalError::new(
+                    "jsonpath() needs a literal path and a value read from the input",
+                ));
+            };
+            let prefix = args[1].as_str().unwrap_or("").to_string();
+            Ok(Val::list(
+                query
+                    .matches(root, &prefix)
+                    .into_iter()
+                    .map(|(pointer, value)| {
+                        Val::Map(std::rc::Rc::new(vec![
+                            (Val::Text("pointer"), Val::str(pointer)),
+                            (Val::Text("value"), Val::Ref(value)),
+                        ]))
+                    })
+                    .collect(),
+            ))
+        },
+        Some((2, |text| {
+            path::Path::parse(text)
+                .map(|p| Box::new(p) as Box<dyn std::any::Any + Send + Sync>)
+                .map_err(|e| format!("invalid JSONPath `{text}`: {e}"))
+        })),
+    );
+    r.add(
+        "jsonPointerEscape(string) -> string",
+        "a JSON-pointer reference token (RFC 6901: `/` → `~1`, `~` → `~0`)",
+        |_, a| Ok(Val::str(escape_pointer_token(a[0].as_str().unwrap_or("")))),
+    );
 }
 
 /// Evaluates every active rule on one object. `rules` must be the rule set the context was built
@@ -392,69 +471,79 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
             ))
         })
         .collect();
-    // One environment per object with its pod bindings; container bindings come and go.
-    let mut envs: Vec<Env> = objects
+    // One activation per object with its pod bindings; container bindings come and go.
+    let slots = slot::LETS
+        + ctx
+            .active
+            .iter()
+            .map(|(r, _)| r.lets.len())
+            .max()
+            .unwrap_or(0);
+    let mut acts: Vec<Activation> = objects
         .iter()
         .zip(templates.iter().zip(&facts))
         .map(|(object, (template, facts))| {
-            let mut env = Env::new().with_inputs(ctx);
-            env.bind("object", object);
-            env.bind("config", &ctx.prepared.value);
+            let mut act = Activation::new(slots, Some(ctx as &dyn expr::Host));
+            act.set(slot::OBJECT, Val::Ref(object));
+            act.set(slot::CONFIG, Val::Ref(&ctx.prepared.value));
             if let (Some(t), Some(f)) = (template, facts) {
-                env.bind_record("pod", f);
-                env.bind("podSpec", t.spec);
-                env.bind("podMeta", t.meta);
+                act.set(slot::POD, Val::Rec(f));
+                act.set(slot::POD_SPEC, Val::Ref(t.spec));
+                // A template without metadata reads as empty metadata.
+                static EMPTY: std::sync::LazyLock<Value> =
+                    std::sync::LazyLock::new(|| Value::Object(crate::value::Map::new()));
+                act.set(
+                    slot::POD_META,
+                    Val::Ref(if t.meta.is_null() { &EMPTY } else { t.meta }),
+                );
             }
-            env
+            act
         })
         .collect();
     let mut findings: Vec<Vec<Finding>> = objects.iter().map(|_| Vec::new()).collect();
     for (rule, level) in &ctx.active {
         for (i, object) in objects.iter().enumerate() {
-            let (env, out) = (&mut envs[i], &mut findings[i]);
+            let (act, out) = (&mut acts[i], &mut findings[i]);
             match (rule.scope, &templates[i], &facts[i]) {
                 (Scope::Object, _, _) if rule.kinds.iter().any(|k| k == kinds[i]) => {
-                    // Object rules see only `object` and `config`.
-                    let mut env = Env::new().with_inputs(ctx);
-                    env.bind("object", object);
-                    env.bind("config", &ctx.prepared.value);
                     let here = Here {
                         fixes: ctx.fixes,
                         object,
                         value: None,
                         pointer: "",
+                        reason: None,
                     };
-                    run_rule(rule, *level, &mut env, here, out);
+                    run_rule(rule, *level, act, here, out);
                 }
-                (Scope::Pod, Some(t), Some(_)) => {
+                (Scope::Pod, Some(t), Some(f)) => {
                     let here = Here {
                         fixes: ctx.fixes,
                         object,
                         value: Some(t.spec),
                         pointer: t.spec_path,
+                        reason: Some(f.reason()),
                     };
-                    run_rule(rule, *level, env, here, out);
+                    run_rule(rule, *level, act, here, out);
                 }
                 (Scope::Container, Some(_), Some(f)) => {
                     for cf in &f.containers {
-                        env.bind_record("container", cf);
-                        env.bind("containerSpec", cf.raw);
+                        act.set(slot::CONTAINER, Val::Rec(cf));
+                        act.set(slot::CONTAINER_SPEC, Val::Ref(cf.raw));
                         let here = Here {
                             fixes: ctx.fixes,
                             object,
                             value: Some(cf.raw),
                             pointer: &cf.path,
+                            reason: Some(f.reason()),
                         };
-                        run_rule(rule, *level, env, here, out);
-                        env.unbind();
-                        env.unbind();
+                        run_rule(rule, *level, act, here, out);
                     }
                 }
                 _ => {}
             }
         }
     }
-    drop(envs);
+    drop(acts);
     objects
         .iter()
         .zip(&templates)
@@ -483,142 +572,139 @@ struct Here<'v> {
     pointer: &'v str,
     /// Whether findings carry their fix (see [`Context::fixes`]).
     fixes: bool,
+    /// Why the pod in scope targets the OS it does, for a pod or container rule.
+    reason: Option<&'v str>,
+}
+
+/// A condition's truth; one that fails to evaluate (a field the object lacks, read without
+/// `has()`) does not hold.
+fn holds<'a>(program: &'a expr::Program, act: &Activation<'a>) -> bool {
+    program.test(act).unwrap_or(false)
 }
 
 /// Runs one rule in the current scope, pushing its findings.
 fn run_rule<'a>(
     rule: &'a Rule,
     level: Option<Severity>,
-    env: &mut Env<'a>,
-    here: Here<'_>,
+    act: &mut Activation<'a>,
+    here: Here<'a>,
     findings: &mut Vec<Finding>,
 ) {
-    for (name, e) in &rule.lets {
-        env.bind_lazy(name, e);
+    // Each `let` is evaluated at most once here, and only if something reads it.
+    for (i, (_, program)) in rule.lets.iter().enumerate() {
+        act.set_lazy(slot::LETS + i, program);
     }
-    run_rule_body(rule, level, env, here, findings);
-    for _ in &rule.lets {
-        env.unbind();
-    }
-}
-
-fn run_rule_body<'a>(
-    rule: &'a Rule,
-    level: Option<Severity>,
-    env: &mut Env<'a>,
-    here: Here<'_>,
-    findings: &mut Vec<Finding>,
-) {
     let Here {
         object,
         value: scope_value,
         pointer: scope_pointer,
-        fixes,
+        ..
     } = here;
     // A condition that doesn't read `item` is tested once, before building the item list.
-    if rule.each.is_some() && !rule.when_reads_item && !rule.when.test(env) {
+    if rule.each.is_some() && !rule.when_reads_item && !holds(&rule.when, act) {
         return;
     }
     match &rule.each {
         None => {
-            if rule.when.test(env) {
-                findings.push(make_finding(rule, level, env, object, scope_pointer, fixes));
+            if holds(&rule.when, act) {
+                findings.push(make_finding(rule, level, act, here, scope_pointer));
             }
         }
         Some(Each::Expr(e)) => {
-            let items = match e.eval(env).into_owned() {
-                Value::Array(a) => a,
-                _ => Vec::new(),
+            let Ok(items) = e.eval(act) else {
+                return;
             };
+            let Ok(items) = items.items() else {
+                return;
+            };
+            let items: Vec<Val<'a>> = items.collect();
             for item in items {
-                let default_pointer = item
-                    .get("pointer")
-                    .and_then(Value::as_str)
-                    .unwrap_or(scope_pointer)
-                    .to_string();
-                env.bind_owned("item", item);
-                if rule.when.test(env) {
-                    findings.push(make_finding(
-                        rule,
-                        level,
-                        env,
-                        object,
-                        &default_pointer,
-                        fixes,
-                    ));
+                let pointer = item
+                    .get(&Val::Text("pointer"))
+                    .ok()
+                    .flatten()
+                    .and_then(|p| p.as_str().map(str::to_string))
+                    .unwrap_or_else(|| scope_pointer.to_string());
+                act.set(slot::ITEM, item);
+                if !rule.when_reads_item || holds(&rule.when, act) {
+                    findings.push(make_finding(rule, level, act, here, &pointer));
                 }
-                env.unbind();
+                // Lets that read `item` are evaluated afresh for the next one.
+                for &i in &rule.item_lets {
+                    act.set_lazy(slot::LETS + i, &rule.lets[i].1);
+                }
             }
         }
         Some(Each::JsonPath(query)) => {
             let scope_value = scope_value.unwrap_or(object);
-            let items: Vec<(String, Value)> = query
-                .matches(scope_value, scope_pointer)
-                .into_iter()
-                .map(|(pointer, value)| (pointer, value.clone()))
-                .collect();
-            for (pointer, item) in items {
-                let mut bound = item;
-                if let Value::Object(m) = &mut bound {
-                    m.entry("pointer".into())
-                        .or_insert_with(|| Value::from(pointer.as_str()));
+            for (pointer, value) in query.matches(scope_value, scope_pointer) {
+                // A matched map is the item with its `pointer` added (unless it has one).
+                let item = match value {
+                    Value::Object(m) => {
+                        let mut entries: Vec<(Val<'a>, Val<'a>)> = m
+                            .iter()
+                            .map(|(k, v)| (Val::Text(k.as_str()), Val::Ref(v)))
+                            .collect();
+                        if !m.contains_key("pointer") {
+                            entries.push((Val::Text("pointer"), Val::str(pointer.as_str())));
+                        }
+                        Val::Map(std::rc::Rc::new(entries))
+                    }
+                    other => Val::Ref(other),
+                };
+                act.set(slot::ITEM, item);
+                if !rule.when_reads_item || holds(&rule.when, act) {
+                    findings.push(make_finding(rule, level, act, here, &pointer));
                 }
-                env.bind_owned("item", bound);
-                if rule.when.test(env) {
-                    findings.push(make_finding(rule, level, env, object, &pointer, fixes));
+                for &i in &rule.item_lets {
+                    act.set_lazy(slot::LETS + i, &rule.lets[i].1);
                 }
-                env.unbind();
             }
         }
     }
 }
 
-fn make_finding(
-    rule: &Rule,
+fn make_finding<'a>(
+    rule: &'a Rule,
     level: Option<Severity>,
-    env: &Env<'_>,
-    object: &Value,
+    act: &Activation<'a>,
+    here: Here<'_>,
     default_pointer: &str,
-    fixes: bool,
 ) -> Finding {
     let severity = level.unwrap_or_else(|| {
         rule.severity_when
             .iter()
-            .find(|(cond, _)| cond.test(env))
+            .find(|(cond, _)| holds(cond, act))
             .map_or(rule.default_severity, |(_, s)| *s)
     });
     let pointer = match &rule.pointer {
-        Some(t) => t.render(env),
+        Some(t) => t.render(act),
         None => default_pointer.to_string(),
     };
-    let fix = rule.fix.as_ref().filter(|_| fixes).and_then(|f| {
+    let fix = rule.fix.as_ref().filter(|_| here.fixes).and_then(|f| {
         if let Some(w) = &f.when
-            && !w.test(env)
+            && !holds(w, act)
         {
             return None;
         }
-        let patch = patch::build(f, env, object);
+        let patch = patch::build(f, act, here.object);
         (!patch.is_empty()).then(|| FixProposal {
-            title: f.title.render(env),
+            title: f.title.render(act),
             applicability: f.applicability,
             patch,
         })
     });
-    let message = rule.message.render(env);
+    let message = rule.message.render(act);
     // Every pod-level finding says why winguard thinks the pod targets the OS it does.
-    let mut target = None;
-    if rule.scope != Scope::Object {
-        let reason = TARGET_REASON.eval(env);
-        let given = |r: &str| match rule.message_gives_reason {
-            MessageGivesReason::Irrelevant | MessageGivesReason::Always => true,
-            MessageGivesReason::Maybe => message.contains(r),
-            MessageGivesReason::Never => false,
-        };
-        target = reason
-            .as_str()
-            .filter(|r| !given(r))
-            .map(|r| format!("the pod {r}"));
-    }
+    let given = |r: &str| match rule.message_gives_reason {
+        MessageGivesReason::Irrelevant | MessageGivesReason::Always => true,
+        MessageGivesReason::Maybe => message.contains(r),
+        MessageGivesReason::Never => false,
+    };
+    let target = here
+        .reason
+        .filter(|r| !given(r))
+        .map(|r| format!("the pod {r}"));
     Finding {
         rule: rule.name.clone(),
         severity,
@@ -818,7 +904,6 @@ mod tests {
     #[test]
     fn indexed_lookups_find_what_a_scan_finds() {
         use crate::json;
-        use expr::Inputs;
         let service = |name: &str, ns: Option<&str>, selector: Value| match ns {
             Some(ns) => json!({"kind": "Service", "metadata": {"name": name, "namespace": ns},
                                "spec": {"selector": selector}}),
@@ -888,7 +973,7 @@ mod tests {
             let scanned: Vec<&Value> = services
                 .iter()
                 .filter(|s| {
-                    namespace_of(s) == ns && expr::selector_matches(&s["spec"]["selector"], &labels)
+                    namespace_of(s) == ns && selector_matches(&s["spec"]["selector"], &labels)
                 })
                 .collect();
             assert_eq!(

@@ -8,7 +8,7 @@ use crate::value::{Value, list_index};
 use json_patch::jsonptr::PointerBuf;
 use json_patch::{AddOperation, MoveOperation, PatchOperation, RemoveOperation, ReplaceOperation};
 
-use super::expr::Env;
+use crate::expr::Activation;
 use crate::manifest::unescape_pointer_token;
 use crate::rules::{Fix, PatchOpKind};
 
@@ -43,11 +43,15 @@ fn pointer(path: &str) -> Option<PointerBuf> {
 /// The patch of one fix against `object`, with parents created and no-ops dropped. Operations are
 /// `json-patch`'s own types (a JSON map per operation took ten times the memory, and this runs
 /// for every finding with a fix).
-pub fn build(fix: &Fix, env: &Env<'_>, object: &Value) -> Vec<PatchOperation> {
-    build_checked(fix, env, object).unwrap_or_default()
+pub fn build<'a>(fix: &'a Fix, act: &Activation<'a>, object: &Value) -> Vec<PatchOperation> {
+    build_checked(fix, act, object).unwrap_or_default()
 }
 
-fn build_checked(fix: &Fix, env: &Env<'_>, object: &Value) -> Option<Vec<PatchOperation>> {
+fn build_checked<'a>(
+    fix: &'a Fix,
+    act: &Activation<'a>,
+    object: &Value,
+) -> Option<Vec<PatchOperation>> {
     let mut overlay = Overlay {
         object,
         added: Vec::new(),
@@ -55,16 +59,20 @@ fn build_checked(fix: &Fix, env: &Env<'_>, object: &Value) -> Option<Vec<PatchOp
     };
     let mut ops = Vec::new();
     for op in &fix.patch {
-        if op.when.as_ref().is_some_and(|w| !w.test(env)) {
+        if op
+            .when
+            .as_ref()
+            .is_some_and(|w| !w.test(act).unwrap_or(false))
+        {
             continue;
         }
-        let path = op.path.render(env);
+        let path = op.path.render(act);
         // `value` is always written for add and replace (`null` when the rule gives none).
         // Patches are `json-patch`'s operations, whose values are `serde_json`'s.
         let value = || {
             op.value
                 .as_ref()
-                .map_or(serde_json::Value::Null, |v| (&v.render(env)).into())
+                .map_or(serde_json::Value::Null, |v| (&v.render(act)).into())
         };
         let add = |overlay: &mut Overlay<'_>, ops: &mut Vec<PatchOperation>, path: String| {
             add_parents(overlay, &path, ops)?;
@@ -92,7 +100,7 @@ fn build_checked(fix: &Fix, env: &Env<'_>, object: &Value) -> Option<Vec<PatchOp
             }
             PatchOpKind::Remove => {}
             PatchOpKind::Move => {
-                let from = op.from.as_ref().map(|f| f.render(env)).unwrap_or_default();
+                let from = op.from.as_ref().map(|f| f.render(act)).unwrap_or_default();
                 if !overlay.exists(&from) {
                     continue;
                 }

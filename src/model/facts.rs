@@ -16,13 +16,13 @@ use super::{
     escape_pointer_token, os_of, parse_image, runtime_class_facts, selected_builds, str_map,
     unsupported_fields,
 };
-use crate::engine::expr::Record;
+use crate::expr::{Record, RecordList, Val};
 
 /// Declares a record's fields: an enum with one variant per field, its JSON name, what it means
 /// (the rules/README.md fact tables are generated from these), and the lookup from name to field.
 /// One list, so the names rules read, their docs and the names of the whole map agree.
 macro_rules! fields {
-    ($name:ident { $($variant:ident = $json:literal : $doc:literal,)* }) => {
+    ($name:ident { $($variant:ident = $json:literal : $ty:literal : $doc:literal,)* }) => {
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub enum $name { $($variant,)* }
         impl $name {
@@ -30,74 +30,68 @@ macro_rules! fields {
             pub const ALL: &'static [($name, &'static str)] = &[$(($name::$variant, $json),)*];
             /// Every field's name and what it means, in the same order.
             pub const DOCS: &'static [(&'static str, &'static str)] = &[$(($json, $doc),)*];
-            fn of(name: &str) -> Option<$name> {
-                match name { $($json => Some($name::$variant),)* _ => None }
-            }
+            /// Every field's name, its type as rule expressions see it, and what it means.
+            pub const DECLS: &'static [(&'static str, &'static str, &'static str)] =
+                &[$(($json, $ty, $doc),)*];
+            /// Every field's name, in the same order.
+            pub const NAMES: &'static [&'static str] = &[$($json,)*];
+
         }
     };
 }
 
 fields!(PodField {
-    AllHostProcess = "allHostProcess" : "every container (init, app and ephemeral) is HostProcess",
-    AppContainers = "appContainers" : "the number of app containers (`spec.containers`)",
-    BuildSelectors = "buildSelectors" : "every `node.kubernetes.io/windows-build` value the pod selects, as written: `{site, value, pointer, valid, build, label}` (site: nodeSelector, affinity or runtimeClass; valid: of the form `MAJOR.MINOR.BUILD`)",
-    BuildSource = "buildSource" : "where the selected builds come from: `{kind, pointer}`, or null",
-    Conflicts = "conflicts" : "the target-OS sources that contradict the deciding one: `{os, kind, reason, pointer}`",
-    Containers = "containers" : "the container records (init, app and ephemeral containers, in that order)",
-    DecidedBy = "decidedBy" : "the kind of source that decided the OS (`os.name`, `nodeSelector`, `affinity`, `runtimeClass`, `hostProcess`, `image`, `default`)",
-    HostProcess = "hostProcess" : "some container (or the pod) is HostProcess",
-    ImageBuild = "imageBuild" : "the Windows build of the first Windows image with a known build, or null",
-    ImageBuildLabel = "imageBuildLabel" : "that build as the node label writes it (`10.0.20348`)",
-    LinuxSelected = "linuxSelected" : "a nodeSelector, required affinity, RuntimeClass or required control-plane node keeps the pod on Linux nodes",
-    MetaPath = "metaPath" : "JSON pointer to the pod (template) metadata in the object",
-    NodeBuilds = "nodeBuilds" : "the Windows builds the pod can land on: the selected ones, else `windows.nodeBuilds`",
-    Os = "os" : "the OS the pod targets: `windows` or `linux` (RULES.md §1)",
-    OsName = "osName" : "`spec.os.name` as written where the cluster keeps it (1.24 and later, or the IdentifyPodOS gate), else null",
-    OsReason = "osReason" : "why: `targets Windows because …`",
-    Path = "path" : "JSON pointer to the pod spec in the object",
-    RuntimeClass = "runtimeClass" : "the pod's RuntimeClass from the input set or the config: `{name, found, os, nodeSelector, tolerations}`, or null",
-    SelectedBuilds = "selectedBuilds" : "the builds `node.kubernetes.io/windows-build` selects (nodeSelector, required affinity or RuntimeClass)",
-    Sources = "sources" : "every target-OS source found, in RULES.md §1 order: `{os, kind, reason, pointer}`",
-    Tolerations = "tolerations" : "the pod's tolerations and its RuntimeClass's (merged at admission)",
-    UnsupportedFields = "unsupportedFields" : "the Linux-only fields set on a Windows pod that reach validation on this cluster: `{field, pointer, container}`; empty for a Linux pod",
-    WindowsIndicated = "windowsIndicated" : "the reason something other than a selector points at Windows (`os.name`, HostProcess, a Windows image), or null",
-    WindowsSelected = "windowsSelected" : "a nodeSelector, required affinity or RuntimeClass selects Windows nodes",
+    AllHostProcess = "allHostProcess" : "bool" : "every container (init, app and ephemeral) is HostProcess",
+    AppContainers = "appContainers" : "int" : "the number of app containers (`spec.containers`)",
+    BuildSelectors = "buildSelectors" : "list(dyn)" : "every `node.kubernetes.io/windows-build` value the pod selects, as written: `{site, value, pointer, valid, build, label}` (site: nodeSelector, affinity or runtimeClass; valid: of the form `MAJOR.MINOR.BUILD`)",
+    BuildSource = "buildSource" : "dyn" : "where the selected builds come from: `{kind, pointer}`, or null",
+    Conflicts = "conflicts" : "list(dyn)" : "the target-OS sources that contradict the deciding one: `{os, kind, reason, pointer}`",
+    Containers = "containers" : "list(container)" : "the container records (init, app and ephemeral containers, in that order)",
+    DecidedBy = "decidedBy" : "string" : "the kind of source that decided the OS (`os.name`, `nodeSelector`, `affinity`, `runtimeClass`, `hostProcess`, `image`, `default`)",
+    HostProcess = "hostProcess" : "bool" : "some container (or the pod) is HostProcess",
+    ImageBuild = "imageBuild" : "dyn" : "the Windows build of the first Windows image with a known build, or null",
+    ImageBuildLabel = "imageBuildLabel" : "dyn" : "that build as the node label writes it (`10.0.20348`)",
+    LinuxSelected = "linuxSelected" : "bool" : "a nodeSelector, required affinity, RuntimeClass or required control-plane node keeps the pod on Linux nodes",
+    MetaPath = "metaPath" : "string" : "JSON pointer to the pod (template) metadata in the object",
+    NodeBuilds = "nodeBuilds" : "list(int)" : "the Windows builds the pod can land on: the selected ones, else `windows.nodeBuilds`",
+    Os = "os" : "string" : "the OS the pod targets: `windows` or `linux` (RULES.md §1)",
+    OsName = "osName" : "dyn" : "`spec.os.name` as written where the cluster keeps it (1.24 and later, or the IdentifyPodOS gate), else null",
+    OsReason = "osReason" : "string" : "why: `targets Windows because …`",
+    Path = "path" : "string" : "JSON pointer to the pod spec in the object",
+    RuntimeClass = "runtimeClass" : "dyn" : "the pod's RuntimeClass from the input set or the config: `{name, found, os, nodeSelector, tolerations}`, or null",
+    SelectedBuilds = "selectedBuilds" : "list(int)" : "the builds `node.kubernetes.io/windows-build` selects (nodeSelector, required affinity or RuntimeClass)",
+    Sources = "sources" : "list(dyn)" : "every target-OS source found, in RULES.md §1 order: `{os, kind, reason, pointer}`",
+    Tolerations = "tolerations" : "list(dyn)" : "the pod's tolerations and its RuntimeClass's (merged at admission)",
+    UnsupportedFields = "unsupportedFields" : "list(dyn)" : "the Linux-only fields set on a Windows pod that reach validation on this cluster: `{field, pointer, container}`; empty for a Linux pod",
+    WindowsIndicated = "windowsIndicated" : "dyn" : "the reason something other than a selector points at Windows (`os.name`, HostProcess, a Windows image), or null",
+    WindowsSelected = "windowsSelected" : "bool" : "a nodeSelector, required affinity or RuntimeClass selects Windows nodes",
 });
 
 fields!(ContainerField {
-    Build = "build" : "the Windows build of the image's tag (`ltsc2022` → 20348), or null",
-    BuildCompat = "buildCompat" : "whether the image runs on the builds the pod can land on: `exact`, `stable-abi` or `incompatible` (null without a build or for HostProcess)",
-    BuildCompatHosts = "buildCompatHosts" : "the host builds that verdict is about: `{build, label, name}`",
-    BuildLabel = "buildLabel" : "the image's build as the node label writes it (`10.0.20348`)",
-    BuildName = "buildName" : "the name of the image's build (`Windows Server 2022`)",
-    DefaultUser = "defaultUser" : "the image's default user when the catalog knows it (`ContainerUser`, `ContainerAdministrator`), or null",
-    Digest = "digest" : "the image digest, or null",
-    HasArgs = "hasArgs" : "the container sets `args`",
-    HasCommand = "hasCommand" : "the container sets `command`",
-    HostProcess = "hostProcess" : "the container is HostProcess (its own setting, else the pod's)",
-    Iis = "iis" : "the image is an IIS image (entrypoint `ServiceMonitor.exe w3svc`)",
-    Image = "image" : "the image as written",
-    ImageOs = "imageOs" : "the OS the image is known for: `windows`, `linux`, or null (unknown, or published for both)",
-    ImageOsReason = "imageOsReason" : "why (`its repository …`, `its tag token …`)",
-    Kind = "kind" : "`containers`, `initContainers` or `ephemeralContainers`",
-    Name = "name" : "the container's name",
-    Os = "os" : "the container's OS as far as it shows: `imageOs`, else `windows` when its command runs a Windows shell, else null",
-    OsReason = "osReason" : "why (`its repository …`, `its command runs powershell.exe`)",
-    Path = "path" : "JSON pointer to the container in the object",
-    Repository = "repository" : "the normalised repository (`docker.io/library/busybox`)",
-    Role = "role" : "`container`, `init container` or `ephemeral container` (for messages)",
-    Script = "script" : "the entrypoint analysis: `{shell, steps, serviceMonitor, serviceMonitorLast, lastStep, copies: [{source, step}]}`, or null without command and args",
-    Tag = "tag" : "the image tag, or null",
+    Build = "build" : "dyn" : "the Windows build of the image's tag (`ltsc2022` → 20348), or null",
+    BuildCompat = "buildCompat" : "dyn" : "whether the image runs on the builds the pod can land on: `exact`, `stable-abi` or `incompatible` (null without a build or for HostProcess)",
+    BuildCompatHosts = "buildCompatHosts" : "list(dyn)" : "the host builds that verdict is about: `{build, label, name}`",
+    BuildLabel = "buildLabel" : "dyn" : "the image's build as the node label writes it (`10.0.20348`)",
+    BuildName = "buildName" : "dyn" : "the name of the image's build (`Windows Server 2022`)",
+    DefaultUser = "defaultUser" : "dyn" : "the image's default user when the catalog knows it (`ContainerUser`, `ContainerAdministrator`), or null",
+    Digest = "digest" : "dyn" : "the image digest, or null",
+    HasArgs = "hasArgs" : "bool" : "the container sets `args`",
+    HasCommand = "hasCommand" : "bool" : "the container sets `command`",
+    HostProcess = "hostProcess" : "bool" : "the container is HostProcess (its own setting, else the pod's)",
+    Iis = "iis" : "bool" : "the image is an IIS image (entrypoint `ServiceMonitor.exe w3svc`)",
+    Image = "image" : "string" : "the image as written",
+    ImageOs = "imageOs" : "dyn" : "the OS the image is known for: `windows`, `linux`, or null (unknown, or published for both)",
+    ImageOsReason = "imageOsReason" : "dyn" : "why (`its repository …`, `its tag token …`)",
+    Kind = "kind" : "string" : "`containers`, `initContainers` or `ephemeralContainers`",
+    Name = "name" : "dyn" : "the container's name",
+    Os = "os" : "dyn" : "the container's OS as far as it shows: `imageOs`, else `windows` when its command runs a Windows shell, else null",
+    OsReason = "osReason" : "dyn" : "why (`its repository …`, `its command runs powershell.exe`)",
+    Path = "path" : "string" : "JSON pointer to the container in the object",
+    Repository = "repository" : "string" : "the normalised repository (`docker.io/library/busybox`)",
+    Role = "role" : "string" : "`container`, `init container` or `ephemeral container` (for messages)",
+    Script = "script" : "dyn" : "the entrypoint analysis: `{shell, steps, serviceMonitor, serviceMonitorLast, lastStep, copies: [{source, step}]}`, or null without command and args",
+    Tag = "tag" : "dyn" : "the image tag, or null",
 });
-
-/// The facts of a record as documented (`pod`, `container`): name and meaning.
-pub fn docs_of(record: &str) -> Option<&'static [(&'static str, &'static str)]> {
-    match record {
-        "pod" => Some(PodField::DOCS),
-        "container" => Some(ContainerField::DOCS),
-        _ => None,
-    }
-}
 
 /// A record's every field as one JSON map (for a rule that uses the whole record as a value).
 fn whole_map<'r, F: Copy>(fields: &[(F, &str)], get: impl Fn(F) -> &'r Value) -> Value {
@@ -285,8 +279,12 @@ impl<'a> ContainerFacts<'a> {
 }
 
 impl Record for ContainerFacts<'_> {
-    fn field(&self, name: &str) -> Option<&Value> {
-        ContainerField::of(name).map(|f| self.get(f))
+    fn field(&self, index: usize) -> Val<'_> {
+        Val::Ref(self.get(ContainerField::ALL[index].0))
+    }
+
+    fn names(&self) -> &'static [&'static str] {
+        ContainerField::NAMES
     }
 
     fn value(&self) -> &Value {
@@ -696,18 +694,39 @@ impl<'a> PodFacts<'a> {
     }
 }
 
+impl PodFacts<'_> {
+    /// Why the pod targets its OS (`targets Windows because …`): the note findings about the
+    /// pod carry.
+    pub fn reason(&self) -> &str {
+        self.get(PodField::OsReason).as_str().unwrap_or_default()
+    }
+}
+
 impl Record for PodFacts<'_> {
-    fn field(&self, name: &str) -> Option<&Value> {
-        PodField::of(name).map(|f| self.get(f))
+    fn field(&self, index: usize) -> Val<'_> {
+        match PodField::ALL[index].0 {
+            // Macros walk the containers' records, not their maps.
+            PodField::Containers => Val::Recs(&self.containers),
+            field => Val::Ref(self.get(field)),
+        }
     }
 
-    fn records(&self, name: &str) -> Option<Vec<&dyn Record>> {
-        (PodField::of(name) == Some(PodField::Containers))
-            .then(|| self.containers.iter().map(|c| c as &dyn Record).collect())
+    fn names(&self) -> &'static [&'static str] {
+        PodField::NAMES
     }
 
     fn value(&self) -> &Value {
         self.whole
             .get_or_init(|| whole_map(PodField::ALL, |f| self.get(f)))
+    }
+}
+
+impl RecordList for Vec<ContainerFacts<'_>> {
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    fn get(&self, index: usize) -> &dyn Record {
+        &self[index]
     }
 }

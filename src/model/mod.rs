@@ -18,25 +18,46 @@ use serde::Deserialize;
 use crate::config::Config;
 use crate::manifest::escape_pointer_token;
 pub use command::analyse_command;
-pub use facts::{ContainerFacts, ContainerField, PodFacts, PodField, docs_of as fact_docs};
+pub use facts::{ContainerFacts, ContainerField, PodFacts, PodField};
 pub use image::{ImageRef, parse_image};
 
-/// The facts a record of the model has (`pod`, `container`), for the rule loader to refuse a
-/// fact that doesn't exist; `None` for a name that is no record.
-pub fn fact_names(record: &str) -> Option<Vec<&'static str>> {
-    fact_docs(record).map(|docs| docs.iter().map(|(name, _)| *name).collect())
-}
-
-/// The fact tables of rules/README.md (between its markers), from the facts' own docs.
-pub fn facts_markdown() -> String {
-    let mut out = String::new();
-    for record in ["pod", "container"] {
-        out.push_str(&format!("\n| `{record}.` fact | what it is |\n|---|---|\n"));
-        for (name, doc) in fact_docs(record).unwrap_or_default() {
-            out.push_str(&format!("| `{name}` | {doc} |\n"));
+/// Fills an expression registry with what the model gives rules: the `pod` and `container`
+/// record types (their facts, typed and documented) and the Windows and Kubernetes functions.
+pub fn register(r: &mut crate::expr::Registry) {
+    use crate::expr::{EvalError, Val};
+    r.add_record("container", ContainerField::DECLS);
+    r.add_record("pod", PodField::DECLS);
+    /// The argument as JSON, borrowed where it already is JSON.
+    fn json<'v>(v: &'v Val<'_>) -> std::borrow::Cow<'v, Value> {
+        match v {
+            Val::Ref(v) => std::borrow::Cow::Borrowed(*v),
+            other => std::borrow::Cow::Owned(other.to_value()),
         }
     }
-    out
+    r.add(
+        "tolerates(list(dyn), dyn) -> bool",
+        "whether a list of tolerations tolerates a taint, with Kubernetes' exact matching",
+        |_, a| Ok(Val::Bool(tolerates(&json(&a[0]), &json(&a[1])))),
+    );
+    r.add(
+        "pathUnder(string, string) -> bool",
+        "Windows path containment: case-insensitive, `\\` and `/` equal, drive-less paths on `C:`",
+        |_, a| {
+            let (p, q) = (a[0].as_str(), a[1].as_str());
+            match (p, q) {
+                (Some(p), Some(q)) => Ok(Val::Bool(path_under(p, q))),
+                _ => Err(EvalError::new("pathUnder needs two strings")),
+            }
+        },
+    );
+    r.add(
+        "buildCompat(int, int) -> string",
+        "`buildCompat(host, image)`: process-isolation compatibility of Windows builds: `exact`, `stable-abi` or `incompatible`",
+        |_, a| {
+            let (h, i) = (a[0].as_i64().unwrap_or(0), a[1].as_i64().unwrap_or(0));
+            Ok(Val::Text(build_compat(h.max(0) as u64, i.max(0) as u64).as_str()))
+        },
+    );
 }
 
 /// The embedded Windows catalog.
@@ -236,7 +257,7 @@ impl FieldTable {
 /// `since: '1.30'` → (1, 30), parsed once at load.
 fn since_version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<(u64, u64)>, D::Error> {
     let text = String::deserialize(d)?;
-    crate::engine::expr::parse_version(&Value::from(text.clone()))
+    crate::config::parse_version(&text)
         .map(Some)
         .ok_or_else(|| serde::de::Error::custom(format!("`{text}` is not a version like 1.30")))
 }

@@ -13,8 +13,8 @@ use crate::value::Value;
 use serde::Deserialize;
 
 use crate::config::{Level, Profile};
-use crate::engine::expr::{self, Expr};
-use crate::error::{LoadError, parse_typed};
+use crate::error::LoadError;
+use crate::expr::{Activation, CompileError, Compiler, Program, Registry, Type};
 
 include!(concat!(env!("OUT_DIR"), "/embedded_rules.rs"));
 
@@ -154,32 +154,90 @@ pub struct Docs {
     pub references: Vec<String>,
 }
 
+/// The variables' slots, the same in every rule: a scope's variables that a rule cannot read are
+/// declared under names no expression can write (`@container`), so the engine binds each value
+/// in one place for every rule.
+pub mod slot {
+    pub const OBJECT: usize = 0;
+    pub const CONFIG: usize = 1;
+    pub const POD: usize = 2;
+    pub const POD_SPEC: usize = 3;
+    pub const POD_META: usize = 4;
+    pub const CONTAINER: usize = 5;
+    pub const CONTAINER_SPEC: usize = 6;
+    pub const ITEM: usize = 7;
+    /// The first `let`; the others follow in file order.
+    pub const LETS: usize = 8;
+}
+
+/// The expression registry rules compile against: CEL's standard library, the engine's
+/// cross-object functions and the model's records and functions.
+pub fn registry() -> &'static Registry {
+    static REGISTRY: std::sync::LazyLock<Registry> = std::sync::LazyLock::new(|| {
+        let mut r = Registry::standard();
+        crate::engine::register(&mut r);
+        crate::model::register(&mut r);
+        r
+    });
+    &REGISTRY
+}
+
+/// The generated reference of rules/README.md (between its markers): the `pod` and
+/// `container` facts and every function, from their declarations in the registry.
+pub fn reference_markdown() -> String {
+    let r = registry();
+    let mut out = String::new();
+    for record in ["pod", "container"] {
+        let Some(Type::Record(id)) = r.record_type(record) else {
+            continue;
+        };
+        out.push_str(&format!(
+            "\n| `{record}.` fact | type | what it is |\n|---|---|---|\n"
+        ));
+        for (name, ty, doc) in &r.record(id).fields {
+            out.push_str(&format!("| `{name}` | `{}` | {doc} |\n", r.type_name(ty)));
+        }
+    }
+    out.push_str("\n| function | what it does |\n|---|---|\n");
+    for o in r.all() {
+        out.push_str(&format!("| `{}` | {} |\n", o.signature, o.doc));
+    }
+    out
+}
+
 /// A message or path with `{{ expr }}` holes.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Template {
     parts: Vec<TemplatePart>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 enum TemplatePart {
     Text(String),
-    Expr(Expr),
+    Expr(Program),
 }
 
 impl Template {
-    pub fn compile(text: &str) -> Result<Template, String> {
+    /// Compiles a template; an error carries the byte offset in `text`.
+    pub fn compile(text: &str, compiler: &Compiler<'_>) -> Result<Template, CompileError> {
         let mut parts = Vec::new();
         let mut rest = text;
+        let mut base = 0;
         while let Some(start) = rest.find("{{") {
             if start > 0 {
                 parts.push(TemplatePart::Text(rest[..start].to_string()));
             }
-            let end = rest[start..]
-                .find("}}")
-                .ok_or_else(|| format!("unclosed `{{{{` in `{text}`"))?;
-            let e =
-                expr::compile(rest[start + 2..start + end].trim()).map_err(|e| e.to_string())?;
+            let end = rest[start..].find("}}").ok_or_else(|| CompileError {
+                message: "unclosed `{{`".to_string(),
+                offset: base + start,
+            })?;
+            let inner = &rest[start + 2..start + end];
+            let e = compiler.compile(inner).map_err(|mut e| {
+                e.offset += base + start + 2;
+                e
+            })?;
             parts.push(TemplatePart::Expr(e));
+            base += start + end + 2;
             rest = &rest[start + end + 2..];
         }
         if !rest.is_empty() {
@@ -199,18 +257,20 @@ impl Template {
     pub fn always_renders(&self, expr: &str) -> bool {
         self.parts
             .iter()
-            .any(|p| matches!(p, TemplatePart::Expr(e) if e.text() == expr))
+            .any(|p| matches!(p, TemplatePart::Expr(e) if e.text().trim() == expr))
     }
 
     /// A template that is exactly one `{{ expr }}` keeps the expression's type.
-    fn single_expr(&self) -> Option<&Expr> {
+    fn single_expr(&self) -> Option<&Program> {
         match self.parts.as_slice() {
             [TemplatePart::Expr(e)] => Some(e),
             _ => None,
         }
     }
 
-    pub fn render(&self, env: &expr::Env<'_>) -> String {
+    /// The text with every hole filled; a hole whose expression fails renders as the error,
+    /// in angle brackets (a rule bug shows in its message rather than vanishing).
+    pub fn render<'a>(&'a self, act: &Activation<'a>) -> String {
         // Sized for the literal text and some values: growing the string a few times per
         // message showed in profiles.
         let literal: usize = self
@@ -225,17 +285,20 @@ impl Template {
         for p in &self.parts {
             match p {
                 TemplatePart::Text(t) => out.push_str(t),
-                TemplatePart::Expr(e) => match &*e.eval(env) {
-                    // Strings are appended as they are (no intermediate copy).
-                    Value::String(s) => out.push_str(s),
-                    other => out.push_str(&expr::display(other)),
+                TemplatePart::Expr(e) => match e.eval(act) {
+                    Ok(v) => v.display_into(&mut out),
+                    Err(err) => {
+                        out.push_str("<error: ");
+                        out.push_str(&err.0);
+                        out.push('>');
+                    }
                 },
             }
         }
         out
     }
 
-    fn exprs(&self) -> impl Iterator<Item = &Expr> {
+    fn exprs(&self) -> impl Iterator<Item = &Program> {
         self.parts.iter().filter_map(|p| match p {
             TemplatePart::Expr(e) => Some(e),
             TemplatePart::Text(_) => None,
@@ -244,7 +307,7 @@ impl Template {
 }
 
 /// A JSON value whose strings may hold templates.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum ValueTemplate {
     Literal(Value),
     Template(Template),
@@ -253,36 +316,50 @@ pub enum ValueTemplate {
 }
 
 impl ValueTemplate {
-    fn compile(v: &Value) -> Result<Self, String> {
+    /// Compiles the templates in a value; an error carries the JSON pointer (below the value)
+    /// of the string at fault.
+    fn compile(v: &Value, compiler: &Compiler<'_>) -> Result<Self, (String, CompileError)> {
         Ok(match v {
-            Value::String(s) if s.contains("{{") => ValueTemplate::Template(Template::compile(s)?),
-            Value::Array(a) => {
-                ValueTemplate::Array(a.iter().map(Self::compile).collect::<Result<_, _>>()?)
-            }
+            Value::String(s) if s.contains("{{") => ValueTemplate::Template(
+                Template::compile(s, compiler).map_err(|e| (String::new(), e))?,
+            ),
+            Value::Array(a) => ValueTemplate::Array(
+                a.iter()
+                    .enumerate()
+                    .map(|(i, v)| {
+                        Self::compile(v, compiler).map_err(|(p, e)| (format!("/{i}{p}"), e))
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
             Value::Object(m) => ValueTemplate::Object(
                 m.iter()
-                    .map(|(k, v)| Ok((k.clone(), Self::compile(v)?)))
-                    .collect::<Result<_, String>>()?,
+                    .map(|(k, v)| {
+                        let t = Self::compile(v, compiler).map_err(|(p, e)| {
+                            (format!("/{}{p}", crate::value::escape_pointer_token(k)), e)
+                        })?;
+                        Ok((k.clone(), t))
+                    })
+                    .collect::<Result<_, (String, CompileError)>>()?,
             ),
             other => ValueTemplate::Literal(other.clone()),
         })
     }
 
-    pub fn render(&self, env: &expr::Env<'_>) -> Value {
+    pub fn render<'a>(&'a self, act: &Activation<'a>) -> Value {
         match self {
             ValueTemplate::Literal(v) => v.clone(),
             ValueTemplate::Template(t) => match t.single_expr() {
-                Some(e) => e.eval(env).into_owned(),
-                None => Value::from(t.render(env)),
+                Some(e) => e.eval(act).map(|v| v.to_value()).unwrap_or(Value::Null),
+                None => Value::from(t.render(act)),
             },
-            ValueTemplate::Array(a) => Value::Array(a.iter().map(|v| v.render(env)).collect()),
+            ValueTemplate::Array(a) => Value::Array(a.iter().map(|v| v.render(act)).collect()),
             ValueTemplate::Object(m) => {
-                Value::Object(m.iter().map(|(k, v)| (k.clone(), v.render(env))).collect())
+                Value::Object(m.iter().map(|(k, v)| (k.clone(), v.render(act))).collect())
             }
         }
     }
 
-    fn exprs<'a>(&'a self, out: &mut Vec<&'a Expr>) {
+    fn exprs<'a>(&'a self, out: &mut Vec<&'a Program>) {
         match self {
             ValueTemplate::Literal(_) => {}
             ValueTemplate::Template(t) => out.extend(t.exprs()),
@@ -293,29 +370,29 @@ impl ValueTemplate {
 }
 
 /// What `each` iterates over.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum Each {
     /// A JSONPath over the scope's raw value (the pod spec or container); each match's pointer is
     /// the finding's pointer.
     JsonPath(crate::engine::path::Path),
     /// An expression returning a list; items may carry a `pointer`.
-    Expr(Expr),
+    Expr(Program),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct PatchOp {
-    pub when: Option<Expr>,
+    pub when: Option<Program>,
     pub op: PatchOpKind,
     pub path: Template,
     pub from: Option<Template>,
     pub value: Option<ValueTemplate>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Fix {
     pub title: Template,
     pub applicability: Applicability,
-    pub when: Option<Expr>,
+    pub when: Option<Program>,
     pub patch: Vec<PatchOp>,
     /// The title as written in the rule file.
     title_text: String,
@@ -342,7 +419,7 @@ pub enum MessageGivesReason {
     Never,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Rule {
     pub name: String,
     /// The severity from the rule file (before config overrides).
@@ -353,14 +430,16 @@ pub struct Rule {
     pub scope: Scope,
     pub kinds: Vec<String>,
     pub profiles: Vec<Profile>,
-    /// `let` bindings, in order.
-    pub lets: Vec<(String, Expr)>,
-    pub when: Expr,
+    /// `let` bindings, in file order: the i-th is bound to slot `slot::LETS + i`.
+    pub lets: Vec<(String, Program)>,
+    pub when: Program,
     /// Whether `when` reads `item` (directly or through a `let`).
     pub when_reads_item: bool,
+    /// The lets that read `item` (directly or through other lets), by index.
+    pub item_lets: Vec<usize>,
     pub each: Option<Each>,
     pub pointer: Option<Template>,
-    pub severity_when: Vec<(Expr, Severity)>,
+    pub severity_when: Vec<(Program, Severity)>,
     pub message: Template,
     /// Whether the message says the target-OS reason itself, which the engine otherwise appends.
     pub message_gives_reason: MessageGivesReason,
@@ -378,114 +457,214 @@ impl Rule {
 
     /// Compiles a rule file's text; `name` names the file in errors.
     pub fn load(text: &str, source: &str) -> Result<Rule, LoadError> {
-        let file: RuleFile = parse_typed(text, source)?;
-        // Point compile errors at the key that holds the bad text.
-        let at = |key: &str, message: String| -> LoadError {
-            let line = text
-                .lines()
-                .position(|l| l.trim_start().starts_with(&format!("{key}:")))
-                .map(|i| i as u32 + 1);
+        let (file, doc): (RuleFile, _) = crate::error::parse_typed_with_doc(text, source)?;
+        // An error at byte `offset` of the string at `pointer` in the file, placed at its line
+        // and column through the YAML parser's positions.
+        let at = |pointer: &str, offset: usize, message: String| -> LoadError {
+            let (pos, _) = crate::manifest::resolve(&doc.value, &doc.pos, pointer);
+            let (line, column) = crate::error::scalar_position(text, pos.line, pos.col, offset);
             LoadError {
                 file: source.to_string(),
-                line,
-                column: line.map(|_| 1),
-                message: format!("`{key}`: {message}"),
+                line: Some(line),
+                column: Some(column),
+                message: format!("`{}`: {message}", &pointer[1..]),
             }
         };
-        let expr_at =
-            |key: &str, text: &str| expr::compile(text).map_err(|e| at(key, e.to_string()));
-        let tmpl_at = |key: &str, text: &str| Template::compile(text).map_err(|e| at(key, e));
+        let fail = |pointer: &str, e: CompileError| at(pointer, e.offset, e.message);
         if !file
             .name
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         {
             return Err(at(
-                "name",
+                "/name",
+                0,
                 format!("`{}` is not a kebab-case rule name", file.name),
             ));
         }
         if file.scope == Scope::Object && file.kinds.is_empty() {
-            return Err(at("scope", "`scope: object` needs `kinds`".to_string()));
+            return Err(at("/scope", 0, "`scope: object` needs `kinds`".to_string()));
         }
+        // The variables of the rule's scope, each in its fixed slot (see `slot`).
+        let registry = registry();
+        let mut compiler = Compiler::new(registry);
+        let record = |name: &str| registry.record_type(name).unwrap_or(Type::Dyn);
+        let (pod, container) = (file.scope != Scope::Object, file.scope == Scope::Container);
+        for (name, visible, ty) in [
+            ("object", true, Type::Dyn),
+            ("config", true, Type::Dyn),
+            ("pod", pod, record("pod")),
+            ("podSpec", pod, Type::Dyn),
+            ("podMeta", pod, Type::Dyn),
+            ("container", container, record("container")),
+            ("containerSpec", container, Type::Dyn),
+            ("item", file.each.is_some(), Type::Dyn),
+        ] {
+            // An unreadable name keeps the slot numbering the same in every scope.
+            let name = if visible {
+                name.to_string()
+            } else {
+                format!("@{name}")
+            };
+            compiler.declare(&name, ty);
+        }
+        let mut let_texts = Vec::new();
+        for (name, v) in file.lets.iter() {
+            let Value::String(t) = v else {
+                return Err(at(
+                    &format!("/let/{name}"),
+                    0,
+                    format!("`{name}` must be an expression string"),
+                ));
+            };
+            if compiler.slot(name).is_some() {
+                return Err(at(
+                    &format!("/let/{name}"),
+                    0,
+                    format!("`{name}` is already a variable of the rule's scope"),
+                ));
+            }
+            compiler.declare(name, Type::Dyn);
+            let_texts.push((name.clone(), t.clone()));
+        }
+        // Lets may read each other: a first pass types each from its text with the others
+        // unknown, a second with the types the first found.
+        let compile_lets = |compiler: &Compiler<'_>| -> Result<Vec<(String, Program)>, LoadError> {
+            let_texts
+                .iter()
+                .map(|(name, t)| {
+                    let p = compiler
+                        .compile(t)
+                        .map_err(|e| fail(&format!("/let/{name}"), e))?;
+                    Ok((name.clone(), p))
+                })
+                .collect()
+        };
+        let first = compile_lets(&compiler)?;
+        for (name, p) in &first {
+            compiler.declare(name, p.ty().clone());
+        }
+        let lets = compile_lets(&compiler)?;
+        check_let_cycles(&lets).map_err(|m| at("/let", 0, m))?;
+        let compiler = compiler;
+        let expr_at =
+            |pointer: &str, text: &str| compiler.compile(text).map_err(|e| fail(pointer, e));
+        let cond_at = |pointer: &str, text: &str| -> Result<Program, LoadError> {
+            let p = expr_at(pointer, text)?;
+            if !p.ty().may_be(&Type::Bool) {
+                return Err(at(
+                    pointer,
+                    0,
+                    format!(
+                        "a condition must be of type bool, and this is of type {}",
+                        registry.type_name(p.ty())
+                    ),
+                ));
+            }
+            Ok(p)
+        };
+        let tmpl_at = |pointer: &str, text: &str| {
+            Template::compile(text, &compiler).map_err(|e| fail(pointer, e))
+        };
         let each = match &file.each {
             None => None,
             Some(e) if e.starts_with('$') => {
                 let q = crate::engine::path::Path::parse(e)
-                    .map_err(|err| at("each", format!("invalid JSONPath `{e}`: {err}")))?;
+                    .map_err(|err| at("/each", 0, format!("invalid JSONPath `{e}`: {err}")))?;
                 Some(Each::JsonPath(q))
             }
-            Some(e) => Some(Each::Expr(expr_at("each", e)?)),
+            Some(e) => {
+                let p = expr_at("/each", e)?;
+                if !p.ty().may_be(&Type::list(Type::Dyn)) {
+                    return Err(at(
+                        "/each",
+                        0,
+                        format!(
+                            "`each` must be a list, and this is of type {}",
+                            registry.type_name(p.ty())
+                        ),
+                    ));
+                }
+                Some(Each::Expr(p))
+            }
         };
         let fix = match file.fix {
             None => None,
             Some(f) => Some(Fix {
-                title: tmpl_at("title", &f.title)?,
+                title: tmpl_at("/fix/title", &f.title)?,
                 title_text: f.title.clone(),
                 applicability: f.applicability,
-                when: f.when.as_deref().map(|w| expr_at("when", w)).transpose()?,
+                when: f
+                    .when
+                    .as_deref()
+                    .map(|w| cond_at("/fix/when", w))
+                    .transpose()?,
                 patch: f
                     .patch
                     .iter()
-                    .map(|op| {
+                    .enumerate()
+                    .map(|(i, op)| {
+                        let here = |key: &str| format!("/fix/patch/{i}{key}");
                         if op.op == PatchOpKind::Move && op.from.is_none() {
-                            return Err(at("op", "`move` needs `from`".to_string()));
+                            return Err(at(&here("/op"), 0, "`move` needs `from`".to_string()));
                         }
                         if matches!(op.op, PatchOpKind::Add | PatchOpKind::Replace)
                             && op.value.is_none()
                         {
-                            return Err(at("op", "`add` and `replace` need `value`".to_string()));
+                            return Err(at(
+                                &here("/op"),
+                                0,
+                                "`add` and `replace` need `value`".to_string(),
+                            ));
                         }
                         Ok(PatchOp {
-                            when: op.when.as_deref().map(|w| expr_at("when", w)).transpose()?,
+                            when: op
+                                .when
+                                .as_deref()
+                                .map(|w| cond_at(&here("/when"), w))
+                                .transpose()?,
                             op: op.op,
-                            path: tmpl_at("path", &op.path)?,
-                            from: op.from.as_deref().map(|f| tmpl_at("from", f)).transpose()?,
+                            path: tmpl_at(&here("/path"), &op.path)?,
+                            from: op
+                                .from
+                                .as_deref()
+                                .map(|f| tmpl_at(&here("/from"), f))
+                                .transpose()?,
                             value: op
                                 .value
                                 .as_ref()
-                                .map(ValueTemplate::compile)
+                                .map(|v| ValueTemplate::compile(v, &compiler))
                                 .transpose()
-                                .map_err(|e| at("value", e))?,
+                                .map_err(|(p, e)| fail(&format!("{}{p}", here("/value")), e))?,
                         })
                     })
                     .collect::<Result<_, _>>()?,
             }),
         };
-        let lets = file
-            .lets
-            .iter()
-            .map(|(name, v)| match v {
-                Value::String(text) => Ok((name.clone(), expr_at(name, text)?)),
-                _ => Err(at("let", format!("`{name}` must be an expression string"))),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let lets = order_lets(lets).map_err(|m| at("let", m))?;
-        let when = expr_at("when", &file.when)?;
-        let reads_item = |e: &Expr| e.variables().iter().any(|v| v == "item");
-        let mut item_lets: Vec<&str> = Vec::new();
-        for (name, e) in &lets {
-            if reads_item(e)
-                || e.variables()
-                    .iter()
-                    .any(|v| item_lets.contains(&v.as_str()))
-            {
-                item_lets.push(name);
+        let when = cond_at("/when", &file.when)?;
+        // Which lets read `item`, directly or through other lets.
+        let mut item_lets: Vec<usize> = Vec::new();
+        loop {
+            let before = item_lets.len();
+            for (i, (_, p)) in lets.iter().enumerate() {
+                if !item_lets.contains(&i)
+                    && (p.reads(slot::ITEM) || item_lets.iter().any(|j| p.reads(slot::LETS + j)))
+                {
+                    item_lets.push(i);
+                }
+            }
+            if item_lets.len() == before {
+                break;
             }
         }
-        let when_reads_item = reads_item(&when)
-            || when
-                .variables()
-                .iter()
-                .any(|v| item_lets.contains(&v.as_str()));
-        let message = tmpl_at("message", &file.message)?;
+        let reads_item =
+            |p: &Program| p.reads(slot::ITEM) || item_lets.iter().any(|j| p.reads(slot::LETS + j));
+        let when_reads_item = reads_item(&when);
+        let message = tmpl_at("/message", &file.message)?;
         // A rule whose conditions never ask which OS the pod targets (an annotation the EKS
         // webhook denies on any pod, a millibyte quantity) has no use for the reason.
-        let reads_pod_os = |e: &Expr| {
-            e.record_fields()
-                .iter()
-                .any(|(record, field)| record == "pod" && field == "os")
-        };
+        let pod_type = record("pod");
+        let reads_pod_os = |e: &Program| e.reads_field(&pod_type, "os", registry);
         let conditions_read_os = reads_pod_os(&when)
             || lets.iter().any(|(_, e)| reads_pod_os(e))
             || matches!(&each, Some(Each::Expr(e)) if reads_pod_os(e));
@@ -500,22 +679,31 @@ impl Rule {
         } else {
             MessageGivesReason::Never
         };
-        let rule = Rule {
+        let pointer = file
+            .pointer
+            .as_deref()
+            .map(|p| tmpl_at("/pointer", p))
+            .transpose()?;
+        let severity_when = file
+            .severity_when
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                Ok((
+                    cond_at(&format!("/severityWhen/{i}/when"), &s.when)?,
+                    s.severity,
+                ))
+            })
+            .collect::<Result<_, LoadError>>()?;
+        Ok(Rule {
             message,
             message_gives_reason,
             when_reads_item,
+            item_lets,
             lets,
             when,
-            pointer: file
-                .pointer
-                .as_deref()
-                .map(|p| tmpl_at("pointer", p))
-                .transpose()?,
-            severity_when: file
-                .severity_when
-                .iter()
-                .map(|s| Ok((expr_at("when", &s.when)?, s.severity)))
-                .collect::<Result<_, LoadError>>()?,
+            pointer,
+            severity_when,
             name: file.name,
             default_severity: file.severity,
             opt_in: file.opt_in,
@@ -527,13 +715,12 @@ impl Rule {
             fix,
             docs: file.docs,
             source: source.to_string(),
-        };
-        rule.check_variables().map_err(|m| at("when", m))?;
-        Ok(rule)
+        })
     }
 
-    fn all_exprs(&self) -> Vec<&Expr> {
-        let mut out: Vec<&Expr> = self.lets.iter().map(|(_, e)| e).collect();
+    /// Every expression of the rule.
+    pub fn all_exprs(&self) -> Vec<&Program> {
+        let mut out: Vec<&Program> = self.lets.iter().map(|(_, e)| e).collect();
         out.push(&self.when);
         out.extend(self.severity_when.iter().map(|(e, _)| e));
         out.extend(self.message.exprs());
@@ -558,53 +745,6 @@ impl Rule {
             }
         }
         out
-    }
-
-    /// Every variable an expression reads must exist in the rule's scope: a typo is a load error,
-    /// not a rule that silently never fires.
-    fn check_variables(&self) -> Result<(), String> {
-        let mut allowed = vec!["object", "config"];
-        match self.scope {
-            Scope::Pod => allowed.extend(["pod", "podSpec", "podMeta"]),
-            Scope::Container => {
-                allowed.extend(["pod", "podSpec", "podMeta", "container", "containerSpec"])
-            }
-            Scope::Object => {}
-        }
-        if self.each.is_some() {
-            allowed.push("item");
-        }
-        allowed.extend(self.lets.iter().map(|(n, _)| n.as_str()));
-        for e in self.all_exprs() {
-            // A fact a record doesn't have would read as null, and the rule never fire.
-            for (record, field) in e.record_fields() {
-                let Some(names) = crate::model::fact_names(&record) else {
-                    continue;
-                };
-                if !names.contains(&field.as_str()) {
-                    let hint = crate::error::did_you_mean(&field, names.iter().copied());
-                    return Err(format!(
-                        "unknown fact `{record}.{field}` in `{}`{hint}",
-                        e.text()
-                    ));
-                }
-            }
-            for v in e.variables() {
-                if !allowed.contains(&v.as_str()) {
-                    return Err(format!(
-                        "unknown variable `{v}` in `{}` (a `{}` rule can read {})",
-                        e.text(),
-                        match self.scope {
-                            Scope::Pod => "pod",
-                            Scope::Container => "container",
-                            Scope::Object => "object",
-                        },
-                        allowed.join(", ")
-                    ));
-                }
-            }
-        }
-        Ok(())
     }
 
     /// The default level as docs show it: `off` for an opt-in rule, else its severity.
@@ -632,32 +772,45 @@ impl Rule {
     }
 }
 
-/// Orders `let` bindings so each comes after the ones it reads; a cycle is an error.
-fn order_lets(mut pending: Vec<(String, Expr)>) -> Result<Vec<(String, Expr)>, String> {
-    let names: Vec<String> = pending.iter().map(|(n, _)| n.clone()).collect();
-    let mut ordered: Vec<(String, Expr)> = Vec::new();
-    while !pending.is_empty() {
-        let ready = pending.iter().position(|(_, e)| {
-            e.variables()
-                .iter()
-                .all(|v| !names.contains(v) || ordered.iter().any(|(n, _)| n == v))
-        });
-        match ready {
-            Some(i) => ordered.push(pending.remove(i)),
-            None => {
-                let stuck: Vec<_> = pending.iter().map(|(n, _)| format!("`{n}`")).collect();
-                return Err(format!(
-                    "`let` bindings {} read each other in a cycle",
-                    stuck.join(", ")
-                ));
+/// `let` bindings may read each other, but not in a cycle (a let read while it is being
+/// evaluated has no value).
+fn check_let_cycles(lets: &[(String, Program)]) -> Result<(), String> {
+    fn visit(i: usize, lets: &[(String, Program)], state: &mut [u8]) -> Result<(), usize> {
+        match state[i] {
+            1 => return Err(i),
+            2 => return Ok(()),
+            _ => {}
+        }
+        state[i] = 1;
+        for j in 0..lets.len() {
+            if lets[i].1.reads(slot::LETS + j) {
+                visit(j, lets, state)?;
             }
         }
+        state[i] = 2;
+        Ok(())
     }
-    Ok(ordered)
+    let mut state = vec![0u8; lets.len()];
+    for i in 0..lets.len() {
+        if let Err(j) = visit(i, lets, &mut state) {
+            let stuck: Vec<String> = lets
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| state[*k] == 1)
+                .map(|(_, (n, _))| format!("`{n}`"))
+                .collect();
+            return Err(format!(
+                "`let` bindings {} read each other in a cycle (through `{}`)",
+                stuck.join(", "),
+                lets[j].0
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A loaded set of rules.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct RuleSet {
     pub rules: Vec<Rule>,
 }
@@ -722,12 +875,20 @@ impl RuleSet {
         self.rules.iter().find(|r| r.name == name)
     }
 
-    /// Kinds that rules read through `objects(kind)`; `None` means any kind may be asked for.
+    /// Kinds that rules read from the rest of the input set (`objects('Kind')`, and the kinds
+    /// the indexed lookups read); `None` when some rule asks for a kind only known at run time.
     pub fn referenced_kinds(&self) -> Option<Vec<String>> {
         let mut kinds = Vec::new();
         for r in &self.rules {
             for e in r.all_exprs() {
-                kinds.extend(e.object_kinds()?);
+                for (function, first) in e.calls() {
+                    match *function {
+                        "objects" => kinds.push(first.clone()?),
+                        "autoscalersOf" => kinds.push("HorizontalPodAutoscaler".to_string()),
+                        "servicesSelecting" => kinds.push("Service".to_string()),
+                        _ => {}
+                    }
+                }
             }
         }
         kinds.sort();

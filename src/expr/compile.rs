@@ -1,0 +1,1014 @@
+//! Compilation: the `cel` crate's syntax tree, checked against the declarations and turned into
+//! a tree whose variables are slots, whose record fields are indexes and whose functions are
+//! chosen overloads (with literal patterns prepared).
+
+use std::any::Any;
+use std::sync::Arc;
+
+use cel::common::ast::{
+    self as cel_ast, ComprehensionExpr, EntryExpr, Expr, IdedExpr, LiteralValue, SourceInfo,
+    operators,
+};
+
+use super::types::Type;
+use super::{CompileError, Impl, Overload, Registry};
+use crate::value::Value;
+
+/// A compiled expression.
+#[derive(Debug)]
+pub struct Program {
+    pub(super) root: Node,
+    /// How many comprehension variables it binds.
+    pub(super) locals: u32,
+    ty: Type,
+    text: String,
+    /// Variable slots it reads.
+    globals: Vec<u32>,
+    /// `(record, field)` pairs it reads.
+    fields: Vec<(u32, u32)>,
+    /// The functions it calls, each with its first argument when that is a string literal.
+    calls: Vec<(&'static str, Option<String>)>,
+}
+
+impl Program {
+    /// The expression as written.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+    /// Its static type (`dyn` where the checks cannot tell).
+    pub fn ty(&self) -> &Type {
+        &self.ty
+    }
+    /// The functions it calls, each with its first argument when that is a string literal.
+    pub fn calls(&self) -> &[(&'static str, Option<String>)] {
+        &self.calls
+    }
+    /// Whether it reads the variable in `slot`.
+    pub fn reads(&self, slot: usize) -> bool {
+        self.globals.contains(&(slot as u32))
+    }
+    /// Whether it reads field `field` of record type `record` (through any variable).
+    pub fn reads_field(&self, record: &Type, field: &str, registry: &Registry) -> bool {
+        let Type::Record(id) = record else {
+            return false;
+        };
+        let Some(index) = registry
+            .record(*id)
+            .fields
+            .iter()
+            .position(|(n, _, _)| n == field)
+        else {
+            return false;
+        };
+        self.fields.contains(&(*id, index as u32))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Macro {
+    All,
+    Exists,
+    ExistsOne,
+    Map,
+    Filter,
+}
+
+impl Macro {
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Macro::All => "all",
+            Macro::Exists => "exists",
+            Macro::ExistsOne => "exists_one",
+            Macro::Map => "map",
+            Macro::Filter => "filter",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Op {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    In,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
+
+/// An overload a call may run: chosen at load when the types tell, else at run time by the
+/// arguments' kinds.
+pub(super) struct Candidate {
+    pub(super) params: Vec<Type>,
+    pub(super) imp: Impl,
+    pub(super) prepared: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+impl std::fmt::Debug for Candidate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Candidate")
+            .field("params", &self.params)
+            .finish()
+    }
+}
+
+#[derive(Debug)]
+pub(super) enum Node {
+    Lit(Value),
+    Global(u32),
+    Local(u32),
+    Select {
+        base: Box<Node>,
+        field: String,
+        /// `has(base.field)`.
+        test: bool,
+    },
+    RecordField {
+        base: Box<Node>,
+        index: u32,
+        name: String,
+        test: bool,
+    },
+    OptSelect {
+        base: Box<Node>,
+        field: String,
+    },
+    Index {
+        base: Box<Node>,
+        index: Box<Node>,
+        optional: bool,
+    },
+    List {
+        items: Vec<Node>,
+        optional: Vec<usize>,
+    },
+    Map(Vec<(Node, Node, bool)>),
+    Not(Box<Node>),
+    Neg(Box<Node>),
+    And(Box<Node>, Box<Node>),
+    Or(Box<Node>, Box<Node>),
+    Cond(Box<Node>, Box<Node>, Box<Node>),
+    Op(Op, Box<Node>, Box<Node>),
+    Call {
+        name: &'static str,
+        candidates: Vec<Candidate>,
+        args: Vec<Node>,
+    },
+    Comprehension {
+        kind: Macro,
+        range: Box<Node>,
+        var: u32,
+        body: Box<Node>,
+        /// `map(x, filter, f)`'s filter.
+        filter: Option<Box<Node>>,
+    },
+}
+
+/// Declares variables and compiles expressions against them and a registry.
+pub struct Compiler<'r> {
+    registry: &'r Registry,
+    vars: Vec<(String, Type)>,
+}
+
+impl<'r> Compiler<'r> {
+    pub fn new(registry: &'r Registry) -> Self {
+        Compiler {
+            registry,
+            vars: Vec::new(),
+        }
+    }
+
+    pub fn registry(&self) -> &'r Registry {
+        self.registry
+    }
+
+    /// Declares a variable; its slot is returned (declaring a name again replaces its type and
+    /// keeps the slot).
+    pub fn declare(&mut self, name: &str, ty: Type) -> usize {
+        if let Some(i) = self.vars.iter().position(|(n, _)| n == name) {
+            self.vars[i].1 = ty;
+            return i;
+        }
+        self.vars.push((name.to_string(), ty));
+        self.vars.len() - 1
+    }
+
+    /// The slot of a declared variable.
+    pub fn slot(&self, name: &str) -> Option<usize> {
+        self.vars.iter().position(|(n, _)| n == name)
+    }
+
+    /// How many slots the declared variables take.
+    pub fn slots(&self) -> usize {
+        self.vars.len()
+    }
+
+    pub fn variable_names(&self) -> impl Iterator<Item = &str> {
+        self.vars.iter().map(|(n, _)| n.as_str())
+    }
+
+    /// Parses and checks an expression.
+    pub fn compile(&self, text: &str) -> Result<Program, CompileError> {
+        let parsed = cel::parser::Parser::new()
+            .enable_optional_syntax(true)
+            .max_recursion_depth(64)
+            .parse_with_source_info(text);
+        let (ast, info) = match parsed {
+            Ok(p) => p,
+            Err(errors) => {
+                let first = errors.errors.into_iter().next();
+                let (message, offset) = match first {
+                    Some(e) => {
+                        let offset = line_col_to_offset(text, e.pos.0, e.pos.1);
+                        (e.msg, offset)
+                    }
+                    None => ("syntax error".to_string(), 0),
+                };
+                return Err(CompileError { message, offset });
+            }
+        };
+        let mut cx = Cx {
+            registry: self.registry,
+            vars: &self.vars,
+            info: &info,
+            scope: Vec::new(),
+            locals: 0,
+            globals: Vec::new(),
+            fields: Vec::new(),
+            calls: Vec::new(),
+        };
+        let (root, ty) = cx.expr(&ast)?;
+        Ok(Program {
+            root,
+            locals: cx.locals,
+            ty,
+            text: text.to_string(),
+            globals: cx.globals,
+            fields: cx.fields,
+            calls: cx.calls,
+        })
+    }
+}
+
+/// The byte offset of the parser's 1-based line and 0-based column.
+fn line_col_to_offset(text: &str, line: isize, col: isize) -> usize {
+    let mut offset = 0;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        if i as isize + 1 == line {
+            return offset
+                + l.char_indices()
+                    .nth(col.max(0) as usize)
+                    .map_or(l.len(), |(b, _)| b);
+        }
+        offset += l.len();
+    }
+    offset.min(text.len())
+}
+
+struct Cx<'c> {
+    registry: &'c Registry,
+    vars: &'c [(String, Type)],
+    info: &'c SourceInfo,
+    /// Comprehension variables in scope, innermost last: name, local index, type.
+    scope: Vec<(String, u32, Type)>,
+    locals: u32,
+    globals: Vec<u32>,
+    fields: Vec<(u32, u32)>,
+    calls: Vec<(&'static str, Option<String>)>,
+}
+
+type Compiled = (Node, Type);
+
+fn is_numeric(t: &Type) -> bool {
+    matches!(t, Type::Int | Type::Uint | Type::Double)
+}
+
+impl Cx<'_> {
+    fn err(&self, e: &IdedExpr, message: impl Into<String>) -> CompileError {
+        CompileError {
+            message: message.into(),
+            offset: self.info.offset_for(e.id).map_or(0, |(s, _)| s as usize),
+        }
+    }
+
+    fn name(&self, t: &Type) -> String {
+        self.registry.type_name(t)
+    }
+
+    fn no_overload(&self, e: &IdedExpr, op: &str, types: &[&Type]) -> CompileError {
+        let names: Vec<String> = types.iter().map(|t| self.name(t)).collect();
+        self.err(
+            e,
+            format!(
+                "found no matching overload for '{op}' applied to '({})'",
+                names.join(", ")
+            ),
+        )
+    }
+
+    fn expr(&mut self, e: &IdedExpr) -> Result<Compiled, CompileError> {
+        match &e.expr {
+            Expr::Literal(l) => self.literal(e, l),
+            Expr::Ident(name) => self.ident(e, name),
+            Expr::Select(s) => self.select(e, &s.operand, &s.field, s.test),
+            Expr::List(l) => {
+                let mut items = Vec::new();
+                let mut elem: Option<Type> = None;
+                for (i, item) in l.elements.iter().enumerate() {
+                    let (node, mut ty) = self.expr(item)?;
+                    if l.optional_indices.contains(&i) {
+                        ty = match ty {
+                            Type::Optional(t) => *t,
+                            Type::Dyn => Type::Dyn,
+                            other => {
+                                return Err(self.err(
+                                    item,
+                                    format!(
+                                        "`?` marks an optional list item, but this is a {}",
+                                        self.name(&other)
+                                    ),
+                                ));
+                            }
+                        };
+                    }
+                    elem = Some(match elem {
+                        None => ty,
+                        Some(t) if t == ty => t,
+                        Some(_) => Type::Dyn,
+                    });
+                    items.push(node);
+                }
+                Ok((
+                    Node::List {
+                        items,
+                        optional: l.optional_indices.clone(),
+                    },
+                    Type::list(elem.unwrap_or(Type::Dyn)),
+                ))
+            }
+            Expr::Map(m) => {
+                let mut entries = Vec::new();
+                let (mut kt, mut vt): (Option<Type>, Option<Type>) = (None, None);
+                for entry in &m.entries {
+                    let EntryExpr::MapEntry(me) = &entry.expr else {
+                        return Err(self.err(e, "message fields in a map literal"));
+                    };
+                    let (k, kty) = self.expr(&me.key)?;
+                    if !matches!(
+                        kty,
+                        Type::Dyn | Type::String | Type::Int | Type::Uint | Type::Bool
+                    ) {
+                        return Err(self.err(
+                            &me.key,
+                            format!(
+                                "a map key must be a string, int, uint or bool, not {}",
+                                self.name(&kty)
+                            ),
+                        ));
+                    }
+                    let (v, vty) = self.expr(&me.value)?;
+                    kt = Some(if kt.as_ref().is_none_or(|t| *t == kty) {
+                        kty
+                    } else {
+                        Type::Dyn
+                    });
+                    vt = Some(if vt.as_ref().is_none_or(|t| *t == vty) {
+                        vty
+                    } else {
+                        Type::Dyn
+                    });
+                    entries.push((k, v, me.optional));
+                }
+                Ok((
+                    Node::Map(entries),
+                    Type::Map(
+                        Box::new(kt.unwrap_or(Type::Dyn)),
+                        Box::new(vt.unwrap_or(Type::Dyn)),
+                    ),
+                ))
+            }
+            Expr::Call(call) => self.call(e, call),
+            Expr::Comprehension(c) => self.comprehension(e, c),
+            Expr::Struct(s) => Err(self.err(
+                e,
+                format!(
+                    "message construction (`{}{{…}}`) is not supported",
+                    s.type_name
+                ),
+            )),
+            Expr::Unspecified => Err(self.err(e, "incomplete expression")),
+        }
+    }
+
+    fn literal(&mut self, e: &IdedExpr, l: &LiteralValue) -> Result<Compiled, CompileError> {
+        Ok(match l {
+            LiteralValue::Boolean(b) => (Node::Lit(Value::Bool(*b.inner())), Type::Bool),
+            LiteralValue::Int(i) => (Node::Lit(Value::from(*i.inner())), Type::Int),
+            LiteralValue::UInt(u) => (
+                Node::Call {
+                    name: "uint",
+                    candidates: vec![Candidate {
+                        params: vec![Type::Int],
+                        imp: super::stdlib::to_uint,
+                        prepared: None,
+                    }],
+                    args: vec![Node::Lit(Value::from(*u.inner()))],
+                },
+                Type::Uint,
+            ),
+            LiteralValue::Double(d) => (Node::Lit(Value::from(*d.inner())), Type::Double),
+            LiteralValue::String(s) => (Node::Lit(Value::from(s.inner())), Type::String),
+            LiteralValue::Null => (Node::Lit(Value::Null), Type::Null),
+            LiteralValue::Bytes(_) => return Err(self.err(e, "bytes literals are not supported")),
+        })
+    }
+
+    fn ident(&mut self, e: &IdedExpr, name: &str) -> Result<Compiled, CompileError> {
+        if let Some((_, index, ty)) = self.scope.iter().rev().find(|(n, _, _)| n == name) {
+            return Ok((Node::Local(*index), ty.clone()));
+        }
+        if let Some(slot) = self.vars.iter().position(|(n, _)| n == name) {
+            if !self.globals.contains(&(slot as u32)) {
+                self.globals.push(slot as u32);
+            }
+            return Ok((Node::Global(slot as u32), self.vars[slot].1.clone()));
+        }
+        let names = self
+            .vars
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .chain(self.scope.iter().map(|(n, _, _)| n.as_str()));
+        let hint = crate::error::did_you_mean(name, names);
+        Err(self.err(e, format!("undeclared reference to '{name}'{hint}")))
+    }
+
+    fn select(
+        &mut self,
+        e: &IdedExpr,
+        operand: &IdedExpr,
+        field: &str,
+        test: bool,
+    ) -> Result<Compiled, CompileError> {
+        let (base, ty) = self.expr(operand)?;
+        match &ty {
+            Type::Record(id) => {
+                let decl = self.registry.record(*id);
+                let Some(index) = decl.fields.iter().position(|(n, _, _)| n == field) else {
+                    let hint = crate::error::did_you_mean(
+                        field,
+                        decl.fields.iter().map(|(n, _, _)| n.as_str()),
+                    );
+                    return Err(self.err(
+                        e,
+                        format!("undefined field '{field}' of {}{hint}", decl.name),
+                    ));
+                };
+                if !self.fields.contains(&(*id, index as u32)) {
+                    self.fields.push((*id, index as u32));
+                }
+                let fty = decl.fields[index].1.clone();
+                Ok((
+                    Node::RecordField {
+                        base: Box::new(base),
+                        index: index as u32,
+                        name: field.to_string(),
+                        test,
+                    },
+                    if test { Type::Bool } else { fty },
+                ))
+            }
+            Type::Optional(inner) if !test => Ok((
+                Node::OptSelect {
+                    base: Box::new(base),
+                    field: field.to_string(),
+                },
+                Type::Optional(Box::new(self.field_type(inner))),
+            )),
+            Type::Dyn | Type::Map(..) => {
+                let fty = self.field_type(&ty);
+                Ok((
+                    Node::Select {
+                        base: Box::new(base),
+                        field: field.to_string(),
+                        test,
+                    },
+                    if test { Type::Bool } else { fty },
+                ))
+            }
+            other => Err(self.err(
+                e,
+                format!(
+                    "type '{}' does not support field selection",
+                    self.name(other)
+                ),
+            )),
+        }
+    }
+
+    /// The type of a field of a value of type `ty`.
+    fn field_type(&self, ty: &Type) -> Type {
+        match ty {
+            Type::Map(_, v) => (**v).clone(),
+            _ => Type::Dyn,
+        }
+    }
+
+    fn call(&mut self, e: &IdedExpr, call: &cel_ast::CallExpr) -> Result<Compiled, CompileError> {
+        let name = call.func_name.as_str();
+        let args = &call.args;
+        let bool_operand = |cx: &mut Self, a: &IdedExpr, op: &str| -> Result<Node, CompileError> {
+            let (n, t) = cx.expr(a)?;
+            if !t.may_be(&Type::Bool) {
+                return Err(cx.no_overload(a, op, &[&t]));
+            }
+            Ok(n)
+        };
+        match (name, args.as_slice()) {
+            (operators::LOGICAL_AND, [a, b]) | (operators::LOGICAL_OR, [a, b]) => {
+                let a = bool_operand(self, a, name)?;
+                let b = bool_operand(self, b, name)?;
+                let node = if name == operators::LOGICAL_AND {
+                    Node::And(Box::new(a), Box::new(b))
+                } else {
+                    Node::Or(Box::new(a), Box::new(b))
+                };
+                return Ok((node, Type::Bool));
+            }
+            (operators::LOGICAL_NOT, [a]) => {
+                return Ok((
+                    Node::Not(Box::new(bool_operand(self, a, name)?)),
+                    Type::Bool,
+                ));
+            }
+            (operators::NEGATE, [a]) => {
+                let (n, t) = self.expr(a)?;
+                if !matches!(t, Type::Dyn | Type::Int | Type::Double) {
+                    return Err(self.no_overload(e, name, &[&t]));
+                }
+                return Ok((Node::Neg(Box::new(n)), t));
+            }
+            (operators::CONDITIONAL, [c, a, b]) => {
+                let c = bool_operand(self, c, name)?;
+                let (a, at) = self.expr(a)?;
+                let (b, bt) = self.expr(b)?;
+                let ty = if at == bt {
+                    at
+                } else if at == Type::Null {
+                    bt
+                } else if bt == Type::Null {
+                    at
+                } else {
+                    Type::Dyn
+                };
+                return Ok((Node::Cond(Box::new(c), Box::new(a), Box::new(b)), ty));
+            }
+            (operators::INDEX, [base, index]) | (operators::OPT_INDEX, [base, index]) => {
+                let optional = name == operators::OPT_INDEX;
+                let (b, bt) = self.expr(base)?;
+                let (i, it) = self.expr(index)?;
+                let elem = match (&bt, &it) {
+                    (Type::List(t), Type::Dyn | Type::Int | Type::Uint) => (**t).clone(),
+                    (Type::Map(k, v), it) if k.may_be(it) => (**v).clone(),
+                    (Type::Dyn | Type::Record(_), _) => Type::Dyn,
+                    (Type::Optional(inner), _) if optional => self.field_type(inner),
+                    _ => return Err(self.no_overload(e, name, &[&bt, &it])),
+                };
+                let ty = if optional {
+                    Type::Optional(Box::new(elem))
+                } else {
+                    elem
+                };
+                return Ok((
+                    Node::Index {
+                        base: Box::new(b),
+                        index: Box::new(i),
+                        optional,
+                    },
+                    ty,
+                ));
+            }
+            (operators::OPT_SELECT, [base, field]) => {
+                let Expr::Literal(LiteralValue::String(f)) = &field.expr else {
+                    return Err(self.err(field, "`.?` needs a field name"));
+                };
+                let (b, bt) = self.expr(base)?;
+                let fty = match &bt {
+                    Type::Record(id) => {
+                        let decl = self.registry.record(*id);
+                        match decl.fields.iter().find(|(n, _, _)| n == f.inner()) {
+                            Some((_, t, _)) => t.clone(),
+                            None => {
+                                return Err(self.err(
+                                    e,
+                                    format!("undefined field '{}' of {}", f.inner(), decl.name),
+                                ));
+                            }
+                        }
+                    }
+                    Type::Optional(inner) => self.field_type(inner),
+                    Type::Dyn | Type::Map(..) => self.field_type(&bt),
+                    other => {
+                        return Err(self.err(
+                            e,
+                            format!(
+                                "type '{}' does not support field selection",
+                                self.name(other)
+                            ),
+                        ));
+                    }
+                };
+                return Ok((
+                    Node::OptSelect {
+                        base: Box::new(b),
+                        field: f.inner().to_string(),
+                    },
+                    Type::Optional(Box::new(fty)),
+                ));
+            }
+            _ => {}
+        }
+        if let Some(op) = binary_op(name)
+            && let [a, b] = args.as_slice()
+        {
+            let (an, at) = self.expr(a)?;
+            let (bn, bt) = self.expr(b)?;
+            let ty = self.check_binary(e, op, name, &at, &bt)?;
+            return Ok((Node::Op(op, Box::new(an), Box::new(bn)), ty));
+        }
+        if name.starts_with('@') || name.starts_with('_') {
+            return Err(self.err(e, format!("unsupported operator '{name}'")));
+        }
+        self.function(e, call)
+    }
+
+    fn check_binary(
+        &self,
+        e: &IdedExpr,
+        op: Op,
+        name: &str,
+        a: &Type,
+        b: &Type,
+    ) -> Result<Type, CompileError> {
+        let dynamic = |t: &Type| matches!(t, Type::Dyn | Type::Param(_));
+        let fail = || self.no_overload(e, name, &[a, b]);
+        match op {
+            Op::Eq | Op::Ne => {
+                let comparable = dynamic(a)
+                    || dynamic(b)
+                    || a.may_be(b)
+                    || (is_numeric(a) && is_numeric(b))
+                    || *a == Type::Null
+                    || *b == Type::Null
+                    || matches!(
+                        (a, b),
+                        (Type::Record(_), Type::Map(..)) | (Type::Map(..), Type::Record(_))
+                    );
+                if comparable {
+                    Ok(Type::Bool)
+                } else {
+                    Err(fail())
+                }
+            }
+            Op::Lt | Op::Le | Op::Gt | Op::Ge => {
+                let orderable = |t: &Type| {
+                    dynamic(t)
+                        || matches!(
+                            t,
+                            Type::Int
+                                | Type::Uint
+                                | Type::Double
+                                | Type::String
+                                | Type::Bool
+                                | Type::Quantity
+                                | Type::Semver
+                        )
+                };
+                if orderable(a)
+                    && orderable(b)
+                    && (dynamic(a) || dynamic(b) || a == b || (is_numeric(a) && is_numeric(b)))
+                {
+                    Ok(Type::Bool)
+                } else {
+                    Err(fail())
+                }
+            }
+            Op::In => match b {
+                Type::List(t) if t.may_be(a) || (is_numeric(t) && is_numeric(a)) => Ok(Type::Bool),
+                Type::Map(k, _) if k.may_be(a) => Ok(Type::Bool),
+                Type::Dyn | Type::Record(_) => Ok(Type::Bool),
+                _ => Err(fail()),
+            },
+            Op::Add => match (a, b) {
+                (x, y) if dynamic(x) || dynamic(y) => {
+                    Ok(if dynamic(x) { y.clone() } else { x.clone() }).map(|t| match t {
+                        Type::List(_) => Type::list(Type::Dyn),
+                        t if dynamic(&t) => Type::Dyn,
+                        t => t,
+                    })
+                }
+                (Type::List(x), Type::List(y)) => {
+                    Ok(Type::list(if x == y { (**x).clone() } else { Type::Dyn }))
+                }
+                (x, y)
+                    if x == y
+                        && matches!(
+                            x,
+                            Type::Int | Type::Uint | Type::Double | Type::String | Type::Bytes
+                        ) =>
+                {
+                    Ok(x.clone())
+                }
+                _ => Err(fail()),
+            },
+            Op::Sub | Op::Mul | Op::Div | Op::Rem => {
+                let ok = |t: &Type| {
+                    dynamic(t)
+                        || matches!(t, Type::Int | Type::Uint)
+                        || (*t == Type::Double && op != Op::Rem)
+                };
+                if ok(a) && ok(b) && (dynamic(a) || dynamic(b) || a == b) {
+                    Ok(if dynamic(a) { b.clone() } else { a.clone() })
+                } else {
+                    Err(fail())
+                }
+            }
+        }
+    }
+
+    fn function(
+        &mut self,
+        e: &IdedExpr,
+        call: &cel_ast::CallExpr,
+    ) -> Result<Compiled, CompileError> {
+        // `optional.of(x)`, `strings.quote(s)`: a qualified global function, not a method call on
+        // a variable named `optional`.
+        let mut target = call.target.as_deref();
+        let mut name = call.func_name.clone();
+        if let Some(t) = target
+            && let Expr::Ident(ns) = &t.expr
+            && !self.vars.iter().any(|(n, _)| n == ns)
+            && !self.scope.iter().any(|(n, _, _)| n == ns)
+            && !self.registry.overloads(&format!("{ns}.{name}")).is_empty()
+        {
+            name = format!("{ns}.{name}");
+            target = None;
+        }
+        let overloads = self.registry.overloads(&name);
+        if overloads.is_empty() {
+            let hint =
+                crate::error::did_you_mean(&name, self.registry.all().iter().map(|o| o.name));
+            return Err(self.err(e, format!("undeclared reference to '{name}'{hint}")));
+        }
+        let mut nodes = Vec::new();
+        let mut types = Vec::new();
+        let mut literal_args: Vec<Option<&str>> = Vec::new();
+        for a in target.into_iter().chain(&call.args) {
+            let (n, t) = self.expr(a)?;
+            literal_args.push(match &a.expr {
+                Expr::Literal(LiteralValue::String(s)) => Some(s.inner()),
+                _ => None,
+            });
+            nodes.push(n);
+            types.push(t);
+        }
+        let arg_exprs: Vec<&IdedExpr> = target.into_iter().chain(&call.args).collect();
+        let receiver = target.is_some();
+        let shaped: Vec<&Overload> = overloads
+            .iter()
+            .filter(|o| o.receiver == receiver && o.params.len() == nodes.len())
+            .collect();
+        let matching: Vec<(&Overload, Type)> = shaped
+            .iter()
+            .filter_map(|o| {
+                let mut bound = [None, None];
+                o.params
+                    .iter()
+                    .zip(&types)
+                    .all(|(p, t)| p.bind(t, &mut bound))
+                    .then(|| (*o, o.result.substitute(&bound)))
+            })
+            .collect();
+        if matching.is_empty() {
+            let shown = if receiver {
+                format!("{}.{}", self.name(&types[0]), name)
+            } else {
+                name.clone()
+            };
+            let rest = if receiver { &types[1..] } else { &types[..] };
+            let mut err = self.no_overload(e, &shown, &rest.iter().collect::<Vec<_>>());
+            if shaped.is_empty() {
+                let sigs: Vec<&str> = overloads.iter().map(|o| o.signature).collect();
+                err.message
+                    .push_str(&format!(" (it is {})", sigs.join(", ")));
+            }
+            return Err(err);
+        }
+        let ty = if matching.iter().all(|(_, t)| *t == matching[0].1) {
+            matching[0].1.clone()
+        } else {
+            Type::Dyn
+        };
+        let mut candidates = Vec::new();
+        for (o, _) in &matching {
+            let prepared = match o.prepare {
+                Some((at, prepare)) => match literal_args.get(at).copied().flatten() {
+                    Some(text) => Some(Arc::from(
+                        prepare(text).map_err(|m| self.err(arg_exprs[at], m))?,
+                    )),
+                    None => None,
+                },
+                None => None,
+            };
+            candidates.push(Candidate {
+                params: o.params.clone(),
+                imp: o.imp,
+                prepared,
+            });
+        }
+        self.calls.push((
+            matching[0].0.name,
+            literal_args.first().copied().flatten().map(str::to_string),
+        ));
+        Ok((
+            Node::Call {
+                name: matching[0].0.name,
+                candidates,
+                args: nodes,
+            },
+            ty,
+        ))
+    }
+
+    fn comprehension(
+        &mut self,
+        e: &IdedExpr,
+        c: &ComprehensionExpr,
+    ) -> Result<Compiled, CompileError> {
+        let Some((kind, body, filter)) = recognise(c) else {
+            return Err(self.err(e, "unsupported comprehension"));
+        };
+        if c.iter_var2.is_some() {
+            return Err(self.err(e, "two-variable comprehensions are not supported"));
+        }
+        let (range, rt) = self.expr(&c.iter_range)?;
+        let elem = match &rt {
+            Type::List(t) => (**t).clone(),
+            Type::Map(k, _) => (**k).clone(),
+            Type::Dyn => Type::Dyn,
+            other => {
+                return Err(self.err(
+                    &c.iter_range,
+                    format!(
+                        "expression of type '{}' cannot be the range of a comprehension",
+                        self.name(other)
+                    ),
+                ));
+            }
+        };
+        let var = self.locals;
+        self.locals += 1;
+        self.scope.push((c.iter_var.clone(), var, elem.clone()));
+        let result = (|| {
+            let filter = match filter {
+                Some(f) => {
+                    let (n, t) = self.expr(f)?;
+                    if !t.may_be(&Type::Bool) {
+                        return Err(self.no_overload(f, kind.name(), &[&t]));
+                    }
+                    Some(Box::new(n))
+                }
+                None => None,
+            };
+            let (b, bt) = self.expr(body)?;
+            let ty = match kind {
+                Macro::All | Macro::Exists | Macro::ExistsOne | Macro::Filter => {
+                    if !bt.may_be(&Type::Bool) {
+                        return Err(self.err(
+                            body,
+                            format!(
+                                "the predicate of `{}` is of type {}, not bool",
+                                kind.name(),
+                                self.name(&bt)
+                            ),
+                        ));
+                    }
+                    if kind == Macro::Filter {
+                        Type::list(elem.clone())
+                    } else {
+                        Type::Bool
+                    }
+                }
+                Macro::Map => Type::list(bt),
+            };
+            Ok((
+                Node::Comprehension {
+                    kind,
+                    range: Box::new(range),
+                    var,
+                    body: Box::new(b),
+                    filter,
+                },
+                ty,
+            ))
+        })();
+        self.scope.pop();
+        result
+    }
+}
+
+fn binary_op(name: &str) -> Option<Op> {
+    Some(match name {
+        operators::EQUALS => Op::Eq,
+        operators::NOT_EQUALS => Op::Ne,
+        operators::LESS => Op::Lt,
+        operators::LESS_EQUALS => Op::Le,
+        operators::GREATER => Op::Gt,
+        operators::GREATER_EQUALS => Op::Ge,
+        operators::IN => Op::In,
+        operators::ADD => Op::Add,
+        operators::SUBSTRACT => Op::Sub,
+        operators::MULTIPLY => Op::Mul,
+        operators::DIVIDE => Op::Div,
+        operators::MODULO => Op::Rem,
+        _ => return None,
+    })
+}
+
+fn call_args<'e>(e: &'e IdedExpr, func: &str) -> Option<&'e [IdedExpr]> {
+    match &e.expr {
+        Expr::Call(c) if c.func_name == func && c.target.is_none() => Some(&c.args),
+        _ => None,
+    }
+}
+
+fn is_ident(e: &IdedExpr, name: &str) -> bool {
+    matches!(&e.expr, Expr::Ident(n) if n == name)
+}
+
+/// Which standard macro a comprehension is, from the shape the parser's expanders give it:
+/// the macro, its body (predicate or transform) and `map`'s filter.
+fn recognise(c: &ComprehensionExpr) -> Option<(Macro, &IdedExpr, Option<&IdedExpr>)> {
+    let accu = c.accu_var.as_str();
+    let init = &c.accu_init.expr;
+    match init {
+        Expr::Literal(LiteralValue::Boolean(b)) => {
+            let op = if *b.inner() {
+                operators::LOGICAL_AND
+            } else {
+                operators::LOGICAL_OR
+            };
+            let [a, body] = call_args(&c.loop_step, op)? else {
+                return None;
+            };
+            is_ident(a, accu).then_some((
+                if *b.inner() {
+                    Macro::All
+                } else {
+                    Macro::Exists
+                },
+                body,
+                None,
+            ))
+        }
+        Expr::Literal(LiteralValue::Int(_)) => {
+            let [pred, _, _] = call_args(&c.loop_step, operators::CONDITIONAL)? else {
+                return None;
+            };
+            Some((Macro::ExistsOne, pred, None))
+        }
+        Expr::List(l) if l.elements.is_empty() => {
+            // `@result + [f]`, or `filter ? @result + [f] : @result`.
+            if let Some(f) = append(&c.loop_step, accu) {
+                return Some((Macro::Map, f, None));
+            }
+            let [cond, step, _] = call_args(&c.loop_step, operators::CONDITIONAL)? else {
+                return None;
+            };
+            let f = append(step, accu)?;
+            if is_ident(f, &c.iter_var) {
+                Some((Macro::Filter, cond, None))
+            } else {
+                Some((Macro::Map, f, Some(cond)))
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `f` of a step `accu + [f]`.
+fn append<'e>(step: &'e IdedExpr, accu: &str) -> Option<&'e IdedExpr> {
+    let [a, list] = call_args(step, operators::ADD)? else {
+        return None;
+    };
+    match (&a.expr, &list.expr) {
+        (Expr::Ident(n), Expr::List(l)) if n == accu && l.elements.len() == 1 => {
+            Some(&l.elements[0])
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,882 @@
+//! Evaluation: compiled expressions over borrowed values, with CEL's semantics.
+//!
+//! A value ([`Val`]) is mostly a borrow — of the input, of a literal, of a record's field — and
+//! what evaluation builds is reference-counted, so copying a value (into a `let`'s slot, a
+//! macro's variable, a list) copies a pointer. Errors are values too, as in CEL: `&&`, `||` and
+//! the `all`/`exists` macros absorb an error when another operand decides the result.
+
+use std::cell::OnceCell;
+use std::cmp::Ordering;
+use std::rc::Rc;
+
+use smallvec::SmallVec;
+
+use super::compile::{Macro, Node, Op, Program};
+use super::types::Type;
+use crate::value::{Map, Number, Value};
+
+/// A run-time error: what went wrong, as cel-go words it (`no such key: name`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvalError(pub Rc<str>);
+
+impl EvalError {
+    pub fn new(message: impl Into<String>) -> Self {
+        EvalError(Rc::from(message.into()))
+    }
+    fn no_overload(op: &str, args: &[&Val<'_>]) -> Self {
+        let types: Vec<String> = args.iter().map(|a| a.type_name()).collect();
+        EvalError::new(format!(
+            "no matching overload for '{op}' applied to '({})'",
+            types.join(", ")
+        ))
+    }
+}
+
+impl std::fmt::Display for EvalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A value whose fields are computed when first read (a host's facts about its input).
+///
+/// Fields are addressed by their index in the record's declaration, resolved when an expression
+/// compiles; reading one computes it (once, if the record caches) and allocates nothing here.
+pub trait Record {
+    /// The field at `index` of the record's declaration.
+    fn field(&self, index: usize) -> Val<'_>;
+    /// The fields' names, in declaration order (for a field read through a `dyn` value).
+    fn names(&self) -> &'static [&'static str];
+    /// The whole record as a JSON map (for a record used as a value: in a message, a list).
+    fn value(&self) -> &Value;
+}
+
+/// A list of records (`pod.containers`), walked by macros without building any record's map.
+pub trait RecordList {
+    fn len(&self) -> usize;
+    fn get(&self, index: usize) -> &dyn Record;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Functions the host evaluates itself (lookups in its indexes of other inputs).
+pub trait Host {
+    fn call<'a>(&'a self, name: &str, args: &mut Args<'a>) -> Result<Val<'a>, EvalError>;
+}
+
+/// A value during evaluation.
+#[derive(Clone)]
+pub enum Val<'a> {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Uint(u64),
+    Double(f64),
+    Str(Rc<str>),
+    /// A borrowed string (a map key, a part of a borrowed string).
+    Text(&'a str),
+    /// A borrowed JSON value of any kind.
+    Ref(&'a Value),
+    List(Rc<Vec<Val<'a>>>),
+    /// A map built by the expression: entries in insertion order, keys unique.
+    Map(Rc<Vec<(Val<'a>, Val<'a>)>>),
+    Rec(&'a (dyn Record + 'a)),
+    Recs(&'a (dyn RecordList + 'a)),
+    Opt(Option<Rc<Val<'a>>>),
+    /// A Kubernetes quantity, as its exact decimal value.
+    Quantity(f64),
+    Semver(u64, u64, u64),
+    Type(&'static str),
+}
+
+/// A value's kind with borrowed contents: what operators and functions match on.
+pub enum Kind<'v, 'a> {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Uint(u64),
+    Double(f64),
+    Str(&'v str),
+    List,
+    Map,
+    Rec(&'a (dyn Record + 'a)),
+    Opt(&'v Option<Rc<Val<'a>>>),
+    Quantity(f64),
+    Semver(u64, u64, u64),
+    Type(&'static str),
+}
+
+fn number(n: &Number) -> Kind<'static, 'static> {
+    if let Some(i) = n.as_i64() {
+        Kind::Int(i)
+    } else if let Some(u) = n.as_u64() {
+        Kind::Uint(u)
+    } else {
+        Kind::Double(n.as_f64().unwrap_or(f64::NAN))
+    }
+}
+
+impl<'a> Val<'a> {
+    pub fn str(s: impl Into<Rc<str>>) -> Val<'a> {
+        Val::Str(s.into())
+    }
+
+    pub fn list(items: Vec<Val<'a>>) -> Val<'a> {
+        Val::List(Rc::new(items))
+    }
+
+    pub fn kind(&self) -> Kind<'_, 'a> {
+        match self {
+            Val::Null => Kind::Null,
+            Val::Bool(b) => Kind::Bool(*b),
+            Val::Int(i) => Kind::Int(*i),
+            Val::Uint(u) => Kind::Uint(*u),
+            Val::Double(d) => Kind::Double(*d),
+            Val::Str(s) => Kind::Str(s),
+            Val::Text(s) => Kind::Str(s),
+            Val::Ref(v) => match v {
+                Value::Null => Kind::Null,
+                Value::Bool(b) => Kind::Bool(*b),
+                Value::Number(n) => number(n),
+                Value::String(s) => Kind::Str(s),
+                Value::Array(_) => Kind::List,
+                Value::Object(_) => Kind::Map,
+            },
+            Val::List(_) | Val::Recs(_) => Kind::List,
+            Val::Map(_) => Kind::Map,
+            Val::Rec(r) => Kind::Rec(*r),
+            Val::Opt(o) => Kind::Opt(o),
+            Val::Quantity(q) => Kind::Quantity(*q),
+            Val::Semver(a, b, c) => Kind::Semver(*a, *b, *c),
+            Val::Type(t) => Kind::Type(t),
+        }
+    }
+
+    /// The CEL type name (`string`, `list`, `map`, …) for errors.
+    pub fn type_name(&self) -> String {
+        self.cel_type().to_string()
+    }
+
+    /// The CEL type name, as `type()` gives it.
+    pub fn cel_type(&self) -> &'static str {
+        match self.kind() {
+            Kind::Null => "null_type",
+            Kind::Bool(_) => "bool",
+            Kind::Int(_) => "int",
+            Kind::Uint(_) => "uint",
+            Kind::Double(_) => "double",
+            Kind::Str(_) => "string",
+            Kind::List => "list",
+            Kind::Map | Kind::Rec(_) => "map",
+            Kind::Opt(_) => "optional_type",
+            Kind::Quantity(_) => "quantity",
+            Kind::Semver(..) => "semver",
+            Kind::Type(_) => "type",
+        }
+    }
+
+    /// Whether the value is of a (parameter) type, for choosing among overloads at run time.
+    pub fn is_of(&self, ty: &Type) -> bool {
+        matches!(
+            (ty, self.kind()),
+            (Type::Dyn | Type::Param(_), _)
+                | (Type::Null, Kind::Null)
+                | (Type::Bool, Kind::Bool(_))
+                | (Type::Int, Kind::Int(_))
+                | (Type::Uint, Kind::Uint(_))
+                | (Type::Double, Kind::Double(_))
+                | (Type::String, Kind::Str(_))
+                | (Type::List(_), Kind::List)
+                | (Type::Map(..), Kind::Map | Kind::Rec(_))
+                | (Type::Record(_), Kind::Rec(_))
+                | (Type::Optional(_), Kind::Opt(_))
+                | (Type::Quantity, Kind::Quantity(_))
+                | (Type::Semver, Kind::Semver(..))
+                | (Type::Type, Kind::Type(_))
+        )
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self.kind() {
+            Kind::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self.kind() {
+            Kind::Bool(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    pub fn as_i64(&self) -> Option<i64> {
+        match self.kind() {
+            Kind::Int(i) => Some(i),
+            _ => None,
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self.kind(), Kind::Null)
+    }
+
+    /// The items of a list, or the keys of a map (what a macro ranges over).
+    pub fn items(&self) -> Result<Items<'_, 'a>, EvalError> {
+        Ok(match self {
+            Val::Ref(Value::Array(a)) => Items::Json(a.iter()),
+            Val::Ref(Value::Object(m)) => Items::Keys(m.keys().collect::<Vec<_>>().into_iter()),
+            Val::List(l) => Items::Vals(l.iter()),
+            Val::Map(m) => Items::MapKeys(m.iter()),
+            Val::Recs(r) => Items::Recs(*r, 0..r.len()),
+            other => {
+                return Err(EvalError::new(format!(
+                    "cannot range over a value of type {}",
+                    other.type_name()
+                )));
+            }
+        })
+    }
+
+    /// The length of a list, map or string (in code points, as CEL counts).
+    pub fn size(&self) -> Option<i64> {
+        Some(match self {
+            Val::Ref(Value::Array(a)) => a.len(),
+            Val::Ref(Value::Object(m)) => m.len(),
+            Val::List(l) => l.len(),
+            Val::Map(m) => m.len(),
+            Val::Recs(r) => r.len(),
+            Val::Rec(r) => r.names().len(),
+            other => other.as_str()?.chars().count(),
+        } as i64)
+    }
+
+    /// The value at a list index.
+    pub fn at(&self, index: usize) -> Option<Val<'a>> {
+        match self {
+            Val::Ref(Value::Array(a)) => a.get(index).map(Val::Ref),
+            Val::List(l) => l.get(index).cloned(),
+            Val::Recs(r) => (index < r.len()).then(|| Val::Rec(r.get(index))),
+            _ => None,
+        }
+    }
+
+    /// The value of a map key; `Ok(None)` when the map lacks it (or holds `null` there: the API
+    /// server drops null fields, so for Kubernetes objects they are unset). An error for a value
+    /// that is not a map.
+    pub fn get(&self, key: &Val<'_>) -> Result<Option<Val<'a>>, EvalError> {
+        match self {
+            Val::Ref(Value::Object(m)) => Ok(key
+                .as_str()
+                .and_then(|k| m.get(k))
+                .filter(|v| !v.is_null())
+                .map(Val::Ref)),
+            // A map an expression built keeps its nulls: they are what it computed.
+            Val::Map(m) => Ok(m
+                .iter()
+                .find(|(k, _)| equals(k, key))
+                .map(|(_, v)| v.clone())),
+            Val::Rec(r) => Ok(key.as_str().and_then(|k| {
+                let i = r.names().iter().position(|n| *n == k)?;
+                Some(r.field(i))
+            })),
+            other => Err(EvalError::new(format!(
+                "type {} has no fields or keys",
+                other.type_name()
+            ))),
+        }
+    }
+
+    /// The value as JSON (for a finding's message parts, its patch values, `each` items).
+    pub fn to_value(&self) -> Value {
+        match self {
+            Val::Null => Value::Null,
+            Val::Bool(b) => Value::Bool(*b),
+            Val::Int(i) => Value::from(*i),
+            Val::Uint(u) => Value::from(*u),
+            Val::Double(d) => Value::from(*d),
+            Val::Str(s) => Value::String(s.to_string()),
+            Val::Text(s) => Value::String(s.to_string()),
+            Val::Ref(v) => (*v).clone(),
+            Val::List(l) => Value::Array(l.iter().map(Val::to_value).collect()),
+            Val::Map(m) => Value::Object(Map::from_entries(
+                m.iter().map(|(k, v)| (k.display(), v.to_value())).collect(),
+            )),
+            Val::Rec(r) => r.value().clone(),
+            Val::Recs(r) => Value::Array((0..r.len()).map(|i| r.get(i).value().clone()).collect()),
+            Val::Opt(o) => o.as_ref().map_or(Value::Null, |v| v.to_value()),
+            Val::Quantity(q) => Value::from(*q),
+            Val::Semver(a, b, c) => Value::String(format!("{a}.{b}.{c}")),
+            Val::Type(t) => Value::String(t.to_string()),
+        }
+    }
+
+    /// The value as a message shows it: strings as they are, other values as JSON.
+    pub fn display(&self) -> String {
+        match self.kind() {
+            Kind::Str(s) => s.to_string(),
+            Kind::Int(i) => i.to_string(),
+            Kind::Uint(u) => u.to_string(),
+            Kind::Bool(b) => b.to_string(),
+            Kind::Null => String::new(),
+            Kind::Type(t) => t.to_string(),
+            Kind::Semver(a, b, c) => format!("{a}.{b}.{c}"),
+            // A whole quantity reads as an integer (`1000m` is `1`).
+            Kind::Quantity(q) if q.fract() == 0.0 && q.abs() < 9.0e15 => (q as i64).to_string(),
+            _ => self.to_value().to_string(),
+        }
+    }
+
+    /// Pushes the display form onto `out` (no intermediate string for a string value).
+    pub fn display_into(&self, out: &mut String) {
+        match self.kind() {
+            Kind::Str(s) => out.push_str(s),
+            _ => out.push_str(&self.display()),
+        }
+    }
+}
+
+/// What a macro ranges over, item by item.
+pub enum Items<'v, 'a> {
+    Json(std::slice::Iter<'a, Value>),
+    Keys(std::vec::IntoIter<&'a String>),
+    Vals(std::slice::Iter<'v, Val<'a>>),
+    MapKeys(std::slice::Iter<'v, (Val<'a>, Val<'a>)>),
+    Recs(&'a (dyn RecordList + 'a), std::ops::Range<usize>),
+}
+
+impl<'a> Iterator for Items<'_, 'a> {
+    type Item = Val<'a>;
+    fn next(&mut self) -> Option<Val<'a>> {
+        match self {
+            Items::Json(i) => i.next().map(Val::Ref),
+            Items::Keys(i) => i.next().map(|k| Val::Text(k)),
+            Items::Vals(i) => i.next().cloned(),
+            Items::MapKeys(i) => i.next().map(|(k, _)| k.clone()),
+            Items::Recs(r, i) => i.next().map(|i| Val::Rec(r.get(i))),
+        }
+    }
+}
+
+/// CEL equality, heterogeneous for numbers (`1 == 1.0` and `1 == 1u` hold, as in Kubernetes'
+/// CEL); values of different kinds are unequal.
+pub fn equals(a: &Val<'_>, b: &Val<'_>) -> bool {
+    if let (Some(x), Some(y)) = (numeric(a), numeric(b)) {
+        return x.partial_cmp(&y) == Some(Ordering::Equal);
+    }
+    match (a.kind(), b.kind()) {
+        (Kind::Null, Kind::Null) => true,
+        (Kind::Bool(x), Kind::Bool(y)) => x == y,
+        (Kind::Str(x), Kind::Str(y)) => x == y,
+        (Kind::Quantity(x), Kind::Quantity(y)) => x == y,
+        (Kind::Semver(a1, b1, c1), Kind::Semver(a2, b2, c2)) => (a1, b1, c1) == (a2, b2, c2),
+        (Kind::Type(x), Kind::Type(y)) => x == y,
+        (Kind::Opt(x), Kind::Opt(y)) => match (x, y) {
+            (None, None) => true,
+            (Some(x), Some(y)) => equals(x, y),
+            _ => false,
+        },
+        (Kind::List, Kind::List) => {
+            let (Ok(x), Ok(y)) = (a.items(), b.items()) else {
+                return false;
+            };
+            a.size() == b.size() && x.zip(y).all(|(x, y)| equals(&x, &y))
+        }
+        (Kind::Map | Kind::Rec(_), Kind::Map | Kind::Rec(_)) => {
+            a.size() == b.size()
+                && a.items().is_ok_and(|mut keys| {
+                    keys.all(|k| match (a.get(&k), b.get(&k)) {
+                        (Ok(Some(x)), Ok(Some(y))) => equals(&x, &y),
+                        (Ok(None), Ok(None)) => true,
+                        _ => false,
+                    })
+                })
+        }
+        _ => false,
+    }
+}
+
+/// A number as an exact-enough common form for comparing across int, uint and double.
+#[derive(PartialEq, PartialOrd)]
+enum Numeric {
+    Int(i128),
+    Double(f64),
+}
+
+fn numeric(v: &Val<'_>) -> Option<Numeric> {
+    match v.kind() {
+        Kind::Int(i) => Some(Numeric::Int(i as i128)),
+        Kind::Uint(u) => Some(Numeric::Int(u as i128)),
+        Kind::Double(d) => Some(Numeric::Double(d)),
+        _ => None,
+    }
+}
+
+impl Numeric {
+    fn partial_cmp(&self, other: &Numeric) -> Option<Ordering> {
+        match (self, other) {
+            (Numeric::Int(a), Numeric::Int(b)) => Some(a.cmp(b)),
+            (Numeric::Int(a), Numeric::Double(b)) => (*a as f64).partial_cmp(b),
+            (Numeric::Double(a), Numeric::Int(b)) => a.partial_cmp(&(*b as f64)),
+            (Numeric::Double(a), Numeric::Double(b)) => a.partial_cmp(b),
+        }
+    }
+}
+
+/// CEL ordering: numbers (across kinds), strings, bools, quantities and versions.
+pub fn compare(op: &str, a: &Val<'_>, b: &Val<'_>) -> Result<Ordering, EvalError> {
+    if let (Some(x), Some(y)) = (numeric(a), numeric(b)) {
+        return x
+            .partial_cmp(&y)
+            .ok_or_else(|| EvalError::new("comparison with NaN"));
+    }
+    match (a.kind(), b.kind()) {
+        (Kind::Str(x), Kind::Str(y)) => Ok(x.cmp(y)),
+        (Kind::Bool(x), Kind::Bool(y)) => Ok(x.cmp(&y)),
+        (Kind::Quantity(x), Kind::Quantity(y)) => x
+            .partial_cmp(&y)
+            .ok_or_else(|| EvalError::new("comparison with NaN")),
+        (Kind::Semver(a1, b1, c1), Kind::Semver(a2, b2, c2)) => Ok((a1, b1, c1).cmp(&(a2, b2, c2))),
+        _ => Err(EvalError::no_overload(op, &[a, b])),
+    }
+}
+
+/// Function arguments, the receiver first; inline for the usual few.
+pub type Args<'a> = SmallVec<[Val<'a>; 4]>;
+
+/// What a function implementation gets besides its arguments.
+pub struct Call<'a> {
+    pub name: &'static str,
+    pub host: Option<&'a dyn Host>,
+    /// What the overload's preparation made of its literal argument.
+    pub prepared: Option<&'a (dyn std::any::Any + Send + Sync)>,
+}
+
+impl Call<'_> {
+    /// The prepared literal, as the type the preparation made.
+    pub fn prepared<T: 'static>(&self) -> Option<&T> {
+        self.prepared.and_then(|p| p.downcast_ref::<T>())
+    }
+}
+
+enum Slot<'a> {
+    Unset,
+    Val(Val<'a>),
+    /// A `let`: evaluated the first time it is read, then kept.
+    Lazy(&'a Program, OnceCell<Result<Val<'a>, EvalError>>),
+}
+
+/// The variables' values, by slot (the compiler's numbering), and the host.
+pub struct Activation<'a> {
+    slots: Vec<Slot<'a>>,
+    host: Option<&'a dyn Host>,
+}
+
+impl<'a> Activation<'a> {
+    pub fn new(slots: usize, host: Option<&'a dyn Host>) -> Self {
+        Activation {
+            slots: (0..slots).map(|_| Slot::Unset).collect(),
+            host,
+        }
+    }
+
+    pub fn set(&mut self, slot: usize, value: Val<'a>) {
+        if slot >= self.slots.len() {
+            self.slots.resize_with(slot + 1, || Slot::Unset);
+        }
+        self.slots[slot] = Slot::Val(value);
+    }
+
+    /// Binds a slot to a `let`, evaluated when first read.
+    pub fn set_lazy(&mut self, slot: usize, program: &'a Program) {
+        if slot >= self.slots.len() {
+            self.slots.resize_with(slot + 1, || Slot::Unset);
+        }
+        self.slots[slot] = Slot::Lazy(program, OnceCell::new());
+    }
+
+    pub fn unset(&mut self, slot: usize) {
+        if let Some(s) = self.slots.get_mut(slot) {
+            *s = Slot::Unset;
+        }
+    }
+
+    fn read(&self, slot: u32) -> Result<Val<'a>, EvalError> {
+        match self.slots.get(slot as usize) {
+            Some(Slot::Val(v)) => Ok(v.clone()),
+            Some(Slot::Lazy(program, cell)) => cell.get_or_init(|| program.eval(self)).clone(),
+            Some(Slot::Unset) | None => Err(EvalError::new("variable not bound here")),
+        }
+    }
+}
+
+/// Values of the comprehension variables of one evaluation.
+type Locals<'a> = SmallVec<[Val<'a>; 4]>;
+
+impl Program {
+    /// Evaluates the expression.
+    pub fn eval<'a>(&'a self, act: &Activation<'a>) -> Result<Val<'a>, EvalError> {
+        let mut locals: Locals<'a> = SmallVec::new();
+        locals.resize(self.locals as usize, Val::Null);
+        eval(&self.root, act, &mut locals)
+    }
+
+    /// Evaluates a condition: `Ok(true)` or `Ok(false)`, or why it has no truth value.
+    pub fn test<'a>(&'a self, act: &Activation<'a>) -> Result<bool, EvalError> {
+        let v = self.eval(act)?;
+        v.as_bool().ok_or_else(|| {
+            EvalError::new(format!("condition is of type {}, not bool", v.type_name()))
+        })
+    }
+}
+
+fn boolean(v: Result<Val<'_>, EvalError>, op: &str) -> Result<bool, EvalError> {
+    let v = v?;
+    v.as_bool().ok_or_else(|| EvalError::no_overload(op, &[&v]))
+}
+
+fn eval<'a>(
+    node: &'a Node,
+    act: &Activation<'a>,
+    locals: &mut Locals<'a>,
+) -> Result<Val<'a>, EvalError> {
+    match node {
+        Node::Lit(v) => Ok(Val::Ref(v)),
+        Node::Global(slot) => act.read(*slot),
+        Node::Local(i) => Ok(locals[*i as usize].clone()),
+        Node::Select { base, field, test } => {
+            let base = eval(base, act, locals)?;
+            select(&base, field, *test)
+        }
+        Node::RecordField {
+            base,
+            index,
+            name,
+            test,
+        } => {
+            let base = eval(base, act, locals)?;
+            let v = match &base {
+                Val::Rec(r) => r.field(*index as usize),
+                other => return select(other, name, *test),
+            };
+            Ok(if *test { Val::Bool(!v.is_null()) } else { v })
+        }
+        Node::OptSelect { base, field } => {
+            let base = eval(base, act, locals)?;
+            let base = match base {
+                Val::Opt(None) => return Ok(Val::Opt(None)),
+                Val::Opt(Some(v)) => (*v).clone(),
+                v => v,
+            };
+            let key = Val::Text(field);
+            Ok(Val::Opt(base.get(&key)?.map(Rc::new)))
+        }
+        Node::Index {
+            base,
+            index,
+            optional,
+        } => {
+            let base = eval(base, act, locals)?;
+            let index = eval(index, act, locals)?;
+            let base = match base {
+                Val::Opt(None) if *optional => return Ok(Val::Opt(None)),
+                Val::Opt(Some(v)) if *optional => (*v).clone(),
+                v => v,
+            };
+            let found = match base.kind() {
+                Kind::List => {
+                    let i = match index.kind() {
+                        Kind::Int(i) => usize::try_from(i).ok(),
+                        Kind::Uint(u) => usize::try_from(u).ok(),
+                        Kind::Double(d) if d.fract() == 0.0 && d >= 0.0 => Some(d as usize),
+                        _ => return Err(EvalError::no_overload("_[_]", &[&base, &index])),
+                    };
+                    i.and_then(|i| base.at(i))
+                }
+                _ => base.get(&index)?,
+            };
+            match (found, optional) {
+                (Some(v), false) => Ok(v),
+                (found, true) => Ok(Val::Opt(found.map(Rc::new))),
+                (None, false) => Err(match base.kind() {
+                    Kind::List => {
+                        EvalError::new(format!("index out of range: {}", index.display()))
+                    }
+                    _ => EvalError::new(format!("no such key: {}", index.display())),
+                }),
+            }
+        }
+        Node::List { items, optional } => {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                let v = eval(item, act, locals)?;
+                if optional.contains(&i) {
+                    match v {
+                        Val::Opt(Some(v)) => out.push((*v).clone()),
+                        Val::Opt(None) => {}
+                        other => {
+                            return Err(EvalError::no_overload("optional list item", &[&other]));
+                        }
+                    }
+                } else {
+                    out.push(v);
+                }
+            }
+            Ok(Val::list(out))
+        }
+        Node::Map(entries) => {
+            let mut out: Vec<(Val<'a>, Val<'a>)> = Vec::with_capacity(entries.len());
+            for (k, v, optional) in entries {
+                let k = eval(k, act, locals)?;
+                let mut v = eval(v, act, locals)?;
+                if *optional {
+                    match v {
+                        Val::Opt(Some(inner)) => v = (*inner).clone(),
+                        Val::Opt(None) => continue,
+                        other => {
+                            return Err(EvalError::no_overload("optional map entry", &[&other]));
+                        }
+                    }
+                }
+                if out.iter().any(|(existing, _)| equals(existing, &k)) {
+                    return Err(EvalError::new(format!(
+                        "duplicate map key: {}",
+                        k.display()
+                    )));
+                }
+                out.push((k, v));
+            }
+            Ok(Val::Map(Rc::new(out)))
+        }
+        Node::Not(a) => Ok(Val::Bool(!boolean(eval(a, act, locals), "!_")?)),
+        Node::Neg(a) => {
+            let v = eval(a, act, locals)?;
+            match v.kind() {
+                Kind::Int(i) => i
+                    .checked_neg()
+                    .map(Val::Int)
+                    .ok_or_else(|| EvalError::new("integer overflow")),
+                Kind::Double(d) => Ok(Val::Double(-d)),
+                _ => Err(EvalError::no_overload("-_", &[&v])),
+            }
+        }
+        // `&&` and `||` are commutative about errors, as CEL defines them: a false (true) operand
+        // decides the result even when the other one fails.
+        Node::And(a, b) => match boolean(eval(a, act, locals), "_&&_") {
+            Ok(false) => Ok(Val::Bool(false)),
+            Ok(true) => Ok(Val::Bool(boolean(eval(b, act, locals), "_&&_")?)),
+            Err(e) => match boolean(eval(b, act, locals), "_&&_") {
+                Ok(false) => Ok(Val::Bool(false)),
+                _ => Err(e),
+            },
+        },
+        Node::Or(a, b) => match boolean(eval(a, act, locals), "_||_") {
+            Ok(true) => Ok(Val::Bool(true)),
+            Ok(false) => Ok(Val::Bool(boolean(eval(b, act, locals), "_||_")?)),
+            Err(e) => match boolean(eval(b, act, locals), "_||_") {
+                Ok(true) => Ok(Val::Bool(true)),
+                _ => Err(e),
+            },
+        },
+        Node::Cond(c, a, b) => {
+            if boolean(eval(c, act, locals), "_?_:_")? {
+                eval(a, act, locals)
+            } else {
+                eval(b, act, locals)
+            }
+        }
+        Node::Op(op, a, b) => {
+            let a = eval(a, act, locals)?;
+            let b = eval(b, act, locals)?;
+            binary(*op, &a, &b)
+        }
+        Node::Call {
+            name,
+            candidates,
+            args,
+        } => {
+            let mut values: Args<'a> = SmallVec::with_capacity(args.len());
+            for a in args {
+                values.push(eval(a, act, locals)?);
+            }
+            let chosen = match candidates.as_slice() {
+                [only] => only,
+                many => many
+                    .iter()
+                    .find(|c| c.params.iter().zip(&values).all(|(p, v)| v.is_of(p)))
+                    .ok_or_else(|| {
+                        EvalError::no_overload(name, &values.iter().collect::<Vec<_>>())
+                    })?,
+            };
+            let call = Call {
+                name,
+                host: act.host,
+                prepared: chosen.prepared.as_deref(),
+            };
+            (chosen.imp)(&call, &mut values)
+        }
+        Node::Comprehension {
+            kind,
+            range,
+            var,
+            body,
+            filter,
+        } => {
+            let range = eval(range, act, locals)?;
+            comprehension(
+                *kind,
+                &range,
+                *var as usize,
+                body,
+                filter.as_deref(),
+                act,
+                locals,
+            )
+        }
+    }
+}
+
+fn select<'a>(base: &Val<'a>, field: &str, test: bool) -> Result<Val<'a>, EvalError> {
+    let found = base.get(&Val::Text(field))?;
+    if test {
+        return Ok(Val::Bool(found.is_some()));
+    }
+    found.ok_or_else(|| EvalError::new(format!("no such key: {field}")))
+}
+
+fn comprehension<'a>(
+    kind: Macro,
+    range: &Val<'a>,
+    var: usize,
+    body: &'a Node,
+    filter: Option<&'a Node>,
+    act: &Activation<'a>,
+    locals: &mut Locals<'a>,
+) -> Result<Val<'a>, EvalError> {
+    let items = range.items()?;
+    let mut error = None;
+    match kind {
+        Macro::All | Macro::Exists => {
+            let decisive = kind == Macro::Exists;
+            for item in items {
+                locals[var] = item;
+                match boolean(eval(body, act, locals), kind.name()) {
+                    Ok(b) if b == decisive => return Ok(Val::Bool(decisive)),
+                    Ok(_) => {}
+                    Err(e) => error = error.or(Some(e)),
+                }
+            }
+            match error {
+                Some(e) => Err(e),
+                None => Ok(Val::Bool(!decisive)),
+            }
+        }
+        Macro::ExistsOne => {
+            let mut count = 0;
+            for item in items {
+                locals[var] = item;
+                if boolean(eval(body, act, locals), "exists_one")? {
+                    count += 1;
+                }
+            }
+            Ok(Val::Bool(count == 1))
+        }
+        Macro::Filter => {
+            let mut out = Vec::new();
+            for item in items {
+                locals[var] = item.clone();
+                if boolean(eval(body, act, locals), "filter")? {
+                    out.push(item);
+                }
+            }
+            Ok(Val::list(out))
+        }
+        Macro::Map => {
+            let mut out = Vec::new();
+            for item in items {
+                locals[var] = item;
+                if let Some(f) = filter
+                    && !boolean(eval(f, act, locals), "map")?
+                {
+                    continue;
+                }
+                out.push(eval(body, act, locals)?);
+            }
+            Ok(Val::list(out))
+        }
+    }
+}
+
+fn binary<'a>(op: Op, a: &Val<'a>, b: &Val<'a>) -> Result<Val<'a>, EvalError> {
+    use Kind as K;
+    let overflow = || EvalError::new("integer overflow");
+    Ok(match op {
+        Op::Eq => Val::Bool(equals(a, b)),
+        Op::Ne => Val::Bool(!equals(a, b)),
+        Op::Lt => Val::Bool(compare("_<_", a, b)? == Ordering::Less),
+        Op::Le => Val::Bool(compare("_<=_", a, b)? != Ordering::Greater),
+        Op::Gt => Val::Bool(compare("_>_", a, b)? == Ordering::Greater),
+        Op::Ge => Val::Bool(compare("_>=_", a, b)? != Ordering::Less),
+        Op::In => match b.kind() {
+            K::List => Val::Bool(b.items()?.any(|x| equals(&x, a))),
+            K::Map | K::Rec(_) => Val::Bool(b.get(a)?.is_some()),
+            _ => return Err(EvalError::no_overload("@in", &[a, b])),
+        },
+        Op::Add => match (a.kind(), b.kind()) {
+            (K::Int(x), K::Int(y)) => Val::Int(x.checked_add(y).ok_or_else(overflow)?),
+            (K::Uint(x), K::Uint(y)) => Val::Uint(x.checked_add(y).ok_or_else(overflow)?),
+            (K::Double(x), K::Double(y)) => Val::Double(x + y),
+            (K::Str(x), K::Str(y)) => {
+                let mut s = String::with_capacity(x.len() + y.len());
+                s.push_str(x);
+                s.push_str(y);
+                Val::str(s)
+            }
+            (K::List, K::List) => {
+                let mut out: Vec<Val<'a>> = a.items()?.collect();
+                out.extend(b.items()?);
+                Val::list(out)
+            }
+            _ => return Err(EvalError::no_overload("_+_", &[a, b])),
+        },
+        Op::Sub | Op::Mul | Op::Div | Op::Rem => {
+            let name = match op {
+                Op::Sub => "_-_",
+                Op::Mul => "_*_",
+                Op::Div => "_/_",
+                _ => "_%_",
+            };
+            match (a.kind(), b.kind()) {
+                (K::Int(x), K::Int(y)) => Val::Int(
+                    match op {
+                        Op::Sub => x.checked_sub(y),
+                        Op::Mul => x.checked_mul(y),
+                        Op::Div if y == 0 => return Err(EvalError::new("division by zero")),
+                        Op::Div => x.checked_div(y),
+                        _ if y == 0 => return Err(EvalError::new("modulus by zero")),
+                        _ => x.checked_rem(y),
+                    }
+                    .ok_or_else(overflow)?,
+                ),
+                (K::Uint(x), K::Uint(y)) => Val::Uint(
+                    match op {
+                        Op::Sub => x.checked_sub(y),
+                        Op::Mul => x.checked_mul(y),
+                        Op::Div if y == 0 => return Err(EvalError::new("division by zero")),
+                        Op::Div => x.checked_div(y),
+                        _ if y == 0 => return Err(EvalError::new("modulus by zero")),
+                        _ => x.checked_rem(y),
+                    }
+                    .ok_or_else(overflow)?,
+                ),
+                (K::Double(x), K::Double(y)) if op != Op::Rem => Val::Double(match op {
+                    Op::Sub => x - y,
+                    Op::Mul => x * y,
+                    _ => x / y,
+                }),
+                _ => return Err(EvalError::no_overload(name, &[a, b])),
+            }
+        }
+    })
+}

@@ -1,0 +1,241 @@
+//! CEL semantics, checked against what the CEL spec and cel-go say for each case.
+
+use super::*;
+use crate::value::Value;
+
+fn registry() -> Registry {
+    Registry::standard()
+}
+
+fn eval_with(text: &str, vars: &[(&str, Value)]) -> Result<Value, String> {
+    let reg = registry();
+    let mut c = Compiler::new(&reg);
+    for (name, _) in vars {
+        c.declare(name, Type::Dyn);
+    }
+    let program = c.compile(text).map_err(|e| format!("compile: {e}"))?;
+    let mut act = Activation::new(c.slots(), None);
+    for (i, (_, v)) in vars.iter().enumerate() {
+        act.set(i, Val::Ref(v));
+    }
+    program
+        .eval(&act)
+        .map(|v| v.to_value())
+        .map_err(|e| format!("eval: {e}"))
+}
+
+#[test]
+fn operators_and_macros_follow_the_spec() {
+    let obj = crate::json!({"spec": {"replicas": 3, "containers": [{"name": "a"}, {"name": "b", "image": "x"}]}, "meta": {"labels": {"app": "web"}}});
+    let cases: &[(&str, Value)] = &[
+        ("1 + 2 * 3", Value::from(7)),
+        ("'a' + 'b'", Value::from("ab")),
+        ("[1, 2] + [3]", crate::json!([1, 2, 3])),
+        ("7 / 2", Value::from(3)),
+        ("7 % 3", Value::from(1)),
+        ("1 == 1.0", Value::Bool(true)),
+        ("1 < 1.5", Value::Bool(true)),
+        ("'b' > 'a'", Value::Bool(true)),
+        ("2 in [1, 2]", Value::Bool(true)),
+        ("'app' in o.meta.labels", Value::Bool(true)),
+        ("o.spec.containers.all(c, has(c.name))", Value::Bool(true)),
+        (
+            "o.spec.containers.exists(c, has(c.image))",
+            Value::Bool(true),
+        ),
+        (
+            "o.spec.containers.exists_one(c, c.name == 'a')",
+            Value::Bool(true),
+        ),
+        ("o.spec.containers.map(c, c.name)", crate::json!(["a", "b"])),
+        (
+            "o.spec.containers.filter(c, has(c.image)).map(c, c.name)",
+            crate::json!(["b"]),
+        ),
+        (
+            "o.spec.containers.map(c, has(c.image), c.image)",
+            crate::json!(["x"]),
+        ),
+        ("o.meta.labels.map(k, k)", crate::json!(["app"])),
+        ("has(o.spec.replicas)", Value::Bool(true)),
+        ("has(o.spec.paused)", Value::Bool(false)),
+        ("o.spec.?paused.orValue(false)", Value::Bool(false)),
+        ("o.?status.?phase.orValue('none')", Value::from("none")),
+        ("o.spec.containers[?5].hasValue()", Value::Bool(false)),
+        ("o.spec.containers[?0].name.value()", Value::from("a")),
+        (
+            "[1, ?optional.none(), ?optional.of(2)]",
+            crate::json!([1, 2]),
+        ),
+        ("{'a': 1, ?'b': optional.none()}", crate::json!({"a": 1})),
+        // An error on one side of `&&` / `||` is absorbed when the other side decides.
+        ("o.spec.nosuch == 1 && false", Value::Bool(false)),
+        ("true || o.spec.nosuch == 1", Value::Bool(true)),
+        ("[1, 'a'].exists(x, x == 'a')", Value::Bool(true)),
+        ("'Hello'.lowerAscii()", Value::from("hello")),
+        ("'a,b'.split(',')", crate::json!(["a", "b"])),
+        ("['a', 'b'].join('-')", Value::from("a-b")),
+        ("'hello'.substring(1, 3)", Value::from("el")),
+        ("'800m'.matches('^[0-9]+m$')", Value::Bool(true)),
+        ("'abc 123'.find('[0-9]+')", Value::from("123")),
+        ("[3, 1, 2].max()", Value::from(3)),
+        ("[1, 2, 2].distinct()", crate::json!([1, 2])),
+        (
+            "quantity('1Gi').compareTo(quantity('1024Mi')) == 0",
+            Value::Bool(true),
+        ),
+        (
+            "quantity('700m').isLessThan(quantity('1'))",
+            Value::Bool(true),
+        ),
+        (
+            "semver('1.25', true).isGreaterThan(semver('1.24.9'))",
+            Value::Bool(true),
+        ),
+        ("size('héllo')", Value::from(5)),
+        ("int('42') + 1", Value::from(43)),
+        ("string(3) + 'x'", Value::from("3x")),
+        ("true ? 'y' : 'n'", Value::from("y")),
+    ];
+    for (text, want) in cases {
+        assert_eq!(
+            eval_with(text, &[("o", obj.clone())]).as_ref(),
+            Ok(want),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn run_time_errors_are_errors_not_nulls() {
+    let obj = crate::json!({"spec": {}});
+    for text in [
+        "o.spec.replicas > 1",
+        "o.spec.containers.exists(c, true)",
+        "[1][3]",
+        "{'a': 1}['b']",
+        "1 / 0",
+        "9223372036854775807 + 1",
+        "o.spec.nosuch == 1 || false",
+        "dyn('a') + dyn(1)",
+        "optional.none().value()",
+        "[].max()",
+        "quantity('12 apples')",
+    ] {
+        let got = eval_with(text, &[("o", obj.clone())]);
+        assert!(
+            got.as_ref().is_err_and(|e| e.starts_with("eval:")),
+            "{text}: {got:?}"
+        );
+    }
+}
+
+#[test]
+fn type_errors_are_load_errors_with_their_offset() {
+    let cases: &[(&str, &str, usize)] = &[
+        (
+            "'a' + 1",
+            "found no matching overload for '_+_' applied to '(string, int)'",
+            4,
+        ),
+        (
+            "x.size() == 1 && nosuch",
+            "undeclared reference to 'nosuch'",
+            17,
+        ),
+        ("size(1, 2)", "found no matching overload for 'size'", 4),
+        (
+            "'a'.startsWith(1)",
+            "found no matching overload for 'string.startsWith' applied to '(int)'",
+            14,
+        ),
+        ("'a'.nosuch()", "undeclared reference to 'nosuch'", 10),
+        (
+            "!'a'",
+            "found no matching overload for '!_' applied to '(string)'",
+            1,
+        ),
+        (
+            "[1].all(x, x + 1)",
+            "the predicate of `all` is of type int, not bool",
+            13,
+        ),
+        ("'a'.matches('[')", "invalid regular expression", 12),
+        ("1 +", "", 0),
+    ];
+    let reg = registry();
+    let mut c = Compiler::new(&reg);
+    c.declare("x", Type::Dyn);
+    for (text, message, offset) in cases {
+        let e = c.compile(text).expect_err(text);
+        assert!(e.message.contains(message), "{text}: {}", e.message);
+        if !message.is_empty() {
+            assert_eq!(e.offset, *offset, "{text}: {}", e.message);
+        }
+    }
+}
+
+struct Facts {
+    names: &'static [&'static str],
+    values: Vec<Value>,
+    whole: Value,
+}
+
+impl Record for Facts {
+    fn field(&self, index: usize) -> Val<'_> {
+        Val::Ref(&self.values[index])
+    }
+    fn names(&self) -> &'static [&'static str] {
+        self.names
+    }
+    fn value(&self) -> &Value {
+        &self.whole
+    }
+}
+
+#[test]
+fn records_check_their_fields_at_load_and_read_them_by_index() {
+    let mut reg = registry();
+    let pod = reg.add_record(
+        "pod",
+        &[("os", "string", "the OS"), ("count", "int", "a count")],
+    );
+    let mut c = Compiler::new(&reg);
+    let slot = c.declare("pod", pod.clone());
+    let e = c.compile("pod.windowsSelectd").unwrap_err();
+    assert!(
+        e.message
+            .contains("undefined field 'windowsSelectd' of pod"),
+        "{}",
+        e.message
+    );
+    let e = c.compile("pod.os + 1").unwrap_err();
+    assert!(e.message.contains("'(string, int)'"), "{}", e.message);
+    let p = c.compile("pod.os == 'windows' && pod.count > 1").unwrap();
+    assert!(p.reads(slot) && p.reads_field(&pod, "os", &reg) && p.reads_field(&pod, "count", &reg));
+    assert_eq!(p.ty(), &Type::Bool);
+    let facts = Facts {
+        names: &["os", "count"],
+        values: vec![Value::from("windows"), Value::from(2)],
+        whole: Value::Null,
+    };
+    let mut act = Activation::new(c.slots(), None);
+    act.set(slot, Val::Rec(&facts));
+    assert_eq!(p.test(&act), Ok(true));
+}
+
+#[test]
+fn lets_are_evaluated_once_and_only_when_read() {
+    let reg = registry();
+    let mut c = Compiler::new(&reg);
+    let x = c.declare("x", Type::Int);
+    let boom = c.declare("boom", Type::Bool);
+    let never = c.compile("1 / 0 == 1").unwrap();
+    let p = c.compile("x > 1 || boom").unwrap();
+    let value = Value::from(5);
+    let mut act = Activation::new(c.slots(), None);
+    act.set(x, Val::Ref(&value));
+    act.set_lazy(boom, &never);
+    // `boom` would fail; `||` never reads it.
+    assert_eq!(p.test(&act), Ok(true));
+}
