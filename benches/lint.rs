@@ -21,7 +21,6 @@ use std::time::Instant;
 use winguard::cli::{LintSetup, lint_sources};
 use winguard::config::Config;
 use winguard::manifest::{SourceText, Sources, parse_source};
-use winguard::rules::RuleSet;
 
 /// Runs `f` once, timed.
 fn timed<T>(f: impl FnOnce() -> T) -> (f64, T) {
@@ -73,7 +72,11 @@ fn main() {
             .sum::<usize>()
     };
 
-    let setup = LintSetup::new(RuleSet::embedded().unwrap(), Config::default()).unwrap();
+    let setup = LintSetup::new(
+        winguard::policy::builtin_rules().unwrap(),
+        Config::default(),
+    )
+    .unwrap();
     // The same path as `winguard lint` after reading the files: `lint_sources`.
     let full_lint = || {
         let sources = Sources {

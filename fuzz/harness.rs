@@ -13,14 +13,13 @@ use winguard::chart::{RenderOptions, render_chart};
 use winguard::cli::{LintSetup, lint_sources};
 use winguard::config::Config;
 use winguard::manifest::Sources;
-use winguard::rules::RuleSet;
 
 /// The rules and config every target evaluates with, loaded once.
 fn setup() -> &'static LintSetup {
     static SETUP: OnceLock<LintSetup> = OnceLock::new();
     SETUP.get_or_init(|| {
         LintSetup::new(
-            RuleSet::embedded().expect("embedded rules"),
+            winguard::policy::builtin_rules().expect("embedded rules"),
             Config::default(),
         )
         .expect("default setup")

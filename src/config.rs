@@ -528,14 +528,14 @@ impl Config {
     }
 
     /// Resolves node builds against the catalog (`ltsc2022` → 20348).
-    pub fn resolve(&mut self, catalog: &crate::model::Catalog) -> Result<(), String> {
+    /// `parse_build` reads a build as the catalog names them (`ltsc2019` → 17763).
+    pub fn resolve(&mut self, parse_build: impl Fn(&Value) -> Option<u64>) -> Result<(), String> {
         self.windows.node_builds = self
             .windows
             .node_builds_raw
             .iter()
             .map(|v| {
-                catalog
-                    .parse_build(v)
+                parse_build(v)
                     .ok_or_else(|| format!("windows.nodeBuilds: `{v}` is not a Windows build (write 17763, \"10.0.17763\" or ltsc2019)"))
             })
             .collect::<Result<_, _>>()?;
@@ -588,11 +588,48 @@ impl Config {
         self.windows.dsr && v >= (1, 14) && (v >= (1, 34) || self.gate("WinDSR", Some((1, 33))))
     }
 
+    /// What the engine reads of the config: profile, rule levels, exemptions, and the config as
+    /// rule expressions see it.
+    pub fn settings(&self) -> crate::engine::Settings {
+        use crate::rules::Severity;
+        crate::engine::Settings {
+            profile: self.profile.as_str().to_string(),
+            levels: self
+                .rules
+                .iter()
+                .map(|(name, level)| {
+                    let severity = match level {
+                        Level::Off => None,
+                        Level::Info => Some(Severity::Info),
+                        Level::Warning => Some(Severity::Warning),
+                        Level::Error => Some(Severity::Error),
+                    };
+                    (name.clone(), severity)
+                })
+                .collect(),
+            exemptions: self
+                .exemptions
+                .iter()
+                .map(|e| crate::engine::Exemption {
+                    rule: e.rule.clone(),
+                    namespace: e.namespace.clone(),
+                    kind: e.kind.clone(),
+                    name: e.name.clone(),
+                    expires: e.expires,
+                })
+                .collect(),
+            value: self.to_expr_value(),
+        }
+    }
+
     /// The config as rule expressions see it (`config.…`), with derived values resolved.
     pub fn to_expr_value(&self) -> Value {
         let dsr = self.dsr();
         json!({
             "kubernetesVersion": self.kubernetes_version,
+            // MAJOR.MINOR, for comparing with `semver(…, true)`: a distribution's pre-release
+            // suffix (`1.30.2-eks.1`) would order it before the release it is.
+            "kubernetesMinorVersion": format!("{}.{}", self.version().0, self.version().1),
             "featureGates": self.feature_gates,
             "profile": self.profile.as_str(),
             "mixedCluster": self.mixed_cluster,

@@ -17,6 +17,25 @@ use crate::model::{Catalog, EMBEDDED_CATALOG};
 use crate::report::{Located, Report};
 use crate::rules::RuleSet;
 
+include!(concat!(env!("OUT_DIR"), "/embedded_rules.rs"));
+
+/// The expression registry rules compile against: CEL's standard library, the engine's
+/// cross-object functions, and the Windows model's records and functions.
+pub fn registry() -> &'static crate::expr::Registry {
+    static REGISTRY: std::sync::LazyLock<crate::expr::Registry> = std::sync::LazyLock::new(|| {
+        let mut r = crate::expr::Registry::standard();
+        crate::engine::register(&mut r);
+        crate::model::register(&mut r);
+        r
+    });
+    &REGISTRY
+}
+
+/// The rules built into the binary (`rules/*.yaml`).
+pub fn builtin_rules() -> Result<RuleSet, crate::error::LoadError> {
+    RuleSet::from_texts(EMBEDDED_RULES, registry())
+}
+
 /// Rules, config and catalog for a run.
 pub struct LintSetup {
     pub rules: RuleSet,
@@ -24,7 +43,21 @@ pub struct LintSetup {
     pub catalog: Catalog,
     pub today: jiff::civil::Date,
     /// The config as the engine reads it, prepared once (every context of the setup borrows it).
-    pub prepared: crate::engine::PreparedConfig,
+    pub settings: crate::engine::Settings,
+}
+
+/// The Windows model is the engine's domain: it gives the facts of each input set's pods.
+impl crate::engine::Domain for LintSetup {
+    fn input_set<'a>(
+        &'a self,
+        by_kind: &HashMap<&'a str, Vec<&'a Value>>,
+    ) -> Box<dyn crate::engine::InputSet<'a> + 'a> {
+        Box::new(crate::model::ModelContext::new(
+            &self.catalog,
+            &self.config,
+            by_kind,
+        ))
+    }
 }
 
 impl LintSetup {
@@ -32,9 +65,8 @@ impl LintSetup {
     pub fn basis(&self) -> crate::engine::Basis<'_> {
         crate::engine::Basis {
             rules: &self.rules,
-            config: &self.config,
-            prepared: &self.prepared,
-            catalog: &self.catalog,
+            settings: &self.settings,
+            domain: self,
             today: self.today,
         }
     }
@@ -42,10 +74,12 @@ impl LintSetup {
     /// Builds a setup from an already-loaded config (tests, benches, the webhook).
     pub fn new(rules: RuleSet, mut config: Config) -> Result<Self, String> {
         let catalog = Catalog::load(EMBEDDED_CATALOG, &config)?;
-        config.resolve(&catalog).map_err(|e| match &config.path {
-            Some(p) => format!("{}: {e}", p.display()),
-            None => e,
-        })?;
+        config
+            .resolve(|v| catalog.parse_build(v))
+            .map_err(|e| match &config.path {
+                Some(p) => format!("{}: {e}", p.display()),
+                None => e,
+            })?;
         // Every rule name the config gives must be a rule's: all reported at once, each at
         // its line, with the closest name suggested.
         let names = || rules.rules.iter().map(|r| r.name.as_str());
@@ -72,9 +106,20 @@ impl LintSetup {
             unknown.sort_by_key(|e| (e.line, e.column));
             return Err(crate::error::LoadErrors(unknown).to_string());
         }
+        // A rule for a profile that doesn't exist would never run.
+        for rule in &rules.rules {
+            for p in &rule.profiles {
+                if <Profile as clap::ValueEnum>::from_str(p, false).is_err() {
+                    return Err(format!(
+                        "{}: `profiles`: `{p}` is not a profile (generic, eks, aks or gke)",
+                        rule.source
+                    ));
+                }
+            }
+        }
         Ok(LintSetup {
             rules,
-            prepared: crate::engine::PreparedConfig::new(&config),
+            settings: config.settings(),
             config,
             catalog,
             today: jiff::Zoned::now().date(),
@@ -341,10 +386,10 @@ pub struct RuleSource {
 
 /// The embedded rules plus the `--rules` directories; every problem is in the error, one a line.
 pub fn load_rule_set(src: &RuleSource) -> Result<RuleSet, String> {
-    let mut set = RuleSet::embedded().map_err(|e| format!("built-in rules: {e}"))?;
+    let mut set = builtin_rules().map_err(|e| format!("built-in rules: {e}"))?;
     let mut problems = Vec::new();
     for dir in &src.rule_dirs {
-        if let Err(errors) = set.add_dir(dir) {
+        if let Err(errors) = set.add_dir(dir, registry()) {
             problems.extend(errors.into_iter().map(|e| e.to_string()));
         }
     }

@@ -10,7 +10,7 @@ fn setup_for(rule: &winguard::rules::Rule) -> LintSetup {
         Some(text) => Config::parse(text, &format!("{} docs.config", rule.name)).unwrap(),
         None => Config::default(),
     };
-    LintSetup::new(RuleSet::embedded().unwrap(), config).unwrap()
+    LintSetup::new(winguard::policy::builtin_rules().unwrap(), config).unwrap()
 }
 
 /// Lints `text` (named `name`), which must read without input errors, and returns the messages
@@ -32,7 +32,7 @@ fn messages_of(setup: &LintSetup, name: &str, text: &str, rule: &str) -> Vec<Str
 
 #[test]
 fn every_bad_example_fires_and_every_good_example_does_not() {
-    let rules = RuleSet::embedded().unwrap();
+    let rules = winguard::policy::builtin_rules().unwrap();
     assert_eq!(rules.rules.len(), 27, "RULES.md lists 27 rules");
     let mut failures = Vec::new();
     for rule in &rules.rules {
@@ -49,7 +49,7 @@ fn every_bad_example_fires_and_every_good_example_does_not() {
 
 #[test]
 fn readme_rule_table_matches_the_rule_files() {
-    let rules = RuleSet::embedded().unwrap();
+    let rules = winguard::policy::builtin_rules().unwrap();
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let start = readme
@@ -69,7 +69,7 @@ fn readme_rule_table_matches_the_rule_files() {
 
 #[test]
 fn explain_shows_every_section() {
-    let rules = RuleSet::embedded().unwrap();
+    let rules = winguard::policy::builtin_rules().unwrap();
     for rule in &rules.rules {
         let text = docs::explain(rule, None);
         for needle in [
@@ -98,7 +98,7 @@ fn explain_shows_every_section() {
 #[test]
 fn every_rule_fires_on_every_workload_kind() {
     use serde_json::{Value, json};
-    let rules = RuleSet::embedded().unwrap();
+    let rules = winguard::policy::builtin_rules().unwrap();
     // Rules that by definition look only at some kinds.
     let only: &[(&str, &[&str])] = &[(
         "windows-lb-backend-limit",
@@ -141,12 +141,12 @@ fn every_rule_fires_on_every_workload_kind() {
         let workload = docs
             .iter()
             .position(|d| {
-                winguard::model::pod_template_paths(d["kind"].as_str().unwrap_or("")).is_some()
+                winguard::engine::pod_template_paths(d["kind"].as_str().unwrap_or("")).is_some()
             })
             .unwrap_or_else(|| panic!("{}: bad example has no workload", rule.name));
         let original = &docs[workload];
         let (sp, mp) =
-            winguard::model::pod_template_paths(original["kind"].as_str().unwrap()).unwrap();
+            winguard::engine::pod_template_paths(original["kind"].as_str().unwrap()).unwrap();
         let spec = original.pointer(sp).unwrap().clone();
         let meta = original.pointer(mp).cloned().unwrap_or(json!({}));
         let top_meta = original["metadata"].clone();
@@ -232,6 +232,7 @@ message: "volume `{{item.name}}` mounts the host path `{{item.hostPath.path}}`"
 docs: {what: a, why: b, bad: c, good: d}
 "#,
         "test.yaml",
+        winguard::policy::registry(),
     )
     .unwrap();
     let mut rules = RuleSet::default();
@@ -257,7 +258,7 @@ docs: {what: a, why: b, bad: c, good: d}
 fn rules_readme_lists_every_expression_function() {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/rules/README.md")).unwrap();
-    for o in winguard::rules::registry().all() {
+    for o in winguard::policy::registry().all() {
         assert!(
             readme.contains(&format!("`{}`", o.signature)),
             "rules/README.md does not document `{}`",
@@ -283,7 +284,7 @@ fn rules_readme_lists_every_pod_and_container_fact() {
         .expect("rules/README.md has the facts end marker");
     assert_eq!(
         &readme[from..to],
-        winguard::rules::reference_markdown(),
+        winguard::rules::reference_markdown(winguard::policy::registry()),
         "rules/README.md's fact tables are stale: paste `winguard rules --facts` between the markers"
     );
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_winguard"))
@@ -292,6 +293,6 @@ fn rules_readme_lists_every_pod_and_container_fact() {
         .unwrap();
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
-        winguard::rules::reference_markdown()
+        winguard::rules::reference_markdown(winguard::policy::registry())
     );
 }

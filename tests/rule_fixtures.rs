@@ -12,7 +12,6 @@ use winguard::config::Config;
 use winguard::engine::{Context, evaluate, evaluate_batch, patch};
 use winguard::manifest::{SourceText, parse_source};
 use winguard::report::{Format, RenderOptions, Report, render};
-use winguard::rules::RuleSet;
 use winguard::value::Value;
 
 fn rules_dir() -> PathBuf {
@@ -28,7 +27,11 @@ fn config_of(text: &str, name: &str) -> Config {
 }
 
 fn setup(text: &str, name: &str) -> LintSetup {
-    LintSetup::new(RuleSet::embedded().unwrap(), config_of(text, name)).unwrap()
+    LintSetup::new(
+        winguard::policy::builtin_rules().unwrap(),
+        config_of(text, name),
+    )
+    .unwrap()
 }
 
 /// The engine's context for a set of objects under a setup.
@@ -71,7 +74,7 @@ fn display_name(rule: &str, path: &Path) -> String {
 
 #[test]
 fn every_rule_has_fixtures_and_every_fixture_a_rule() {
-    let rules = RuleSet::embedded().unwrap();
+    let rules = winguard::policy::builtin_rules().unwrap();
     let all = fixtures();
     for rule in &rules.rules {
         let names: Vec<String> = all

@@ -683,7 +683,7 @@ mod tests {
         let body = serde_json::to_vec(&review_value).unwrap();
         let rules_of = |config: &str| {
             let config = crate::config::Config::parse(config, "winguard.yaml").unwrap();
-            let setup = LintSetup::new(crate::rules::RuleSet::embedded().unwrap(), config).unwrap();
+            let setup = LintSetup::new(crate::policy::builtin_rules().unwrap(), config).unwrap();
             review(&setup, Endpoint::Validate, &body).rules
         };
         let all = rules_of("");
@@ -711,7 +711,7 @@ mod tests {
             "/testdata/admission/pod-windows-realistic-v1.json"
         ))
         .unwrap();
-        let rules = crate::rules::RuleSet::embedded().unwrap();
+        let rules = crate::policy::builtin_rules().unwrap();
         let safe: Vec<String> = rules
             .rules
             .iter()
@@ -744,7 +744,7 @@ mod tests {
     /// rule's summary stands in, cut at the limit on a character boundary.
     #[test]
     fn warnings_keep_to_the_limit_in_characters() {
-        let rules = crate::rules::RuleSet::embedded().unwrap();
+        let rules = crate::policy::builtin_rules().unwrap();
         let finding = |message: String| Finding {
             rule: "windows-pod-os-missing".into(),
             severity: crate::rules::Severity::Warning,

@@ -296,7 +296,7 @@ pub fn run(cli: Cli) -> u8 {
                 Err(code) => return code,
             };
             if args.facts {
-                out(&crate::rules::reference_markdown());
+                out(&crate::rules::reference_markdown(crate::policy::registry()));
             } else if args.markdown {
                 out(&docs::readme_table(&rules));
             } else if args.format == DocFormat::Json {

@@ -1,9 +1,10 @@
 //! The engine: `evaluate(&RuleSet, &Context, &object) → Vec<Finding>`.
 //!
 //! Pure: no I/O, no files, no HTTP. `winguard lint`, `fix`/`mutate` and the admission webhook all
-//! call [`evaluate`] with a [`Context`] built from the same config, so they reach the same
-//! verdicts. Nothing here names a rule: rules are data (`crate::rules`), and the Windows facts
-//! they read come from `crate::model`.
+//! call [`evaluate`] with a [`Context`] built from the same settings, so they reach the same
+//! verdicts. Nothing here names a rule or knows Windows: rules are data (`crate::rules`), and the
+//! facts they read about pods and containers come from a [`Domain`] the caller plugs in (the
+//! Windows model, through `crate::policy`).
 
 pub mod patch;
 pub mod path;
@@ -12,10 +13,8 @@ use std::collections::HashMap;
 
 use crate::value::Value;
 
-use crate::config::Config;
 use crate::expr::{self, Activation, Args, EvalError, Val};
 use crate::manifest::escape_pointer_token;
-use crate::model::{self, Catalog, InputIndex, ModelContext};
 use crate::rules::{Applicability, Each, MessageGivesReason, Rule, RuleSet, Scope, Severity, slot};
 
 /// The name findings about suppressions themselves are reported under.
@@ -60,23 +59,75 @@ pub struct FixProposal {
     pub patch: Vec<json_patch::PatchOperation>,
 }
 
-/// What rules are evaluated against: the cluster profile and the rest of the input set.
+/// A domain model plugged into the engine: what it knows about the pods of an input set.
+pub trait Domain: Sync {
+    /// The model of one input set; `by_kind` holds the set's objects by kind (the model may
+    /// index some, as the Windows model indexes RuntimeClasses).
+    fn input_set<'a>(
+        &'a self,
+        by_kind: &HashMap<&'a str, Vec<&'a Value>>,
+    ) -> Box<dyn InputSet<'a> + 'a>;
+}
+
+/// A domain model of one input set.
+pub trait InputSet<'a>: Sync {
+    /// The facts of a pod spec (a Pod's, or a workload's pod template): rules read them as
+    /// `pod`. `spec_path` and `meta_path` point to the spec and its metadata in the object.
+    fn pod<'s>(
+        &'s self,
+        spec: &'s Value,
+        spec_path: &'static str,
+        meta_path: &'static str,
+    ) -> Box<dyn PodScope + 's>;
+}
+
+/// The facts of one pod spec, and of its containers (rules read them as `container`).
+pub trait PodScope: expr::Record {
+    fn containers(&self) -> usize;
+    /// Container `index`: its facts, the container as written, and its JSON pointer.
+    fn container(&self, index: usize) -> (&dyn expr::Record, &Value, &str);
+    /// What every finding about this pod notes, unless its message says it already (the
+    /// Windows model: why the pod targets the OS it does).
+    fn note(&self) -> Option<&str>;
+}
+
+/// What a run's rules are configured with, as the engine reads it.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    /// Rules naming profiles run only under one of them.
+    pub profile: String,
+    /// Per rule, its configured level: `None` turns it off, a severity overrides the rule's.
+    pub levels: HashMap<String, Option<Severity>>,
+    pub exemptions: Vec<Exemption>,
+    /// `config` as rule expressions read it. Built once per loaded configuration: the webhook
+    /// builds a context per review, and building this each time was about 3% of a review.
+    pub value: Value,
+}
+
+/// A configured exemption of a rule, by globs of namespace, kind and name.
+#[derive(Debug, Clone)]
+pub struct Exemption {
+    pub rule: String,
+    pub namespace: Option<String>,
+    pub kind: Option<String>,
+    pub name: Option<String>,
+    /// The last day it applies.
+    pub expires: Option<jiff::civil::Date>,
+}
+
+/// What rules are evaluated against: the settings, the domain model and the rest of the input
+/// set.
 pub struct Context<'a> {
-    pub config: &'a Config,
-    /// The config as expressions read it, prepared once per loaded config (the webhook builds a
-    /// context per review).
-    prepared: &'a PreparedConfig,
-    pub catalog: &'a Catalog,
-    index: InputIndex<'a>,
-    /// Per kind, the input objects of that kind as a JSON list (for `objects(kind)`): built here
-    /// from a slice of objects, or borrowed from the caller (`winguard lint` moves its objects
-    /// into such lists rather than copying them).
+    settings: &'a Settings,
+    /// The domain model of this input set.
+    model: Box<dyn InputSet<'a> + 'a>,
+    /// Per kind, the input objects of that kind (for `objects(kind)` and the indexes).
     objects_by_kind: HashMap<&'a str, Vec<&'a Value>>,
     /// Indexes over `objects_by_kind` for the cross-object lookups, built once per context.
     cross: CrossIndex,
     /// Today's date, for exemption expiry (passed in so evaluation stays deterministic).
     pub today: jiff::civil::Date,
-    /// The rules the config turns on, with their configured severity, worked out once per run
+    /// The rules the settings turn on, with their configured severity, worked out once per run
     /// (per object, the lookups of every rule's level showed in profiles).
     active: Vec<(&'a Rule, Option<Severity>)>,
     /// The rule set `active` was taken from.
@@ -86,74 +137,36 @@ pub struct Context<'a> {
     pub fixes: bool,
 }
 
-/// What evaluation derives from the config alone: `config.…` as rule expressions see it, and the
-/// cluster's Kubernetes version. Worked out once per loaded config (`LintSetup` keeps it), not per
-/// context: the webhook builds a context per review, and building this each time was about 3% of
-/// a review's instructions.
-#[derive(Debug, Clone)]
-pub struct PreparedConfig {
-    value: Value,
-    cluster_version: (u64, u64),
-}
-
-impl PreparedConfig {
-    pub fn new(config: &Config) -> Self {
-        PreparedConfig {
-            value: config.to_expr_value(),
-            cluster_version: config.version(),
-        }
-    }
-}
-
-/// What every context of a run is built on: the rules, the config (with its prepared view),
-/// the Windows catalog and today's date. `LintSetup::basis` gives it.
+/// What every context of a run is built on: the rules, their settings, the domain model and
+/// today's date. `LintSetup::basis` gives it.
 #[derive(Clone, Copy)]
 pub struct Basis<'a> {
     pub rules: &'a RuleSet,
-    pub config: &'a Config,
-    /// Must have been built from `config`.
-    pub prepared: &'a PreparedConfig,
-    pub catalog: &'a Catalog,
+    pub settings: &'a Settings,
+    pub domain: &'a dyn Domain,
     pub today: jiff::civil::Date,
 }
 
 impl<'a> Context<'a> {
     /// The context for one object seen alone (the webhook's case: no other inputs).
     pub fn for_single_object(basis: Basis<'a>) -> Self {
-        Self::assemble(basis, InputIndex::default(), HashMap::new())
+        Self::assemble(basis, HashMap::new())
     }
 
     /// Builds the context for one input set. `objects` are all objects of the run (for
     /// RuntimeClass lookups and cross-object rules); for the webhook, just the one under review.
     pub fn new(basis: Basis<'a>, objects: &[&'a Value]) -> Self {
-        let mut index = InputIndex::default();
         let mut objects_by_kind: HashMap<&'a str, Vec<&'a Value>> = HashMap::new();
         for o in objects {
             let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
-            if kind == "RuntimeClass"
-                && let Some(name) = o.pointer("/metadata/name").and_then(Value::as_str)
-            {
-                index.runtime_classes.insert(name, o);
-            }
             objects_by_kind.entry(kind).or_default().push(o);
         }
-        Self::assemble(basis, index, objects_by_kind)
+        Self::assemble(basis, objects_by_kind)
     }
 
     /// Builds the context from objects already grouped by kind, each kind a JSON list, borrowed
     /// rather than copied.
     pub fn from_kinds(basis: Basis<'a>, by_kind: &'a HashMap<String, Value>) -> Self {
-        let mut index = InputIndex::default();
-        for rc in by_kind
-            .get("RuntimeClass")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(name) = rc.pointer("/metadata/name").and_then(Value::as_str) {
-                index.runtime_classes.insert(name, rc);
-            }
-        }
         let objects_by_kind = by_kind
             .iter()
             .map(|(k, v)| {
@@ -163,35 +176,29 @@ impl<'a> Context<'a> {
                 )
             })
             .collect();
-        Self::assemble(basis, index, objects_by_kind)
+        Self::assemble(basis, objects_by_kind)
     }
 
-    fn assemble(
-        basis: Basis<'a>,
-        index: InputIndex<'a>,
-        objects_by_kind: HashMap<&'a str, Vec<&'a Value>>,
-    ) -> Self {
+    fn assemble(basis: Basis<'a>, objects_by_kind: HashMap<&'a str, Vec<&'a Value>>) -> Self {
         let Basis {
             rules,
-            config,
-            prepared,
-            catalog,
+            settings,
+            domain,
             today,
         } = basis;
         let active = rules
             .rules
             .iter()
-            .filter(|r| r.profiles.is_empty() || r.profiles.contains(&config.profile))
-            .filter_map(|r| r.configured_level(&config.rules).map(|lvl| (r, lvl)))
+            .filter(|r| r.profiles.is_empty() || r.profiles.contains(&settings.profile))
+            .filter_map(|r| r.configured_level(&settings.levels).map(|lvl| (r, lvl)))
             .collect();
         let cross = CrossIndex::build(&objects_by_kind);
+        let model = domain.input_set(&objects_by_kind);
         Context {
             active,
             rules,
-            config,
-            prepared,
-            catalog,
-            index,
+            settings,
+            model,
             cross,
             objects_by_kind,
             today,
@@ -302,6 +309,24 @@ impl Context<'_> {
         found.sort_unstable();
         found.into_iter().map(|i| list[i]).collect()
     }
+}
+
+/// Where a workload kind keeps its pod template: the pointers of the spec and of its metadata.
+pub fn pod_template_paths(kind: &str) -> Option<(&'static str, &'static str)> {
+    Some(match kind {
+        "Pod" => ("/spec", "/metadata"),
+        "Deployment"
+        | "StatefulSet"
+        | "DaemonSet"
+        | "ReplicaSet"
+        | "ReplicationController"
+        | "Job" => ("/spec/template/spec", "/spec/template/metadata"),
+        "CronJob" => (
+            "/spec/jobTemplate/spec/template/spec",
+            "/spec/jobTemplate/spec/template/metadata",
+        ),
+        _ => return None,
+    })
 }
 
 /// Whether an equality label selector (a map) selects a label set; an empty selector selects
@@ -441,7 +466,7 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
         .iter()
         .zip(&kinds)
         .map(|(object, kind)| {
-            let (spec_path, meta_path) = model::pod_template_paths(kind)?;
+            let (spec_path, meta_path) = pod_template_paths(kind)?;
             let spec = object.pointer(spec_path).filter(|s| s.is_object())?;
             let meta = object.pointer(meta_path).unwrap_or(&Value::Null);
             Some(PodTemplate {
@@ -452,23 +477,12 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
             })
         })
         .collect();
-    let mctx = ModelContext {
-        catalog: ctx.catalog,
-        config: ctx.config,
-        index: &ctx.index,
-        cluster_version: ctx.prepared.cluster_version,
-    };
     let any_pod_rule = ctx.active.iter().any(|(r, _)| r.scope != Scope::Object);
-    let facts: Vec<Option<model::PodFacts>> = templates
+    let facts: Vec<Option<Box<dyn PodScope + '_>>> = templates
         .iter()
         .map(|t| {
             let t = t.as_ref().filter(|_| any_pod_rule)?;
-            Some(model::PodFacts::new(
-                &mctx,
-                t.spec,
-                t.spec_path,
-                t.meta_path,
-            ))
+            Some(ctx.model.pod(t.spec, t.spec_path, t.meta_path))
         })
         .collect();
     // One activation per object with its pod bindings; container bindings come and go.
@@ -485,9 +499,9 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
         .map(|(object, (template, facts))| {
             let mut act = Activation::new(slots, Some(ctx as &dyn expr::Host));
             act.set(slot::OBJECT, Val::Ref(object));
-            act.set(slot::CONFIG, Val::Ref(&ctx.prepared.value));
+            act.set(slot::CONFIG, Val::Ref(&ctx.settings.value));
             if let (Some(t), Some(f)) = (template, facts) {
-                act.set(slot::POD, Val::Rec(f));
+                act.set(slot::POD, Val::Rec(&**f as &dyn expr::Record));
                 act.set(slot::POD_SPEC, Val::Ref(t.spec));
                 // A template without metadata reads as empty metadata.
                 static EMPTY: std::sync::LazyLock<Value> =
@@ -521,20 +535,21 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
                         object,
                         value: Some(t.spec),
                         pointer: t.spec_path,
-                        reason: Some(f.reason()),
+                        reason: f.note(),
                     };
                     run_rule(rule, *level, act, here, out);
                 }
                 (Scope::Container, Some(_), Some(f)) => {
-                    for cf in &f.containers {
-                        act.set(slot::CONTAINER, Val::Rec(cf));
-                        act.set(slot::CONTAINER_SPEC, Val::Ref(cf.raw));
+                    for c in 0..f.containers() {
+                        let (record, raw, path) = f.container(c);
+                        act.set(slot::CONTAINER, Val::Rec(record));
+                        act.set(slot::CONTAINER_SPEC, Val::Ref(raw));
                         let here = Here {
                             fixes: ctx.fixes,
                             object,
-                            value: Some(cf.raw),
-                            pointer: &cf.path,
-                            reason: Some(f.reason()),
+                            value: Some(raw),
+                            pointer: path,
+                            reason: f.note(),
                         };
                         run_rule(rule, *level, act, here, out);
                     }
@@ -572,7 +587,7 @@ struct Here<'v> {
     pointer: &'v str,
     /// Whether findings carry their fix (see [`Context::fixes`]).
     fixes: bool,
-    /// Why the pod in scope targets the OS it does, for a pod or container rule.
+    /// The pod's note (see [`PodScope::note`]), for a pod or container rule.
     reason: Option<&'v str>,
 }
 
@@ -695,7 +710,8 @@ fn make_finding<'a>(
         })
     });
     let message = rule.message.render(act);
-    // Every pod-level finding says why winguard thinks the pod targets the OS it does.
+    // Every pod-level finding carries the pod's note (why it targets the OS it does), unless
+    // the message says it or the rule's conditions don't depend on it.
     let given = |r: &str| match rule.message_gives_reason {
         MessageGivesReason::Irrelevant | MessageGivesReason::Always => true,
         MessageGivesReason::Maybe => message.contains(r),
@@ -807,7 +823,7 @@ fn suppress(
     }
     if notes.is_empty()
         && ignored.is_empty()
-        && (findings.is_empty() || ctx.config.exemptions.is_empty())
+        && (findings.is_empty() || ctx.settings.exemptions.is_empty())
     {
         return findings;
     }
@@ -829,7 +845,7 @@ fn suppress(
             {
                 return None;
             }
-            for ex in &ctx.config.exemptions {
+            for ex in &ctx.settings.exemptions {
                 let matches = ex.rule == f.rule
                     && ex
                         .namespace
@@ -935,15 +951,32 @@ mod tests {
         let mut objects: Vec<Value> = services.clone();
         objects.extend(hpas.clone());
         let refs: Vec<&Value> = objects.iter().collect();
-        let rules = RuleSet::embedded().unwrap();
-        let config = Config::default();
-        let catalog = Catalog::load(crate::model::EMBEDDED_CATALOG, &config).unwrap();
-        let prepared = PreparedConfig::new(&config);
+        // The indexes are the engine's own: no rules and no domain model take part.
+        struct NoModel;
+        impl Domain for NoModel {
+            fn input_set<'a>(
+                &'a self,
+                _: &HashMap<&'a str, Vec<&'a Value>>,
+            ) -> Box<dyn InputSet<'a> + 'a> {
+                Box::new(NoModel)
+            }
+        }
+        impl<'a> InputSet<'a> for NoModel {
+            fn pod<'s>(
+                &'s self,
+                _: &'s Value,
+                _: &'static str,
+                _: &'static str,
+            ) -> Box<dyn PodScope + 's> {
+                unreachable!("no rule reads a pod here")
+            }
+        }
+        let rules = RuleSet::default();
+        let settings = Settings::default();
         let basis = Basis {
             rules: &rules,
-            config: &config,
-            prepared: &prepared,
-            catalog: &catalog,
+            settings: &settings,
+            domain: &NoModel,
             today: jiff::civil::date(2026, 12, 1),
         };
         let ctx = Context::new(basis, &refs);

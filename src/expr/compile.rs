@@ -120,6 +120,9 @@ impl std::fmt::Debug for Candidate {
 #[derive(Debug)]
 pub(super) enum Node {
     Lit(Value),
+    Uint(u64),
+    /// A type's name used as a value (`type(x) == string`).
+    TypeName(&'static str),
     Global(u32),
     Local(u32),
     Select {
@@ -371,7 +374,13 @@ impl Cx<'_> {
                             ),
                         ));
                     }
-                    let (v, vty) = self.expr(&me.value)?;
+                    let (v, mut vty) = self.expr(&me.value)?;
+                    if me.optional {
+                        vty = match vty {
+                            Type::Optional(t) => *t,
+                            _ => Type::Dyn,
+                        };
+                    }
                     kt = Some(if kt.as_ref().is_none_or(|t| *t == kty) {
                         kty
                     } else {
@@ -409,18 +418,7 @@ impl Cx<'_> {
         Ok(match l {
             LiteralValue::Boolean(b) => (Node::Lit(Value::Bool(*b.inner())), Type::Bool),
             LiteralValue::Int(i) => (Node::Lit(Value::from(*i.inner())), Type::Int),
-            LiteralValue::UInt(u) => (
-                Node::Call {
-                    name: "uint",
-                    candidates: vec![Candidate {
-                        params: vec![Type::Int],
-                        imp: super::stdlib::to_uint,
-                        prepared: None,
-                    }],
-                    args: vec![Node::Lit(Value::from(*u.inner()))],
-                },
-                Type::Uint,
-            ),
+            LiteralValue::UInt(u) => (Node::Uint(*u.inner()), Type::Uint),
             LiteralValue::Double(d) => (Node::Lit(Value::from(*d.inner())), Type::Double),
             LiteralValue::String(s) => (Node::Lit(Value::from(s.inner())), Type::String),
             LiteralValue::Null => (Node::Lit(Value::Null), Type::Null),
@@ -437,6 +435,21 @@ impl Cx<'_> {
                 self.globals.push(slot as u32);
             }
             return Ok((Node::Global(slot as u32), self.vars[slot].1.clone()));
+        }
+        const TYPES: [&str; 10] = [
+            "bool",
+            "int",
+            "uint",
+            "double",
+            "string",
+            "bytes",
+            "list",
+            "map",
+            "null_type",
+            "type",
+        ];
+        if let Some(t) = TYPES.iter().find(|t| **t == name) {
+            return Ok((Node::TypeName(t), Type::Type));
         }
         let names = self
             .vars
@@ -575,10 +588,14 @@ impl Cx<'_> {
                     (Type::List(t), Type::Dyn | Type::Int | Type::Uint) => (**t).clone(),
                     (Type::Map(k, v), it) if k.may_be(it) => (**v).clone(),
                     (Type::Dyn | Type::Record(_), _) => Type::Dyn,
-                    (Type::Optional(inner), _) if optional => self.field_type(inner),
+                    (Type::Optional(inner), _) => match &**inner {
+                        Type::List(t) => (**t).clone(),
+                        other => self.field_type(other),
+                    },
                     _ => return Err(self.no_overload(e, name, &[&bt, &it])),
                 };
-                let ty = if optional {
+                // An index of an optional is optional too.
+                let ty = if optional || matches!(bt, Type::Optional(_)) {
                     Type::Optional(Box::new(elem))
                 } else {
                     elem
@@ -679,13 +696,7 @@ impl Cx<'_> {
                     dynamic(t)
                         || matches!(
                             t,
-                            Type::Int
-                                | Type::Uint
-                                | Type::Double
-                                | Type::String
-                                | Type::Bool
-                                | Type::Quantity
-                                | Type::Semver
+                            Type::Int | Type::Uint | Type::Double | Type::String | Type::Bool
                         )
                 };
                 if orderable(a)

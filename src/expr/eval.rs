@@ -12,6 +12,8 @@ use std::rc::Rc;
 use smallvec::SmallVec;
 
 use super::compile::{Macro, Node, Op, Program};
+use super::quantity::Quantity;
+use super::semver::Semver;
 use super::types::Type;
 use crate::value::{Map, Number, Value};
 
@@ -85,8 +87,8 @@ pub enum Val<'a> {
     Recs(&'a (dyn RecordList + 'a)),
     Opt(Option<Rc<Val<'a>>>),
     /// A Kubernetes quantity, as its exact decimal value.
-    Quantity(f64),
-    Semver(u64, u64, u64),
+    Quantity(Quantity),
+    Semver(Rc<Semver>),
     Type(&'static str),
 }
 
@@ -102,8 +104,8 @@ pub enum Kind<'v, 'a> {
     Map,
     Rec(&'a (dyn Record + 'a)),
     Opt(&'v Option<Rc<Val<'a>>>),
-    Quantity(f64),
-    Semver(u64, u64, u64),
+    Quantity(Quantity),
+    Semver(&'v Semver),
     Type(&'static str),
 }
 
@@ -148,7 +150,7 @@ impl<'a> Val<'a> {
             Val::Rec(r) => Kind::Rec(*r),
             Val::Opt(o) => Kind::Opt(o),
             Val::Quantity(q) => Kind::Quantity(*q),
-            Val::Semver(a, b, c) => Kind::Semver(*a, *b, *c),
+            Val::Semver(v) => Kind::Semver(v),
             Val::Type(t) => Kind::Type(t),
         }
     }
@@ -171,7 +173,7 @@ impl<'a> Val<'a> {
             Kind::Map | Kind::Rec(_) => "map",
             Kind::Opt(_) => "optional_type",
             Kind::Quantity(_) => "quantity",
-            Kind::Semver(..) => "semver",
+            Kind::Semver(_) => "semver",
             Kind::Type(_) => "type",
         }
     }
@@ -192,7 +194,7 @@ impl<'a> Val<'a> {
                 | (Type::Record(_), Kind::Rec(_))
                 | (Type::Optional(_), Kind::Opt(_))
                 | (Type::Quantity, Kind::Quantity(_))
-                | (Type::Semver, Kind::Semver(..))
+                | (Type::Semver, Kind::Semver(_))
                 | (Type::Type, Kind::Type(_))
         )
     }
@@ -306,8 +308,8 @@ impl<'a> Val<'a> {
             Val::Rec(r) => r.value().clone(),
             Val::Recs(r) => Value::Array((0..r.len()).map(|i| r.get(i).value().clone()).collect()),
             Val::Opt(o) => o.as_ref().map_or(Value::Null, |v| v.to_value()),
-            Val::Quantity(q) => Value::from(*q),
-            Val::Semver(a, b, c) => Value::String(format!("{a}.{b}.{c}")),
+            Val::Quantity(q) => Value::String(q.to_decimal_string()),
+            Val::Semver(v) => Value::String(v.text().to_string()),
             Val::Type(t) => Value::String(t.to_string()),
         }
     }
@@ -321,9 +323,9 @@ impl<'a> Val<'a> {
             Kind::Bool(b) => b.to_string(),
             Kind::Null => String::new(),
             Kind::Type(t) => t.to_string(),
-            Kind::Semver(a, b, c) => format!("{a}.{b}.{c}"),
+            Kind::Semver(v) => v.text().to_string(),
             // A whole quantity reads as an integer (`1000m` is `1`).
-            Kind::Quantity(q) if q.fract() == 0.0 && q.abs() < 9.0e15 => (q as i64).to_string(),
+            Kind::Quantity(q) => q.to_decimal_string(),
             _ => self.to_value().to_string(),
         }
     }
@@ -370,7 +372,7 @@ pub fn equals(a: &Val<'_>, b: &Val<'_>) -> bool {
         (Kind::Bool(x), Kind::Bool(y)) => x == y,
         (Kind::Str(x), Kind::Str(y)) => x == y,
         (Kind::Quantity(x), Kind::Quantity(y)) => x == y,
-        (Kind::Semver(a1, b1, c1), Kind::Semver(a2, b2, c2)) => (a1, b1, c1) == (a2, b2, c2),
+        (Kind::Semver(x), Kind::Semver(y)) => x == y,
         (Kind::Type(x), Kind::Type(y)) => x == y,
         (Kind::Opt(x), Kind::Opt(y)) => match (x, y) {
             (None, None) => true,
@@ -434,10 +436,8 @@ pub fn compare(op: &str, a: &Val<'_>, b: &Val<'_>) -> Result<Ordering, EvalError
     match (a.kind(), b.kind()) {
         (Kind::Str(x), Kind::Str(y)) => Ok(x.cmp(y)),
         (Kind::Bool(x), Kind::Bool(y)) => Ok(x.cmp(&y)),
-        (Kind::Quantity(x), Kind::Quantity(y)) => x
-            .partial_cmp(&y)
-            .ok_or_else(|| EvalError::new("comparison with NaN")),
-        (Kind::Semver(a1, b1, c1), Kind::Semver(a2, b2, c2)) => Ok((a1, b1, c1).cmp(&(a2, b2, c2))),
+        (Kind::Quantity(x), Kind::Quantity(y)) => Ok(x.cmp(&y)),
+        (Kind::Semver(x), Kind::Semver(y)) => Ok(x.cmp(y)),
         _ => Err(EvalError::no_overload(op, &[a, b])),
     }
 }
@@ -543,11 +543,18 @@ fn eval<'a>(
 ) -> Result<Val<'a>, EvalError> {
     match node {
         Node::Lit(v) => Ok(Val::Ref(v)),
+        Node::Uint(u) => Ok(Val::Uint(*u)),
+        Node::TypeName(t) => Ok(Val::Type(t)),
         Node::Global(slot) => act.read(*slot),
         Node::Local(i) => Ok(locals[*i as usize].clone()),
         Node::Select { base, field, test } => {
             let base = eval(base, act, locals)?;
-            select(&base, field, *test)
+            // Selecting on an optional chains, as `.?` does.
+            match base {
+                Val::Opt(None) if !*test => Ok(Val::Opt(None)),
+                Val::Opt(Some(v)) if !*test => Ok(Val::Opt(opt_get(&v, field)?.map(Rc::new))),
+                base => select(&base, field, *test),
+            }
         }
         Node::RecordField {
             base,
@@ -569,8 +576,7 @@ fn eval<'a>(
                 Val::Opt(Some(v)) => (*v).clone(),
                 v => v,
             };
-            let key = Val::Text(field);
-            Ok(Val::Opt(base.get(&key)?.map(Rc::new)))
+            Ok(Val::Opt(opt_get(&base, field)?.map(Rc::new)))
         }
         Node::Index {
             base,
@@ -579,10 +585,11 @@ fn eval<'a>(
         } => {
             let base = eval(base, act, locals)?;
             let index = eval(index, act, locals)?;
-            let base = match base {
-                Val::Opt(None) if *optional => return Ok(Val::Opt(None)),
-                Val::Opt(Some(v)) if *optional => (*v).clone(),
-                v => v,
+            // Indexing an optional (with `[?…]` or `[…]`) gives an optional.
+            let (base, optional) = match base {
+                Val::Opt(None) => return Ok(Val::Opt(None)),
+                Val::Opt(Some(v)) => ((*v).clone(), &true),
+                v => (v, optional),
             };
             let found = match base.kind() {
                 Kind::List => {
@@ -700,15 +707,11 @@ fn eval<'a>(
             for a in args {
                 values.push(eval(a, act, locals)?);
             }
-            let chosen = match candidates.as_slice() {
-                [only] => only,
-                many => many
-                    .iter()
-                    .find(|c| c.params.iter().zip(&values).all(|(p, v)| v.is_of(p)))
-                    .ok_or_else(|| {
-                        EvalError::no_overload(name, &values.iter().collect::<Vec<_>>())
-                    })?,
-            };
+            // The checks at load chose the candidates; a `dyn` argument is checked here.
+            let chosen = candidates
+                .iter()
+                .find(|c| c.params.iter().zip(&values).all(|(p, v)| v.is_of(p)))
+                .ok_or_else(|| EvalError::no_overload(name, &values.iter().collect::<Vec<_>>()))?;
             let call = Call {
                 name,
                 host: act.host,
@@ -735,6 +738,11 @@ fn eval<'a>(
             )
         }
     }
+}
+
+/// `base.?field`: the field's value if set; a record's null fact counts as unset.
+fn opt_get<'a>(base: &Val<'a>, field: &str) -> Result<Option<Val<'a>>, EvalError> {
+    Ok(base.get(&Val::Text(field))?.filter(|v| !v.is_null()))
 }
 
 fn select<'a>(base: &Val<'a>, field: &str, test: bool) -> Result<Val<'a>, EvalError> {
@@ -814,6 +822,18 @@ fn binary<'a>(op: Op, a: &Val<'a>, b: &Val<'a>) -> Result<Val<'a>, EvalError> {
     Ok(match op {
         Op::Eq => Val::Bool(equals(a, b)),
         Op::Ne => Val::Bool(!equals(a, b)),
+        Op::Lt | Op::Le | Op::Gt | Op::Ge
+            if matches!(a.kind(), K::Quantity(_) | K::Semver(_))
+                || matches!(b.kind(), K::Quantity(_) | K::Semver(_)) =>
+        {
+            let name = match op {
+                Op::Lt => "_<_",
+                Op::Le => "_<=_",
+                Op::Gt => "_>_",
+                _ => "_>=_",
+            };
+            return Err(EvalError::no_overload(name, &[a, b]));
+        }
         Op::Lt => Val::Bool(compare("_<_", a, b)? == Ordering::Less),
         Op::Le => Val::Bool(compare("_<=_", a, b)? != Ordering::Greater),
         Op::Gt => Val::Bool(compare("_>_", a, b)? == Ordering::Greater),

@@ -17,11 +17,14 @@
 
 mod compile;
 mod eval;
+mod quantity;
+mod semver;
 pub mod stdlib;
 mod types;
 
 pub use compile::{Compiler, Program};
 pub use eval::{Activation, Args, Call, EvalError, Host, Record, RecordList, Val};
+pub use quantity::Quantity;
 pub use types::Type;
 
 use std::collections::HashMap;
@@ -64,6 +67,10 @@ pub struct Overload {
 pub struct RecordDecl {
     pub name: String,
     pub fields: Vec<(String, Type, String)>,
+    /// `(fact, note)`: the field that holds a note explaining another field's value (the
+    /// second names the note, the first the field it explains); hosts show the note with what
+    /// depends on that field.
+    pub note: Option<(String, String)>,
 }
 
 /// The functions and record types expressions may use. A host builds one, fills it (the standard
@@ -121,6 +128,7 @@ impl Registry {
         self.records.push(RecordDecl {
             name: name.to_string(),
             fields: Vec::new(),
+            note: None,
         });
         let fields = fields
             .iter()
@@ -132,6 +140,13 @@ impl Registry {
             .collect();
         self.records[id].fields = fields;
         Type::Record(id as u32)
+    }
+
+    /// Declares that field `note` of record `record` explains the value of field `explains`.
+    pub fn set_note(&mut self, record: &Type, explains: &str, note: &str) {
+        if let Type::Record(id) = record {
+            self.records[*id as usize].note = Some((explains.to_string(), note.to_string()));
+        }
     }
 
     /// A declared record type by name.

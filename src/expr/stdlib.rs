@@ -9,6 +9,8 @@ use regex::Regex;
 
 use super::Registry;
 use super::eval::{Args, Call, EvalError, Kind, Val, compare, equals};
+use super::quantity::Quantity;
+use super::semver::Semver;
 
 type R<'a> = Result<Val<'a>, EvalError>;
 
@@ -44,7 +46,7 @@ fn regex<'r>(
     Ok(owned.insert(r))
 }
 
-pub(super) fn to_uint<'a>(_: &Call<'a>, a: &mut Args<'a>) -> R<'a> {
+fn to_uint<'a>(_: &Call<'a>, a: &mut Args<'a>) -> R<'a> {
     match a[0].kind() {
         Kind::Int(i) => u64::try_from(i)
             .map(Val::Uint)
@@ -91,7 +93,7 @@ pub fn register(r: &mut Registry) {
                 | Kind::Double(_)
                 | Kind::Bool(_)
                 | Kind::Quantity(_)
-                | Kind::Semver(..) => Val::str(a[0].display()),
+                | Kind::Semver(_) => Val::str(a[0].display()),
                 _ => {
                     return Err(EvalError::new(format!(
                         "cannot convert {} to string",
@@ -228,6 +230,34 @@ pub fn register(r: &mut Registry) {
         },
     );
     for sig in [
+        "string.indexOf(string, int) -> int",
+        "string.lastIndexOf(string, int) -> int",
+    ] {
+        r.add(
+            sig,
+            "as without the index, searching from (backwards from) a code-point index",
+            |c, a| {
+                let (text, needle, from) = (s(&a[0]), s(&a[1]), int(&a[2]));
+                let chars: Vec<(usize, char)> = text.char_indices().collect();
+                if from < 0 || from as usize > chars.len() {
+                    return Err(err(format!("index out of range: {from}")));
+                }
+                let byte = |i: usize| chars.get(i).map_or(text.len(), |(b, _)| *b);
+                let found = if c.name == "indexOf" {
+                    text[byte(from as usize)..]
+                        .find(needle)
+                        .map(|b| b + byte(from as usize))
+                } else {
+                    let end = (byte(from as usize) + needle.len()).min(text.len());
+                    text.get(..end).and_then(|t| t.rfind(needle))
+                };
+                Ok(Val::Int(
+                    found.map_or(-1, |b| text[..b].chars().count() as i64),
+                ))
+            },
+        );
+    }
+    for sig in [
         "string.indexOf(string) -> int",
         "string.lastIndexOf(string) -> int",
     ] {
@@ -266,8 +296,13 @@ pub fn register(r: &mut Registry) {
     );
     r.add(
         "string.split(string) -> list(string)",
-        "the parts between separators",
-        |_, a| Ok(Val::list(s(&a[0]).split(s(&a[1])).map(Val::str).collect())),
+        "the parts between separators (an empty separator splits into code points)",
+        |_, a| Ok(split(s(&a[0]), s(&a[1]), -1)),
+    );
+    r.add(
+        "string.split(string, int) -> list(string)",
+        "at most n parts (all for n < 0, none for 0)",
+        |_, a| Ok(split(s(&a[0]), s(&a[1]), int(&a[2]))),
     );
     r.add(
         "string.substring(int) -> string",
@@ -317,6 +352,54 @@ pub fn register(r: &mut Registry) {
             ))
         },
         Some((1, prepare_regex)),
+    );
+
+    r.add_prepared(
+        "string.findAll(string, int) -> list(string)",
+        "at most n matches of a regular expression (all for n < 0)",
+        |c, a| {
+            let mut owned = None;
+            let re = regex(c, s(&a[1]), &mut owned)?;
+            let n = usize::try_from(int(&a[2])).unwrap_or(usize::MAX);
+            Ok(Val::list(
+                re.find_iter(s(&a[0]))
+                    .take(n)
+                    .map(|m| Val::str(m.as_str()))
+                    .collect(),
+            ))
+        },
+        Some((1, prepare_regex)),
+    );
+
+    // Sets library (Kubernetes 1.29+): lists as sets.
+    r.add(
+        "sets.contains(list(A), list(A)) -> bool",
+        "every item of the second list is in the first",
+        |_, a| {
+            let first: Vec<Val> = a[0].items()?.collect();
+            Ok(Val::Bool(
+                a[1].items()?.all(|x| first.iter().any(|y| equals(&x, y))),
+            ))
+        },
+    );
+    r.add(
+        "sets.intersects(list(A), list(A)) -> bool",
+        "the lists share an item",
+        |_, a| {
+            let first: Vec<Val> = a[0].items()?.collect();
+            Ok(Val::Bool(
+                a[1].items()?.any(|x| first.iter().any(|y| equals(&x, y))),
+            ))
+        },
+    );
+    r.add(
+        "sets.equivalent(list(A), list(A)) -> bool",
+        "the lists hold the same items (ignoring order and repeats)",
+        |_, a| {
+            let (x, y): (Vec<Val>, Vec<Val>) = (a[0].items()?.collect(), a[1].items()?.collect());
+            let within = |p: &[Val], q: &[Val]| p.iter().all(|i| q.iter().any(|j| equals(i, j)));
+            Ok(Val::Bool(within(&x, &y) && within(&y, &x)))
+        },
     );
 
     // Lists library.
@@ -396,6 +479,66 @@ pub fn register(r: &mut Registry) {
                     }
                     .unwrap_or(-1),
                 ))
+            },
+        );
+    }
+    r.add(
+        "list(A).reverse() -> list(A)",
+        "the items in reverse order",
+        |_, a| {
+            let mut items: Vec<Val> = a[0].items()?.collect();
+            items.reverse();
+            Ok(Val::list(items))
+        },
+    );
+    r.add(
+        "list(A).slice(int, int) -> list(A)",
+        "the items in [start, end)",
+        |_, a| {
+            let items: Vec<Val> = a[0].items()?.collect();
+            let (from, to) = (int(&a[1]), int(&a[2]));
+            if from < 0 || to < from || to as usize > items.len() {
+                return Err(err(format!(
+                    "cannot slice({from}, {to}) a list of length {}",
+                    items.len()
+                )));
+            }
+            Ok(Val::list(items[from as usize..to as usize].to_vec()))
+        },
+    );
+    r.add(
+        "list(A).sort() -> list(A)",
+        "the items in ascending order (numbers, strings or bools)",
+        |_, a| {
+            let mut items: Vec<Val> = a[0].items()?.collect();
+            let mut failed = None;
+            items.sort_by(|x, y| {
+                compare("sort", x, y).unwrap_or_else(|e| {
+                    failed = Some(e);
+                    Ordering::Equal
+                })
+            });
+            match failed {
+                Some(e) => Err(e),
+                None => Ok(Val::list(items)),
+            }
+        },
+    );
+    for sig in [
+        "list(A).first() -> optional(A)",
+        "list(A).last() -> optional(A)",
+    ] {
+        r.add(
+            sig,
+            "the first (last) item, or none for an empty list",
+            |c, a| {
+                let n = a[0].size().unwrap_or(0) as usize;
+                let at = if c.name == "first" {
+                    0
+                } else {
+                    n.wrapping_sub(1)
+                };
+                Ok(Val::Opt(a[0].at(at).map(Rc::new)))
             },
         );
     }
@@ -485,12 +628,12 @@ pub fn register(r: &mut Registry) {
         },
     );
 
-    // Quantity library.
+    // Quantity library (exact decimals, see `quantity.rs`).
     r.add(
         "quantity(string) -> quantity",
         "a Kubernetes quantity (`500m`, `1Gi`, `2e3`); an error when the text is not one",
         |_, a| {
-            parse_quantity(s(&a[0]))
+            Quantity::parse(s(&a[0]))
                 .map(Val::Quantity)
                 .ok_or_else(|| err(format!("invalid quantity: {}", s(&a[0]))))
         },
@@ -498,66 +641,77 @@ pub fn register(r: &mut Registry) {
     r.add(
         "isQuantity(string) -> bool",
         "whether the text is a Kubernetes quantity",
-        |_, a| Ok(Val::Bool(parse_quantity(s(&a[0])).is_some())),
+        |_, a| Ok(Val::Bool(Quantity::parse(s(&a[0])).is_some())),
     );
     r.add(
         "quantity.asApproximateFloat() -> double",
         "the quantity as a double",
-        |_, a| Ok(Val::Double(q(&a[0]))),
+        |_, a| Ok(Val::Double(q(&a[0])?.as_f64())),
     );
     r.add(
         "quantity.isInteger() -> bool",
-        "whether the quantity is a whole number",
-        |_, a| Ok(Val::Bool(q(&a[0]).fract() == 0.0)),
+        "whether the quantity is a whole number that fits in an int",
+        |_, a| Ok(Val::Bool(q(&a[0])?.as_i64().is_some())),
     );
     r.add(
         "quantity.asInteger() -> int",
-        "the quantity as an int; an error when it is not a whole number",
+        "the quantity as an int; an error when it is not a whole number that fits",
         |_, a| {
-            let v = q(&a[0]);
-            if v.fract() == 0.0 && v.abs() < 9.2e18 {
-                Ok(Val::Int(v as i64))
-            } else {
-                Err(err("quantity is not an integer"))
-            }
+            q(&a[0])?
+                .as_i64()
+                .map(Val::Int)
+                .ok_or_else(|| err("cannot convert value to integer"))
         },
     );
-    r.add("quantity.sign() -> int", "-1, 0 or 1", |_, a| {
-        Ok(Val::Int(match q(&a[0]) {
-            v if v > 0.0 => 1,
-            v if v < 0.0 => -1,
-            _ => 0,
-        }))
-    });
+    for sig in ["quantity.sign() -> int", "sign(quantity) -> int"] {
+        r.add(sig, "-1, 0 or 1", |_, a| Ok(Val::Int(q(&a[0])?.sign())));
+    }
     r.add(
         "quantity.compareTo(quantity) -> int",
         "-1, 0 or 1 as the quantity is less than, equal to or greater than the argument",
         |_, a| {
-            Ok(Val::Int(match q(&a[0]).partial_cmp(&q(&a[1])) {
-                Some(Ordering::Less) => -1,
-                Some(Ordering::Greater) => 1,
-                _ => 0,
+            Ok(Val::Int(match q(&a[0])?.cmp(&q(&a[1])?) {
+                Ordering::Less => -1,
+                Ordering::Equal => 0,
+                Ordering::Greater => 1,
             }))
         },
     );
     r.add(
         "quantity.isLessThan(quantity) -> bool",
         "ordering",
-        |_, a| Ok(Val::Bool(q(&a[0]) < q(&a[1]))),
+        |_, a| Ok(Val::Bool(q(&a[0])? < q(&a[1])?)),
     );
     r.add(
         "quantity.isGreaterThan(quantity) -> bool",
         "ordering",
-        |_, a| Ok(Val::Bool(q(&a[0]) > q(&a[1]))),
+        |_, a| Ok(Val::Bool(q(&a[0])? > q(&a[1])?)),
     );
-    r.add("quantity.add(quantity) -> quantity", "the sum", |_, a| {
-        Ok(Val::Quantity(q(&a[0]) + q(&a[1])))
-    });
-    r.add(
+    // `add`/`sub` take a quantity or an int.
+    fn operand(v: &Val<'_>) -> Result<Quantity, EvalError> {
+        match v.kind() {
+            Kind::Int(i) => Ok(Quantity::from_int(i)),
+            _ => q(v),
+        }
+    }
+    for sig in [
+        "quantity.add(quantity) -> quantity",
+        "quantity.add(int) -> quantity",
         "quantity.sub(quantity) -> quantity",
-        "the difference",
-        |_, a| Ok(Val::Quantity(q(&a[0]) - q(&a[1]))),
-    );
+        "quantity.sub(int) -> quantity",
+    ] {
+        r.add(sig, "the sum (difference), exactly", |c, a| {
+            let (x, y) = (q(&a[0])?, operand(&a[1])?);
+            let result = if c.name == "add" {
+                x.checked_add(y)
+            } else {
+                x.checked_sub(y)
+            };
+            result
+                .map(Val::Quantity)
+                .ok_or_else(|| err("quantity out of range"))
+        });
+    }
 
     // Semver library.
     r.add(
@@ -593,13 +747,13 @@ pub fn register(r: &mut Registry) {
         "semver.patch() -> int",
     ] {
         r.add(sig, "a part of the version", |c, a| {
-            let Val::Semver(x, y, z) = a[0] else {
+            let Val::Semver(v) = &a[0] else {
                 return Err(err("not a semver"));
             };
             Ok(Val::Int(match c.name {
-                "major" => x,
-                "minor" => y,
-                _ => z,
+                "major" => v.major,
+                "minor" => v.minor,
+                _ => v.patch,
             } as i64))
         });
     }
@@ -626,10 +780,13 @@ pub fn register(r: &mut Registry) {
     );
 }
 
-fn q(v: &Val<'_>) -> f64 {
+fn q(v: &Val<'_>) -> Result<Quantity, EvalError> {
     match v {
-        Val::Quantity(q) => *q,
-        _ => f64::NAN,
+        Val::Quantity(q) => Ok(*q),
+        other => Err(EvalError::new(format!(
+            "{} is not a quantity",
+            other.type_name()
+        ))),
     }
 }
 
@@ -649,6 +806,35 @@ fn substring<'a>(text: &str, start: i64, end: Option<i64>) -> R<'a> {
     ))
 }
 
+/// Go's `strings.SplitN`: an empty separator splits after each code point.
+fn split<'a>(text: &str, sep: &str, n: i64) -> Val<'a> {
+    if n == 0 {
+        return Val::list(Vec::new());
+    }
+    let parts: Vec<Val> = if sep.is_empty() {
+        let chars: Vec<&str> = text
+            .char_indices()
+            .map(|(i, c)| &text[i..i + c.len_utf8()])
+            .collect();
+        match usize::try_from(n) {
+            Ok(n) if n < chars.len() => {
+                let cut: usize = chars[..n - 1].iter().map(|c| c.len()).sum();
+                chars[..n - 1]
+                    .iter()
+                    .map(|c| Val::str(*c))
+                    .chain([Val::str(&text[cut..])])
+                    .collect()
+            }
+            _ => chars.into_iter().map(Val::str).collect(),
+        }
+    } else if n < 0 {
+        text.split(sep).map(Val::str).collect()
+    } else {
+        text.splitn(n as usize, sep).map(Val::str).collect()
+    };
+    Val::list(parts)
+}
+
 fn join<'a>(list: &Val<'_>, sep: &str) -> R<'a> {
     let mut out = String::new();
     for (i, item) in list.items()?.enumerate() {
@@ -664,72 +850,7 @@ fn join<'a>(list: &Val<'_>, sep: &str) -> R<'a> {
 }
 
 fn semver<'a>(text: &str, normalize: bool) -> R<'a> {
-    let bad = || err(format!("invalid semver: {text}"));
-    let mut t = text;
-    if normalize {
-        t = t.strip_prefix('v').unwrap_or(t);
-    }
-    // Pre-release and build parts do not take part in the comparisons rules make.
-    let core = t.split(['-', '+']).next().unwrap_or("");
-    let parts: Vec<&str> = core.split('.').collect();
-    if parts.is_empty() || parts.len() > 3 || (!normalize && parts.len() != 3) {
-        return Err(bad());
-    }
-    let mut nums = [0u64; 3];
-    for (i, p) in parts.iter().enumerate() {
-        if p.is_empty()
-            || !p.bytes().all(|b| b.is_ascii_digit())
-            || (!normalize && p.len() > 1 && p.starts_with('0'))
-        {
-            return Err(bad());
-        }
-        nums[i] = p.parse().map_err(|_| bad())?;
-    }
-    Ok(Val::Semver(nums[0], nums[1], nums[2]))
-}
-
-/// A Kubernetes `resource.Quantity` as a number: a decimal (`1.5`, `.5`, `+2`), then a binary
-/// suffix (`Ki` … `Ei`), a decimal one (`n`, `u`, `m`, `k`, `M` … `E`) or an exponent (`e3`,
-/// `E-2`). (Written out here: k8s-openapi's `Quantity` is only the string; the grammar is
-/// apimachinery's `resource.ParseQuantity`.)
-pub fn parse_quantity(text: &str) -> Option<f64> {
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '+' | '-')))
-        .unwrap_or(text.len());
-    let (number, suffix) = text.split_at(split);
-    let digits = number.trim_start_matches(['+', '-']);
-    if digits.is_empty() || digits == "." || number.len() - digits.len() > 1 {
-        return None;
-    }
-    // A decimal suffix or exponent becomes part of the number's own text, so that the parse
-    // rounds once: `700m` and `0.7` are then the same double (`700 * 1e-3` is not).
-    let binary =
-        |power: i32| -> Option<f64> { Some(number.parse::<f64>().ok()? * 1024f64.powi(power)) };
-    let decimal = |exponent: i32| format!("{number}e{exponent}").parse::<f64>().ok();
-    match suffix {
-        "" => number.parse().ok(),
-        "Ki" => binary(1),
-        "Mi" => binary(2),
-        "Gi" => binary(3),
-        "Ti" => binary(4),
-        "Pi" => binary(5),
-        "Ei" => binary(6),
-        "n" => decimal(-9),
-        "u" => decimal(-6),
-        "m" => decimal(-3),
-        "k" => decimal(3),
-        "M" => decimal(6),
-        "G" => decimal(9),
-        "T" => decimal(12),
-        "P" => decimal(15),
-        "E" => decimal(18),
-        exponent => {
-            let e = exponent.strip_prefix(['e', 'E'])?;
-            let digits = e.trim_start_matches(['+', '-']);
-            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-                return None;
-            }
-            decimal(e.parse::<i32>().ok()?)
-        }
-    }
+    Semver::parse(text, normalize)
+        .map(|v| Val::Semver(Rc::new(v)))
+        .map_err(|e| err(format!("invalid semver: {text}: {e}")))
 }

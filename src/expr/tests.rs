@@ -96,6 +96,47 @@ fn operators_and_macros_follow_the_spec() {
         ("int('42') + 1", Value::from(43)),
         ("string(3) + 'x'", Value::from("3x")),
         ("true ? 'y' : 'n'", Value::from("y")),
+        // Kubernetes' idioms and libraries, as its CEL answers them.
+        ("type(o.spec.replicas) == int", Value::Bool(true)),
+        ("type('a') == string && type([]) == list", Value::Bool(true)),
+        ("o.?spec.containers[0].name.orValue('')", Value::from("a")),
+        (
+            "o.?spec.containers[9].name.orValue('none')",
+            Value::from("none"),
+        ),
+        ("{?'a': optional.of(1)}.a + 1", Value::from(2)),
+        ("'abc'.split('')", crate::json!(["a", "b", "c"])),
+        ("'a,b,c'.split(',', 2)", crate::json!(["a", "b,c"])),
+        ("'abcabc'.indexOf('b', 2)", Value::from(4)),
+        ("'abcabc'.lastIndexOf('b', 3)", Value::from(1)),
+        (
+            "quantity('100m').add(quantity('200m')) == quantity('300m')",
+            Value::Bool(true),
+        ),
+        (
+            "quantity('1.5Gi').asInteger()",
+            Value::from(1_610_612_736i64),
+        ),
+        ("quantity('1e20').isInteger()", Value::Bool(false)),
+        ("sign(quantity('-2'))", Value::from(-1)),
+        (
+            "quantity('1').add(2).compareTo(quantity('3'))",
+            Value::from(0),
+        ),
+        (
+            "semver('1.0.0-rc.1').isLessThan(semver('1.0.0'))",
+            Value::Bool(true),
+        ),
+        (
+            "semver('1.0.0-alpha') == semver('1.0.0')",
+            Value::Bool(false),
+        ),
+        ("isSemver('1.2.3-01')", Value::Bool(false)),
+        ("sets.contains([1, 2, 3], [3, 1])", Value::Bool(true)),
+        ("sets.intersects([1, 2], [3])", Value::Bool(false)),
+        ("[3, 1, 2].sort()", crate::json!([1, 2, 3])),
+        ("[1, 2, 3].slice(1, 3)", crate::json!([2, 3])),
+        ("[].first().hasValue()", Value::Bool(false)),
     ];
     for (text, want) in cases {
         assert_eq!(
@@ -121,6 +162,11 @@ fn run_time_errors_are_errors_not_nulls() {
         "optional.none().value()",
         "[].max()",
         "quantity('12 apples')",
+        // A `dyn` argument of the wrong kind is an error, not a default.
+        "dyn(o.spec.containers.map(c, c.name)).contains('a')",
+        "dyn(5).matches('.*')",
+        "isQuantity(dyn(1))",
+        "semver('1.0-rc1', true)",
     ] {
         let got = eval_with(text, &[("o", obj.clone())]);
         assert!(
@@ -162,6 +208,11 @@ fn type_errors_are_load_errors_with_their_offset() {
         ),
         ("'a'.matches('[')", "invalid regular expression", 12),
         ("1 +", "", 0),
+        (
+            "quantity('1') < quantity('2')",
+            "found no matching overload for '_<_' applied to '(quantity, quantity)'",
+            14,
+        ),
     ];
     let reg = registry();
     let mut c = Compiler::new(&reg);

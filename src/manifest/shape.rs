@@ -7,7 +7,7 @@
 use crate::value::Value;
 
 use super::escape_pointer_token;
-use crate::model::pod_template_paths;
+use crate::engine::pod_template_paths;
 
 #[derive(Clone, Copy)]
 enum Shape {

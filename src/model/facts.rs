@@ -694,11 +694,19 @@ impl<'a> PodFacts<'a> {
     }
 }
 
-impl PodFacts<'_> {
-    /// Why the pod targets its OS (`targets Windows because …`): the note findings about the
-    /// pod carry.
-    pub fn reason(&self) -> &str {
-        self.get(PodField::OsReason).as_str().unwrap_or_default()
+impl crate::engine::PodScope for PodFacts<'_> {
+    fn containers(&self) -> usize {
+        self.containers.len()
+    }
+
+    fn container(&self, index: usize) -> (&dyn Record, &Value, &str) {
+        let c = &self.containers[index];
+        (c, c.raw, &c.path)
+    }
+
+    /// Why the pod targets its OS (`targets Windows because …`).
+    fn note(&self) -> Option<&str> {
+        self.get(PodField::OsReason).as_str()
     }
 }
 

@@ -26,7 +26,9 @@ pub use image::{ImageRef, parse_image};
 pub fn register(r: &mut crate::expr::Registry) {
     use crate::expr::{EvalError, Val};
     r.add_record("container", ContainerField::DECLS);
-    r.add_record("pod", PodField::DECLS);
+    let pod = r.add_record("pod", PodField::DECLS);
+    // Findings that depend on the pod's OS say why the model takes it to be that OS.
+    r.set_note(&pod, "os", "osReason");
     /// The argument as JSON, borrowed where it already is JSON.
     fn json<'v>(v: &'v Val<'_>) -> std::borrow::Cow<'v, Value> {
         match v {
@@ -62,24 +64,6 @@ pub fn register(r: &mut crate::expr::Registry) {
 
 /// The embedded Windows catalog.
 pub const EMBEDDED_CATALOG: &str = include_str!("../../catalog/windows.yaml");
-
-/// Where a workload kind keeps its pod template.
-pub fn pod_template_paths(kind: &str) -> Option<(&'static str, &'static str)> {
-    Some(match kind {
-        "Pod" => ("/spec", "/metadata"),
-        "Deployment"
-        | "StatefulSet"
-        | "DaemonSet"
-        | "ReplicaSet"
-        | "ReplicationController"
-        | "Job" => ("/spec/template/spec", "/spec/template/metadata"),
-        "CronJob" => (
-            "/spec/jobTemplate/spec/template/spec",
-            "/spec/jobTemplate/spec/template/metadata",
-        ),
-        _ => return None,
-    })
-}
 
 // === the catalog (catalog/windows.yaml) ===
 
@@ -519,13 +503,46 @@ pub struct InputIndex<'a> {
     pub runtime_classes: HashMap<&'a str, &'a Value>,
 }
 
-/// Everything the model needs.
+/// Everything the model needs: the catalog, the config and the input set's RuntimeClasses.
 pub struct ModelContext<'a> {
     pub catalog: &'a Catalog,
     pub config: &'a Config,
-    pub index: &'a InputIndex<'a>,
+    pub index: InputIndex<'a>,
     /// The configured Kubernetes version as (major, minor).
     pub cluster_version: (u64, u64),
+}
+
+impl<'a> ModelContext<'a> {
+    /// The model of one input set, whose objects are `by_kind`.
+    pub fn new(
+        catalog: &'a Catalog,
+        config: &'a Config,
+        by_kind: &HashMap<&'a str, Vec<&'a Value>>,
+    ) -> Self {
+        let mut index = InputIndex::default();
+        for rc in by_kind.get("RuntimeClass").into_iter().flatten() {
+            if let Some(name) = rc.pointer("/metadata/name").and_then(Value::as_str) {
+                index.runtime_classes.insert(name, rc);
+            }
+        }
+        ModelContext {
+            catalog,
+            config,
+            index,
+            cluster_version: config.version(),
+        }
+    }
+}
+
+impl<'a> crate::engine::InputSet<'a> for ModelContext<'a> {
+    fn pod<'s>(
+        &'s self,
+        spec: &'s Value,
+        spec_path: &'static str,
+        meta_path: &'static str,
+    ) -> Box<dyn crate::engine::PodScope + 's> {
+        Box::new(PodFacts::new(self, spec, spec_path, meta_path))
+    }
 }
 
 struct Source {

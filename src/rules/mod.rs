@@ -12,11 +12,8 @@ use std::path::Path;
 use crate::value::Value;
 use serde::Deserialize;
 
-use crate::config::{Level, Profile};
 use crate::error::LoadError;
 use crate::expr::{Activation, CompileError, Compiler, Program, Registry, Type};
-
-include!(concat!(env!("OUT_DIR"), "/embedded_rules.rs"));
 
 /// How bad a finding is.
 #[derive(
@@ -84,7 +81,7 @@ struct RuleFile {
     #[serde(default)]
     kinds: Vec<String>,
     #[serde(default)]
-    profiles: Vec<Profile>,
+    profiles: Vec<String>,
     /// Named expressions evaluated in order before `when`, bound as variables.
     #[serde(default, rename = "let")]
     lets: crate::value::Map,
@@ -170,22 +167,9 @@ pub mod slot {
     pub const LETS: usize = 8;
 }
 
-/// The expression registry rules compile against: CEL's standard library, the engine's
-/// cross-object functions and the model's records and functions.
-pub fn registry() -> &'static Registry {
-    static REGISTRY: std::sync::LazyLock<Registry> = std::sync::LazyLock::new(|| {
-        let mut r = Registry::standard();
-        crate::engine::register(&mut r);
-        crate::model::register(&mut r);
-        r
-    });
-    &REGISTRY
-}
-
 /// The generated reference of rules/README.md (between its markers): the `pod` and
 /// `container` facts and every function, from their declarations in the registry.
-pub fn reference_markdown() -> String {
-    let r = registry();
+pub fn reference_markdown(r: &Registry) -> String {
     let mut out = String::new();
     for record in ["pod", "container"] {
         let Some(Type::Record(id)) = r.record_type(record) else {
@@ -404,14 +388,13 @@ impl Fix {
     }
 }
 
-/// A compiled rule.
-/// Whether a rule's message states the target-OS reason, known from its text at load (so the
-/// engine searches a finding's message for the reason only when it can't tell).
+/// Whether a rule's message states the pod's note itself, known from its text at load (so the
+/// engine searches a finding's message for the note only when it can't tell).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MessageGivesReason {
-    /// The rule's conditions don't depend on the pod's OS: its reason would say nothing here.
+    /// The rule's conditions don't read what the note explains: it would say nothing here.
     Irrelevant,
-    /// A `{{pod.osReason}}` part.
+    /// A `{{pod.<note>}}` part.
     Always,
     /// Only in some branch of an expression (or through a `let`).
     Maybe,
@@ -429,7 +412,8 @@ pub struct Rule {
     pub summary: String,
     pub scope: Scope,
     pub kinds: Vec<String>,
-    pub profiles: Vec<Profile>,
+    /// The profiles it runs under (all when empty); the policy checks they exist.
+    pub profiles: Vec<String>,
     /// `let` bindings, in file order: the i-th is bound to slot `slot::LETS + i`.
     pub lets: Vec<(String, Program)>,
     pub when: Program,
@@ -456,7 +440,8 @@ impl Rule {
     }
 
     /// Compiles a rule file's text; `name` names the file in errors.
-    pub fn load(text: &str, source: &str) -> Result<Rule, LoadError> {
+    /// Expressions compile against `registry` (the functions and records they may use).
+    pub fn load(text: &str, source: &str, registry: &Registry) -> Result<Rule, LoadError> {
         let (file, doc): (RuleFile, _) = crate::error::parse_typed_with_doc(text, source)?;
         // An error at byte `offset` of the string at `pointer` in the file, placed at its line
         // and column through the YAML parser's positions.
@@ -486,7 +471,6 @@ impl Rule {
             return Err(at("/scope", 0, "`scope: object` needs `kinds`".to_string()));
         }
         // The variables of the rule's scope, each in its fixed slot (see `slot`).
-        let registry = registry();
         let mut compiler = Compiler::new(registry);
         let record = |name: &str| registry.record_type(name).unwrap_or(Type::Dyn);
         let (pod, container) = (file.scope != Scope::Object, file.scope == Scope::Container);
@@ -661,23 +645,34 @@ impl Rule {
             |p: &Program| p.reads(slot::ITEM) || item_lets.iter().any(|j| p.reads(slot::LETS + j));
         let when_reads_item = reads_item(&when);
         let message = tmpl_at("/message", &file.message)?;
-        // A rule whose conditions never ask which OS the pod targets (an annotation the EKS
-        // webhook denies on any pod, a millibyte quantity) has no use for the reason.
+        // The pod's note (see `engine::PodScope::note`) says why a fact the conditions read
+        // has its value; a rule whose conditions never read that fact (an annotation the EKS
+        // webhook denies on any pod, a millibyte quantity) has no use for it.
         let pod_type = record("pod");
-        let reads_pod_os = |e: &Program| e.reads_field(&pod_type, "os", registry);
-        let conditions_read_os = reads_pod_os(&when)
-            || lets.iter().any(|(_, e)| reads_pod_os(e))
-            || matches!(&each, Some(Each::Expr(e)) if reads_pod_os(e));
-        let message_gives_reason = if !conditions_read_os {
-            MessageGivesReason::Irrelevant
-        } else if message.always_renders("pod.osReason") {
-            MessageGivesReason::Always
-        } else if message.mentions("osReason")
-            || lets.iter().any(|(_, e)| e.text().contains("osReason"))
-        {
-            MessageGivesReason::Maybe
-        } else {
-            MessageGivesReason::Never
+        let note = match &pod_type {
+            Type::Record(id) => registry.record(*id).note.clone(),
+            _ => None,
+        };
+        let message_gives_reason = match note {
+            None => MessageGivesReason::Irrelevant,
+            Some((decides, note)) => {
+                let reads = |e: &Program| e.reads_field(&pod_type, &decides, registry);
+                let conditions_read = reads(&when)
+                    || lets.iter().any(|(_, e)| reads(e))
+                    || matches!(&each, Some(Each::Expr(e)) if reads(e));
+                let hole = format!("pod.{note}");
+                if !conditions_read {
+                    MessageGivesReason::Irrelevant
+                } else if message.always_renders(&hole) {
+                    MessageGivesReason::Always
+                } else if message.mentions(&note)
+                    || lets.iter().any(|(_, e)| e.text().contains(&note))
+                {
+                    MessageGivesReason::Maybe
+                } else {
+                    MessageGivesReason::Never
+                }
+            }
         };
         let pointer = file
             .pointer
@@ -757,17 +752,16 @@ impl Rule {
     }
 
     /// The severity in force under a config (`None` when the rule is off).
+    /// `levels`: per rule, `None` for off, else the severity to report at.
     pub fn configured_level(
         &self,
-        rules: &std::collections::BTreeMap<String, Level>,
+        levels: &std::collections::HashMap<String, Option<Severity>>,
     ) -> Option<Option<Severity>> {
-        match rules.get(&self.name) {
+        match levels.get(&self.name) {
             None if self.opt_in => None,
             None => Some(None),
-            Some(Level::Off) => None,
-            Some(Level::Info) => Some(Some(Severity::Info)),
-            Some(Level::Warning) => Some(Some(Severity::Warning)),
-            Some(Level::Error) => Some(Some(Severity::Error)),
+            Some(None) => None,
+            Some(Some(s)) => Some(Some(*s)),
         }
     }
 }
@@ -816,11 +810,11 @@ pub struct RuleSet {
 }
 
 impl RuleSet {
-    /// The rules built into the binary.
-    pub fn embedded() -> Result<RuleSet, LoadError> {
+    /// Loads rule files given as `(name, text)`.
+    pub fn from_texts(files: &[(&str, &str)], registry: &Registry) -> Result<RuleSet, LoadError> {
         let mut set = RuleSet::default();
-        for (path, text) in EMBEDDED_RULES {
-            set.add(Rule::load(text, path)?)?;
+        for (path, text) in files {
+            set.add(Rule::load(text, path, registry)?)?;
         }
         Ok(set)
     }
@@ -841,7 +835,7 @@ impl RuleSet {
     }
 
     /// Loads every `*.yaml` rule file of a directory (a user's own rules, no rebuild needed).
-    pub fn add_dir(&mut self, dir: &Path) -> Result<(), Vec<LoadError>> {
+    pub fn add_dir(&mut self, dir: &Path, registry: &Registry) -> Result<(), Vec<LoadError>> {
         let mut errors = Vec::new();
         let entries = std::fs::read_dir(dir).map_err(|e| {
             vec![LoadError::new(
@@ -858,7 +852,7 @@ impl RuleSet {
             let name = p.display().to_string();
             let loaded = std::fs::read_to_string(&p)
                 .map_err(|e| LoadError::new(&name, format!("cannot read rule file: {e}")))
-                .and_then(|text| Rule::load(&text, &name))
+                .and_then(|text| Rule::load(&text, &name, registry))
                 .and_then(|rule| self.add(rule));
             if let Err(e) = loaded {
                 errors.push(e);
