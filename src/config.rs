@@ -11,7 +11,7 @@ use crate::value::Value;
 use regex::Regex;
 use serde::{Deserialize, Deserializer};
 
-use crate::error::{LoadError, LoadErrors, parse_checked};
+use crate::error::{Error, ErrorKind, Errors, parse_checked};
 use schemars::JsonSchema;
 
 /// The file name looked for, walking up from the working directory.
@@ -443,10 +443,11 @@ fn checked_taints(raw: Vec<Value>) -> Result<Vec<Value>, String> {
 
 impl Config {
     /// Loads a config file. Node builds are resolved against the catalog later ([`Config::resolve`]).
-    pub fn load(path: &Path, rule_names: &[&str]) -> Result<Config, LoadErrors> {
+    pub fn load(path: &Path, rule_names: &[&str]) -> Result<Config, Errors> {
         let text = std::fs::read_to_string(path).map_err(|e| {
-            LoadErrors(vec![LoadError::new(
-                &path.display().to_string(),
+            Errors(vec![Error::new(
+                ErrorKind::Load,
+                path.display().to_string(),
                 format!("cannot read config: {e}"),
             )])
         })?;
@@ -458,13 +459,13 @@ impl Config {
 
     /// Parses config text; `name` names it in errors. Every problem the schema sees is
     /// reported at once, each at its line, with suggestions for misspelt keys and values.
-    pub fn parse(text: &str, name: &str) -> Result<Config, LoadErrors> {
+    pub fn parse(text: &str, name: &str) -> Result<Config, Errors> {
         Self::parse_for(text, name, &[])
     }
 
     /// [`Config::parse`], with the names of the rules loaded beside it checked too (in
     /// `rules:` and `exemptions`), in the same pass.
-    pub fn parse_for(text: &str, name: &str, rule_names: &[&str]) -> Result<Config, LoadErrors> {
+    pub fn parse_for(text: &str, name: &str, rule_names: &[&str]) -> Result<Config, Errors> {
         if text.trim().is_empty() {
             return Ok(Config::default());
         }
@@ -480,12 +481,12 @@ impl Config {
 
     /// A problem at `pointer` in this config, placed at its file:line:col when the config came
     /// from a file.
-    pub fn error_at(&self, pointer: &str, message: impl Into<String>) -> LoadError {
+    pub fn error_at(&self, pointer: &str, message: impl Into<String>) -> Error {
         let file = self
             .path
             .as_ref()
             .map_or_else(|| CONFIG_FILE_NAME.to_string(), |p| p.display().to_string());
-        let mut e = LoadError::new(&file, message);
+        let mut e = Error::new(ErrorKind::Load, &file, message);
         if let Some(doc) = &self.parsed {
             let (line, column) = crate::error::position_of(&doc.value, &doc.pos, pointer);
             e.line = Some(line);
@@ -529,16 +530,20 @@ impl Config {
 
     /// Resolves node builds against the catalog (`ltsc2022` → 20348).
     /// `parse_build` reads a build as the catalog names them (`ltsc2019` → 17763).
-    pub fn resolve(&mut self, parse_build: impl Fn(&Value) -> Option<u64>) -> Result<(), String> {
-        self.windows.node_builds = self
-            .windows
-            .node_builds_raw
-            .iter()
-            .map(|v| {
-                parse_build(v)
-                    .ok_or_else(|| format!("windows.nodeBuilds: `{v}` is not a Windows build (write 17763, \"10.0.17763\" or ltsc2019)"))
-            })
-            .collect::<Result<_, _>>()?;
+    pub fn resolve(&mut self, parse_build: impl Fn(&Value) -> Option<u64>) -> Result<(), Error> {
+        let mut builds = Vec::new();
+        for (i, v) in self.windows.node_builds_raw.iter().enumerate() {
+            match parse_build(v) {
+                Some(b) => builds.push(b),
+                None => {
+                    return Err(self.error_at(
+                        &format!("/windows/nodeBuilds/{i}"),
+                        format!("windows.nodeBuilds: `{v}` is not a Windows build (write 17763, \"10.0.17763\" or ltsc2019)"),
+                    ));
+                }
+            }
+        }
+        self.windows.node_builds = builds;
         Ok(())
     }
 

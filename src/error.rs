@@ -5,28 +5,66 @@ use serde::de::DeserializeOwned;
 
 use crate::manifest::{PosNode, escape_pointer_token, yaml};
 
-/// A config, rule or catalog file that can't be loaded, with where the problem is.
+/// What kind of thing failed: how outputs and exit codes tell errors apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A file winguard configures itself with: the config, a rule file, the catalog.
+    Load,
+    /// An input to lint or fix: a manifest, a kustomization, a file that can't be read.
+    Input,
+    /// A Helm chart that can't be loaded or rendered (the message is Helm's, place included).
+    Chart,
+}
+
+/// The one error type of winguard's module boundaries: what is wrong, in which file, and where
+/// in it when that is known (1-based line and column).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{}", self.located())]
-pub struct LoadError {
+pub struct Error {
+    pub kind: ErrorKind,
     pub file: String,
     pub line: Option<u32>,
     pub column: Option<u32>,
     pub message: String,
 }
 
-impl LoadError {
-    pub fn new(file: &str, message: impl Into<String>) -> Self {
-        LoadError {
-            file: file.to_string(),
+impl Error {
+    /// An error about a whole file (no position).
+    pub fn new(kind: ErrorKind, file: impl Into<String>, message: impl Into<String>) -> Self {
+        Error {
+            kind,
+            file: file.into(),
             line: None,
             column: None,
             message: message.into(),
         }
     }
+
+    /// An error at a line and column of a file.
+    pub fn at(
+        kind: ErrorKind,
+        file: &str,
+        line: Option<u32>,
+        column: Option<u32>,
+        message: impl Into<String>,
+    ) -> Self {
+        Error {
+            kind,
+            file: file.to_string(),
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+
     fn located(&self) -> String {
+        if self.kind == ErrorKind::Chart {
+            // Helm's messages name their place themselves (`template: x.yaml:3:5: …`).
+            return self.message.clone();
+        }
         match (self.line, self.column) {
             (Some(l), Some(c)) => format!("{}:{l}:{c}: {}", self.file, self.message),
+            (Some(l), None) => format!("{}:{l}: {}", self.file, self.message),
             _ => format!("{}: {}", self.file, self.message),
         }
     }
@@ -35,11 +73,11 @@ impl LoadError {
 /// Every problem found in one file, each with its position.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{}", self.0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\nerror: "))]
-pub struct LoadErrors(pub Vec<LoadError>);
+pub struct Errors(pub Vec<Error>);
 
-impl From<LoadError> for LoadErrors {
-    fn from(e: LoadError) -> Self {
-        LoadErrors(vec![e])
+impl From<Error> for Errors {
+    fn from(e: Error) -> Self {
+        Errors(vec![e])
     }
 }
 
@@ -51,13 +89,13 @@ pub fn parse_checked<T: DeserializeOwned>(
     text: &str,
     name: &str,
     schema: &serde_json::Value,
-) -> Result<T, LoadErrors> {
+) -> Result<T, Errors> {
     let doc = first_document(text, name)?;
     let value = serde_json::Value::from(&doc.value);
     // The schema is generated from winguard's own types: failing to compile it is a bug, and
     // then serde alone checks the file.
     if let Ok(validator) = jsonschema::validator_for(schema) {
-        let mut errors: Vec<LoadError> = validator
+        let mut errors: Vec<Error> = validator
             .iter_errors(&value)
             .flat_map(|e| schema_problems(&e, schema))
             .map(|(pointer, message)| {
@@ -67,7 +105,8 @@ pub fn parse_checked<T: DeserializeOwned>(
                 } else {
                     format!("{}: ", dotted(&pointer))
                 };
-                LoadError {
+                Error {
+                    kind: ErrorKind::Load,
                     file: name.to_string(),
                     line: Some(line),
                     column: Some(column),
@@ -78,17 +117,18 @@ pub fn parse_checked<T: DeserializeOwned>(
         if !errors.is_empty() {
             errors.sort_by_key(|e| (e.line, e.column));
             errors.dedup();
-            return Err(LoadErrors(errors));
+            return Err(Errors(errors));
         }
     }
-    deserialize_document(&doc, name).map_err(LoadErrors::from)
+    deserialize_document(&doc, name).map_err(Errors::from)
 }
 
 /// The first YAML document of a file, with positions.
-fn first_document(text: &str, name: &str) -> Result<yaml::ParsedDoc, LoadError> {
+fn first_document(text: &str, name: &str) -> Result<yaml::ParsedDoc, Error> {
     let (mut docs, err) = yaml::parse_stream(text);
     if let Some(e) = err {
-        return Err(LoadError {
+        return Err(Error {
+            kind: ErrorKind::Load,
             file: name.to_string(),
             line: Some(e.line),
             column: Some(e.col),
@@ -96,7 +136,7 @@ fn first_document(text: &str, name: &str) -> Result<yaml::ParsedDoc, LoadError> 
         });
     }
     if docs.is_empty() {
-        return Err(LoadError::new(name, "empty document"));
+        return Err(Error::new(ErrorKind::Load, name, "empty document"));
     }
     Ok(docs.swap_remove(0))
 }
@@ -257,7 +297,7 @@ fn known_keys(schema: &serde_json::Value, pointer: &str) -> Vec<String> {
 }
 
 /// Parses one YAML document into `T`, turning serde errors into file:line:col errors.
-pub fn parse_typed<T: DeserializeOwned>(text: &str, name: &str) -> Result<T, LoadError> {
+pub fn parse_typed<T: DeserializeOwned>(text: &str, name: &str) -> Result<T, Error> {
     deserialize_document(&first_document(text, name)?, name)
 }
 
@@ -265,7 +305,7 @@ pub fn parse_typed<T: DeserializeOwned>(text: &str, name: &str) -> Result<T, Loa
 pub fn parse_typed_with_doc<T: DeserializeOwned>(
     text: &str,
     name: &str,
-) -> Result<(T, yaml::ParsedDoc), LoadError> {
+) -> Result<(T, yaml::ParsedDoc), Error> {
     let doc = first_document(text, name)?;
     Ok((deserialize_document(&doc, name)?, doc))
 }
@@ -328,7 +368,7 @@ pub fn scalar_position(source: &str, line: u32, col: u32, offset: usize) -> (u32
 fn deserialize_document<T: DeserializeOwned>(
     doc: &yaml::ParsedDoc,
     name: &str,
-) -> Result<T, LoadError> {
+) -> Result<T, Error> {
     // Typed reading goes through `serde_json`'s value, which is a serde deserializer.
     let value = serde_json::Value::from(&doc.value);
     serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
@@ -355,7 +395,8 @@ fn deserialize_document<T: DeserializeOwned>(
         }
         let (line, column) = position_of(&doc.value, &doc.pos, &pointer);
         let path = e.path().to_string();
-        LoadError {
+        Error {
+            kind: ErrorKind::Load,
             file: name.to_string(),
             line: Some(line),
             column: Some(column),

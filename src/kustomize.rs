@@ -5,10 +5,11 @@
 //! components, replacements, Helm inflation) are large and only the real tool gets them right.
 //! Without either binary, an overlay is an error, never an empty "no problems" run.
 
+use crate::error::{Error, ErrorKind};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::manifest::{InputError, KUSTOMIZATION_FILES};
+use crate::manifest::KUSTOMIZATION_FILES;
 
 /// Which binary builds overlays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -66,9 +67,10 @@ fn on_path(name: &str) -> bool {
 }
 
 /// Builds the overlay in `dir`; the error names its kustomization file.
-pub fn build(dir: &Path, renderer: KustomizeRenderer) -> Result<String, InputError> {
+pub fn build(dir: &Path, renderer: KustomizeRenderer) -> Result<String, Error> {
     let file = kustomization_file(dir).display().to_string();
-    let error = |message: String| InputError {
+    let error = |message: String| Error {
+        kind: ErrorKind::Input,
         file: file.clone(),
         line: None,
         column: None,

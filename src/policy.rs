@@ -1,6 +1,7 @@
 //! The policy the CLI and the webhook both evaluate with: rules, config and catalog loaded once
 //! ([`LintSetup`], from [`SetupArgs`]), and linting a run's inputs with it ([`lint_sources`]).
 
+use crate::error::{Error, ErrorKind};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -10,9 +11,7 @@ use crate::value::Value;
 
 use crate::config::Config;
 use crate::engine::{Context, evaluate, evaluate_batch};
-use crate::manifest::{
-    DocSpan, InputError, Object, Sources, Templates, parse_document, shape, split_source,
-};
+use crate::manifest::{DocSpan, Object, Sources, Templates, parse_document, shape, split_source};
 use crate::model::{Catalog, EMBEDDED_CATALOG};
 use crate::report::{Located, Report};
 use crate::rules::RuleSet;
@@ -32,7 +31,7 @@ pub fn registry() -> &'static crate::expr::Registry {
 }
 
 /// The rules built into the binary (`rules/*.yaml`).
-pub fn builtin_rules() -> Result<RuleSet, crate::error::LoadError> {
+pub fn builtin_rules() -> Result<RuleSet, crate::error::Error> {
     RuleSet::from_texts(EMBEDDED_RULES, registry())
 }
 
@@ -72,14 +71,9 @@ impl LintSetup {
     }
 
     /// Builds a setup from an already-loaded config (tests, benches, the webhook).
-    pub fn new(rules: RuleSet, mut config: Config) -> Result<Self, String> {
+    pub fn new(rules: RuleSet, mut config: Config) -> Result<Self, crate::error::Errors> {
         let catalog = Catalog::load(EMBEDDED_CATALOG, &config)?;
-        config
-            .resolve(|v| catalog.parse_build(v))
-            .map_err(|e| match &config.path {
-                Some(p) => format!("{}: {e}", p.display()),
-                None => e,
-            })?;
+        config.resolve(|v| catalog.parse_build(v))?;
         // Every rule name the config gives must be a rule's: all reported at once, each at
         // its line, with the closest name suggested.
         let names = || rules.rules.iter().map(|r| r.name.as_str());
@@ -104,16 +98,18 @@ impl LintSetup {
         }
         if !unknown.is_empty() {
             unknown.sort_by_key(|e| (e.line, e.column));
-            return Err(crate::error::LoadErrors(unknown).to_string());
+            return Err(crate::error::Errors(unknown));
         }
         // A rule for a profile that doesn't exist would never run.
         for rule in &rules.rules {
             for p in &rule.profiles {
                 if <Profile as clap::ValueEnum>::from_str(p, false).is_err() {
-                    return Err(format!(
-                        "{}: `profiles`: `{p}` is not a profile (generic, eks, aks or gke)",
-                        rule.source
-                    ));
+                    return Err(crate::error::Error::new(
+                        crate::error::ErrorKind::Load,
+                        &rule.source,
+                        format!("`profiles`: `{p}` is not a profile (generic, eks, aks or gke)"),
+                    )
+                    .into());
                 }
             }
         }
@@ -167,7 +163,7 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
     }
 
     // Wave 1: parse what the context needs.
-    let parsed: Vec<(usize, Vec<Object>, Vec<InputError>)> = early
+    let parsed: Vec<(usize, Vec<Object>, Vec<Error>)> = early
         .par_iter()
         .map(|(i, span)| {
             let (objects, errors) = parse_document(&texts[*i], &templates[*i], span);
@@ -175,20 +171,21 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
         })
         .collect();
     let mut kept = Vec::new();
-    let mut all_errors: Vec<(usize, InputError)> = errors.into_iter().map(|e| (0, e)).collect();
+    let mut all_errors: Vec<(usize, Error)> = errors.into_iter().map(|e| (0, e)).collect();
     for (i, objects, errs) in parsed {
         all_errors.extend(errs.into_iter().map(|e| (i, e)));
         kept.extend(objects.into_iter().map(|o| (i, o)));
     }
     // Shape checks read each object's value and place errors with it: done for the kept objects
     // before their values move into the context.
-    let check_shape = |i: usize, o: &Object, errors: &mut Vec<(usize, InputError)>| {
+    let check_shape = |i: usize, o: &Object, errors: &mut Vec<(usize, Error)>| {
         let problems = shape::check(&o.value);
         for p in &problems {
             let pos = o.value_position(&p.pointer);
             errors.push((
                 i,
-                InputError {
+                Error {
+                    kind: ErrorKind::Input,
                     file: o.file.to_string(),
                     line: Some(pos.line),
                     column: Some(pos.column),
@@ -198,7 +195,7 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
         }
         problems.is_empty()
     };
-    let (kept_ok, kept_errors): (Vec<bool>, Vec<Vec<(usize, InputError)>>) = kept
+    let (kept_ok, kept_errors): (Vec<bool>, Vec<Vec<(usize, Error)>>) = kept
         .par_iter()
         .map(|(i, o)| {
             let mut errors = Vec::new();
@@ -325,7 +322,7 @@ struct Outcome {
     findings: Vec<Located>,
     /// Findings of a kept object (by index), placed once its value is back in it.
     kept_findings: Vec<(usize, Vec<crate::engine::Finding>)>,
-    errors: Vec<(usize, InputError)>,
+    errors: Vec<(usize, Error)>,
 }
 
 /// Lints one text as if it were a file named `name` (tests, docs examples, benches).
@@ -362,12 +359,15 @@ impl SetupArgs {
 
     /// Loads rules and the config at `config_path` (from [`SetupArgs::config_path`]), with the
     /// flags' overrides applied.
-    pub fn load(&self, config_path: Option<&std::path::Path>) -> Result<LintSetup, String> {
+    pub fn load(
+        &self,
+        config_path: Option<&std::path::Path>,
+    ) -> Result<LintSetup, crate::error::Errors> {
         let rules = load_rule_set(&self.rules)?;
         let mut config = match config_path {
             Some(p) => {
                 let names: Vec<&str> = rules.rules.iter().map(|r| r.name.as_str()).collect();
-                crate::config::Config::load(p, &names).map_err(|e| e.to_string())?
+                crate::config::Config::load(p, &names)?
             }
             None => crate::config::Config::default(),
         };
@@ -385,18 +385,18 @@ pub struct RuleSource {
 }
 
 /// The embedded rules plus the `--rules` directories; every problem is in the error, one a line.
-pub fn load_rule_set(src: &RuleSource) -> Result<RuleSet, String> {
-    let mut set = builtin_rules().map_err(|e| format!("built-in rules: {e}"))?;
+pub fn load_rule_set(src: &RuleSource) -> Result<RuleSet, crate::error::Errors> {
+    let mut set = builtin_rules()?;
     let mut problems = Vec::new();
     for dir in &src.rule_dirs {
         if let Err(errors) = set.add_dir(dir, registry()) {
-            problems.extend(errors.into_iter().map(|e| e.to_string()));
+            problems.extend(errors);
         }
     }
     if problems.is_empty() {
         Ok(set)
     } else {
-        Err(problems.join("\nerror: "))
+        Err(crate::error::Errors(problems))
     }
 }
 
@@ -405,10 +405,11 @@ pub fn apply_overrides(
     config: &mut crate::config::Config,
     kube_version: Option<&str>,
     profile: Option<Profile>,
-) -> Result<(), String> {
+) -> Result<(), crate::error::Error> {
     if let Some(v) = kube_version {
-        config.kubernetes_version = crate::config::parse_kubernetes_version(v)
-            .map_err(|e| format!("--kube-version: {e}"))?;
+        config.kubernetes_version = crate::config::parse_kubernetes_version(v).map_err(|e| {
+            crate::error::Error::new(crate::error::ErrorKind::Load, "--kube-version", e)
+        })?;
     }
     if let Some(p) = profile {
         config.profile = p;

@@ -1,14 +1,13 @@
 //! Reading a chart from a directory or a `.tgz`, as Helm's loader does: the same files go to
 //! the same places, `.helmignore` applies, and subcharts in `charts/` are charts of their own.
 
+use crate::error::{Error, ErrorKind};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Map, Value as Json};
-
-use super::ChartError;
 
 /// One file of a chart, by its path inside the chart (`templates/deployment.yaml`).
 #[derive(Debug, Clone)]
@@ -101,14 +100,19 @@ impl Chart {
 }
 
 /// Loads a chart from a directory or a `.tgz` archive.
-pub fn load_chart(path: &Path) -> Result<Chart, ChartError> {
+pub fn load_chart(path: &Path) -> Result<Chart, Error> {
     let shown = path.display().to_string();
     if path.is_dir() {
         let files = read_dir_files(path)?;
         load_files(files, &shown, &display_dir(path))
     } else {
-        let data = std::fs::read(path)
-            .map_err(|e| ChartError::new(&shown, format!("cannot read chart {shown}: {e}")))?;
+        let data = std::fs::read(path).map_err(|e| {
+            Error::new(
+                ErrorKind::Chart,
+                &shown,
+                format!("cannot read chart {shown}: {e}"),
+            )
+        })?;
         load_archive(&data, &shown, &display_dir(path))
     }
 }
@@ -124,7 +128,7 @@ fn display_dir(path: &Path) -> String {
 }
 
 /// Every file under `dir`, by path relative to it, `.helmignore` applied.
-fn read_dir_files(dir: &Path) -> Result<Vec<File>, ChartError> {
+fn read_dir_files(dir: &Path) -> Result<Vec<File>, Error> {
     let shown = dir.display().to_string();
     let ignore = match std::fs::read_to_string(dir.join(".helmignore")) {
         Ok(text) => HelmIgnore::parse(&text),
@@ -133,8 +137,13 @@ fn read_dir_files(dir: &Path) -> Result<Vec<File>, ChartError> {
     let mut files = Vec::new();
     let mut walker = walkdir::WalkDir::new(dir).sort_by_file_name().into_iter();
     while let Some(entry) = walker.next() {
-        let entry = entry
-            .map_err(|e| ChartError::new(&shown, format!("cannot read chart {shown}: {e}")))?;
+        let entry = entry.map_err(|e| {
+            Error::new(
+                ErrorKind::Chart,
+                &shown,
+                format!("cannot read chart {shown}: {e}"),
+            )
+        })?;
         let Ok(rel) = entry.path().strip_prefix(dir) else {
             continue;
         };
@@ -153,7 +162,8 @@ fn read_dir_files(dir: &Path) -> Result<Vec<File>, ChartError> {
             continue;
         }
         let data = std::fs::read(entry.path()).map_err(|e| {
-            ChartError::new(
+            Error::new(
+                ErrorKind::Chart,
                 format!("{shown}/{name}"),
                 format!("cannot read {shown}/{name}: {e}"),
             )
@@ -168,9 +178,14 @@ fn read_dir_files(dir: &Path) -> Result<Vec<File>, ChartError> {
 
 /// Loads a packaged chart: a gzipped tar whose entries sit under one top directory. `located`
 /// names the archive for findings (see [`Chart::location`]).
-pub fn load_archive(data: &[u8], shown: &str, located: &str) -> Result<Chart, ChartError> {
-    let bad =
-        |e: String| ChartError::new(shown, format!("{shown} is not a valid chart archive: {e}"));
+pub fn load_archive(data: &[u8], shown: &str, located: &str) -> Result<Chart, Error> {
+    let bad = |e: String| {
+        Error::new(
+            ErrorKind::Chart,
+            shown,
+            format!("{shown} is not a valid chart archive: {e}"),
+        )
+    };
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(data));
     let mut files = Vec::new();
     let mut top = String::new();
@@ -211,14 +226,14 @@ pub fn load_archive(data: &[u8], shown: &str, located: &str) -> Result<Chart, Ch
     load_files(files, shown, &format!("{located}!/{top}"))
 }
 
-fn yaml_map(file: &File, shown: &str) -> Result<Map<String, Json>, ChartError> {
+fn yaml_map(file: &File, shown: &str) -> Result<Map<String, Json>, Error> {
     let text = String::from_utf8_lossy(&file.data);
     super::values::parse_values_file(&text, &format!("{shown}/{}", file.name))
 }
 
 /// Sorts a chart's files into their places; `shown` names the chart in errors, `location` is
 /// what its file names join to ([`Chart::location`]).
-pub fn load_files(files: Vec<File>, shown: &str, location: &str) -> Result<Chart, ChartError> {
+pub fn load_files(files: Vec<File>, shown: &str, location: &str) -> Result<Chart, Error> {
     let mut metadata = None;
     let mut values = Map::new();
     let mut schema = None;
@@ -233,7 +248,8 @@ pub fn load_files(files: Vec<File>, shown: &str, location: &str) -> Result<Chart
             "values.yaml" => values = yaml_map(&file, shown)?,
             "values.schema.json" => {
                 schema = Some(serde_json::from_slice(&file.data).map_err(|e| {
-                    ChartError::new(
+                    Error::new(
+                        ErrorKind::Chart,
                         format!("{shown}/values.schema.json"),
                         format!("{shown}/values.schema.json: {e}"),
                     )
@@ -262,7 +278,8 @@ pub fn load_files(files: Vec<File>, shown: &str, location: &str) -> Result<Chart
         }
     }
     let metadata = metadata.ok_or_else(|| {
-        ChartError::new(
+        Error::new(
+            ErrorKind::Chart,
             format!("{shown}/Chart.yaml"),
             format!("{shown}: Chart.yaml file is missing"),
         )
@@ -273,7 +290,8 @@ pub fn load_files(files: Vec<File>, shown: &str, location: &str) -> Result<Chart
         .unwrap_or("")
         .is_empty()
     {
-        return Err(ChartError::new(
+        return Err(Error::new(
+            ErrorKind::Chart,
             format!("{shown}/Chart.yaml"),
             format!("{shown}/Chart.yaml: validation: chart.metadata.name is required"),
         ));

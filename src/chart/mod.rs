@@ -19,40 +19,16 @@ pub mod values;
 pub use load::{Chart, load_chart};
 pub use render::{RenderOptions, Rendered, render_chart};
 
-/// Why a chart could not be rendered: the file and line when there is one.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ChartError {
-    pub file: String,
-    pub line: usize,
-    pub column: usize,
-    pub message: String,
-}
-
-impl ChartError {
-    pub fn new(file: impl Into<String>, message: impl Into<String>) -> Self {
-        ChartError {
-            file: file.into(),
-            line: 0,
-            column: 0,
-            message: message.into(),
-        }
-    }
-}
-
-impl std::fmt::Display for ChartError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.message)
-    }
-}
-
-impl From<template::TemplateError> for ChartError {
+impl From<template::TemplateError> for crate::error::Error {
     fn from(e: template::TemplateError) -> Self {
-        ChartError {
-            file: e.file.clone(),
-            line: e.line,
-            column: e.column,
-            message: e.to_string(),
-        }
+        let known = |n: usize| (n > 0).then_some(n as u32);
+        crate::error::Error::at(
+            crate::error::ErrorKind::Chart,
+            &e.file,
+            known(e.line),
+            known(e.column),
+            e.to_string(),
+        )
     }
 }
 

@@ -1,12 +1,12 @@
 //! Rendering a chart as Helm 4 does: every template of the chart and its subcharts in one
 //! template set, each executed with its chart's data, and `helm template`'s output order.
 
+use crate::error::{Error, ErrorKind};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use serde_json::Value as Json;
 
-use super::ChartError;
 use super::load::Chart;
 use super::objects::{ApiVersions, Capabilities, Files, KubeVersion, chart_metadata};
 use super::template::{TemplateSet, Value};
@@ -51,11 +51,7 @@ pub struct Rendered {
 }
 
 /// Renders `chart` with the user's values (already merged from `-f` and `--set*`).
-pub fn render_chart(
-    chart: &Chart,
-    user: &Values,
-    opts: &RenderOptions,
-) -> Result<Rendered, ChartError> {
+pub fn render_chart(chart: &Chart, user: &Values, opts: &RenderOptions) -> Result<Rendered, Error> {
     let kube = kube_version(opts.kube_version.as_deref())?;
     check_dependencies(chart)?;
     check_kube_version(chart, &kube.version)?;
@@ -215,13 +211,14 @@ fn collect(
 }
 
 /// `--kube-version` (`1.34`, `v1.34.2`) as Helm's capabilities hold it.
-fn kube_version(given: Option<&str>) -> Result<KubeVersion, ChartError> {
+fn kube_version(given: Option<&str>) -> Result<KubeVersion, Error> {
     let text = given.unwrap_or(HELM_DEFAULT_KUBE_VERSION);
     let bare = text.trim().trim_start_matches('v');
     let parts: Vec<&str> = bare.split(['.', '-', '+']).collect();
     let number = |i: usize| parts.get(i).and_then(|p| p.parse::<u64>().ok());
     let (Some(major), Some(minor)) = (number(0), number(1)) else {
-        return Err(ChartError::new(
+        return Err(Error::new(
+            ErrorKind::Chart,
             "--kube-version",
             format!("invalid kube version {text:?}: expected MAJOR.MINOR[.PATCH]"),
         ));
@@ -237,7 +234,7 @@ fn kube_version(given: Option<&str>) -> Result<KubeVersion, ChartError> {
 /// Helm's `CheckDependencies` (pkg/action/install.go, which `helm template` and `install` run
 /// before rendering): every dependency the chart's `Chart.yaml` declares must be among its
 /// `charts/`, by name, whatever its condition says; only the chart asked for is checked.
-fn check_dependencies(chart: &Chart) -> Result<(), ChartError> {
+fn check_dependencies(chart: &Chart) -> Result<(), Error> {
     let missing: Vec<&str> = chart
         .dependencies
         .iter()
@@ -247,7 +244,8 @@ fn check_dependencies(chart: &Chart) -> Result<(), ChartError> {
     if missing.is_empty() {
         return Ok(());
     }
-    Err(ChartError::new(
+    Err(Error::new(
+        ErrorKind::Chart,
         format!("{}/Chart.yaml", chart.source),
         format!(
             "an error occurred while checking for chart dependencies. You may need to run \
@@ -259,10 +257,11 @@ fn check_dependencies(chart: &Chart) -> Result<(), ChartError> {
 }
 
 /// The chart's `kubeVersion` constraint, checked for it and every subchart.
-fn check_kube_version(chart: &Chart, version: &str) -> Result<(), ChartError> {
+fn check_kube_version(chart: &Chart, version: &str) -> Result<(), Error> {
     if let Some(constraint) = chart.kube_version() {
         let ok = super::template::semver::matches(constraint, version).map_err(|e| {
-            ChartError::new(
+            Error::new(
+                ErrorKind::Chart,
                 format!("{}/Chart.yaml", chart.source),
                 format!(
                     "{}/Chart.yaml: kubeVersion {constraint:?}: {e}",
@@ -271,7 +270,8 @@ fn check_kube_version(chart: &Chart, version: &str) -> Result<(), ChartError> {
             )
         })?;
         if !ok {
-            return Err(ChartError::new(
+            return Err(Error::new(
+                ErrorKind::Chart,
                 format!("{}/Chart.yaml", chart.source),
                 format!(
                     "chart requires kubeVersion: {constraint} which is incompatible with Kubernetes {version}"
@@ -417,7 +417,7 @@ pub fn template_output(
     rendered: &Rendered,
     include_crds: bool,
     skip_tests: bool,
-) -> Result<String, ChartError> {
+) -> Result<String, Error> {
     static SEPARATOR: std::sync::LazyLock<regex::Regex> =
         std::sync::LazyLock::new(|| regex::Regex::new(r"(?:^|\s*\n)---\s*").expect("valid"));
     let mut manifests = Vec::new();
@@ -492,9 +492,14 @@ pub fn template_output(
 /// A rendered document read as Helm reads its head (`releaseutil.SimpleHead`: apiVersion,
 /// kind, metadata's name and annotations) to sort it: a document that is not YAML, or whose
 /// head fields have the wrong types, fails the render with Helm's words.
-fn manifest_head(path: &str, doc: &str) -> Result<Json, ChartError> {
-    let fail =
-        |detail: String| ChartError::new(path, format!("YAML parse error on {path}: {detail}"));
+fn manifest_head(path: &str, doc: &str) -> Result<Json, Error> {
+    let fail = |detail: String| {
+        Error::new(
+            ErrorKind::Chart,
+            path,
+            format!("YAML parse error on {path}: {detail}"),
+        )
+    };
     let head: Json = serde_yaml_ng::from_str(doc)
         .map_err(|e| fail(format!("error converting YAML to JSON: yaml: {e}")))?;
     // Go's JSON decoder names what it found by JSON's types.

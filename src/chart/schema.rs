@@ -1,19 +1,20 @@
 //! `values.schema.json`: each chart's merged values checked against its schema, subcharts with
 //! their own part of the values, errors worded and ordered as Helm 4 words them.
 
+use crate::error::{Error, ErrorKind};
 use serde_json::Value as Json;
 
-use super::ChartError;
 use super::load::Chart;
 
 /// Checks `values` (the chart's merged values) against the schemas of `chart` and its subcharts.
-pub fn validate(chart: &Chart, values: &Json) -> Result<(), ChartError> {
+pub fn validate(chart: &Chart, values: &Json) -> Result<(), Error> {
     let mut report = String::new();
     collect(chart, values, &mut report)?;
     if report.is_empty() {
         return Ok(());
     }
-    Err(ChartError::new(
+    Err(Error::new(
+        ErrorKind::Chart,
         format!("{}/values.schema.json", chart.source),
         format!(
             "values don't meet the specifications of the schema(s) in the following chart(s):\n{report}"
@@ -21,11 +22,16 @@ pub fn validate(chart: &Chart, values: &Json) -> Result<(), ChartError> {
     ))
 }
 
-fn collect(chart: &Chart, values: &Json, report: &mut String) -> Result<(), ChartError> {
+fn collect(chart: &Chart, values: &Json, report: &mut String) -> Result<(), Error> {
     if let Some(schema) = &chart.schema {
         let shown = format!("{}/values.schema.json", chart.source);
-        let validator = jsonschema::validator_for(schema)
-            .map_err(|e| ChartError::new(&shown, format!("{shown}: invalid schema: {e}")))?;
+        let validator = jsonschema::validator_for(schema).map_err(|e| {
+            Error::new(
+                ErrorKind::Chart,
+                &shown,
+                format!("{shown}: invalid schema: {e}"),
+            )
+        })?;
         let mut problems: Vec<(String, String)> = validator
             .iter_errors(values)
             .map(|e| {

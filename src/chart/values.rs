@@ -6,9 +6,9 @@
 //! float), one from `--set` an `int64` (a JSON integer). [`super::template::Value::from_json`]
 //! turns them into the template's `Float` and `Int64`.
 
+use crate::error::{Error, ErrorKind};
 use serde_json::{Map, Value as Json};
 
-use super::ChartError;
 use super::load::Chart;
 
 pub type Values = Map<String, Json>;
@@ -40,18 +40,20 @@ pub fn read_yaml(text: &str) -> Result<Json, crate::manifest::yaml::YamlError> {
 }
 
 /// Parses a YAML map file (`-f` values, `values.yaml`, `Chart.yaml`); `shown` names it in errors.
-pub fn parse_values_file(text: &str, shown: &str) -> Result<Values, ChartError> {
+pub fn parse_values_file(text: &str, shown: &str) -> Result<Values, Error> {
     match read_yaml(text) {
         Ok(Json::Object(m)) => Ok(m),
         Ok(Json::Null) => Ok(Map::new()),
-        Ok(_) => Err(ChartError::new(
+        Ok(_) => Err(Error::new(
+            ErrorKind::Chart,
             shown,
             format!("failed to parse {shown}: not a YAML map"),
         )),
-        Err(e) => Err(ChartError {
+        Err(e) => Err(Error {
+            kind: ErrorKind::Chart,
             file: shown.to_string(),
-            line: e.line as usize,
-            column: e.col as usize,
+            line: Some(e.line),
+            column: Some(e.col),
             message: format!(
                 "failed to parse {shown}:{}:{}: {}",
                 e.line, e.col, e.message

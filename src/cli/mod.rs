@@ -3,6 +3,7 @@
 mod fix;
 pub mod render;
 
+use crate::error::ErrorKind;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -501,18 +502,18 @@ fn read_lint_inputs(args: &LintArgs, setup: &LintSetup) -> (crate::manifest::Sou
                 crate::manifest::read_rendered(&shown, text, locations, &mut sources);
                 rendered.push(shown);
             }
-            Err(e) => sources.errors.push(crate::manifest::InputError {
-                file: e.file,
-                line: (e.line > 0).then_some(e.line as u32),
-                column: (e.column > 0).then_some(e.column as u32),
-                message: e.message,
+            // A chart that fails is one input that fails; the others are still linted.
+            Err(e) => sources.errors.push(crate::error::Error {
+                kind: ErrorKind::Input,
+                ..e
             }),
         }
     }
     if sources.files == 0 && sources.errors.is_empty() {
         // Nothing was read: linting nothing must not look like a clean run.
         let shown: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
-        sources.errors.push(crate::manifest::InputError {
+        sources.errors.push(crate::error::Error {
+            kind: ErrorKind::Input,
             file: shown.join(", "),
             line: None,
             column: None,

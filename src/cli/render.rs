@@ -1,12 +1,13 @@
 //! `winguard render` and the chart inputs of `winguard lint`: Helm's flags, the native renderer
 //! or real Helm (`--renderer helm`), and the `helm template` text the manifest loader reads.
 
+use crate::error::{Error, ErrorKind};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::chart::load::template_locations;
 use crate::chart::values::{SetKind, Values, apply_set, merge_maps, parse_values_file};
-use crate::chart::{ChartError, RenderOptions, load_chart, render_chart};
+use crate::chart::{RenderOptions, load_chart, render_chart};
 
 /// The flags Helm's `template` has for values and the release, with Helm's names.
 #[derive(Debug, clap::Args, Clone, Default)]
@@ -74,22 +75,30 @@ pub struct RenderArgs {
 impl ChartArgs {
     /// The user's values: `-f` files in order, then `--set-json`, `--set`, `--set-string`,
     /// `--set-file` (Helm's order).
-    pub fn user_values(&self) -> Result<Values, ChartError> {
+    pub fn user_values(&self) -> Result<Values, Error> {
         let mut values = Values::new();
         for file in &self.values {
             let shown = file.display().to_string();
             let text = std::fs::read_to_string(file).map_err(|e| {
-                ChartError::new(&shown, format!("cannot read values file {shown}: {e}"))
+                Error::new(
+                    ErrorKind::Chart,
+                    &shown,
+                    format!("cannot read values file {shown}: {e}"),
+                )
             })?;
             merge_maps(&mut values, parse_values_file(&text, &shown)?);
         }
         let apply = |values: &mut Values, args: &[String], kind: SetKind, flag: &str| {
             for arg in args {
                 apply_set(values, arg, kind).map_err(|e| {
-                    ChartError::new(flag, format!("failed parsing {flag} data {arg:?}: {e}"))
+                    Error::new(
+                        ErrorKind::Chart,
+                        flag,
+                        format!("failed parsing {flag} data {arg:?}: {e}"),
+                    )
                 })?;
             }
-            Ok::<(), ChartError>(())
+            Ok::<(), Error>(())
         };
         apply(&mut values, &self.set_json, SetKind::Json, "--set-json")?;
         apply(&mut values, &self.set, SetKind::Typed, "--set")?;
@@ -101,17 +110,22 @@ impl ChartArgs {
         )?;
         for arg in &self.set_file {
             let Some((key, path)) = arg.split_once('=') else {
-                return Err(ChartError::new(
+                return Err(Error::new(
+                    ErrorKind::Chart,
                     "--set-file",
                     format!("failed parsing --set-file data {arg:?}: expected KEY=FILE"),
                 ));
             };
             let content = std::fs::read_to_string(path).map_err(|e| {
-                ChartError::new(path, format!("--set-file {key}: cannot read {path}: {e}"))
+                Error::new(
+                    ErrorKind::Chart,
+                    path,
+                    format!("--set-file {key}: cannot read {path}: {e}"),
+                )
             })?;
             let escaped = content.replace('\\', "\\\\").replace(',', "\\,");
             apply_set(&mut values, &format!("{key}={escaped}"), SetKind::String)
-                .map_err(|e| ChartError::new("--set-file", e))?;
+                .map_err(|e| Error::new(ErrorKind::Chart, "--set-file", e))?;
         }
         Ok(values)
     }
@@ -122,7 +136,7 @@ impl ChartArgs {
         chart: &Path,
         release: &str,
         kube_version: Option<&str>,
-    ) -> Result<String, ChartError> {
+    ) -> Result<String, Error> {
         self.render_located(chart, release, kube_version)
             .map(|(text, _)| text)
     }
@@ -134,7 +148,7 @@ impl ChartArgs {
         chart: &Path,
         release: &str,
         kube_version: Option<&str>,
-    ) -> Result<(String, BTreeMap<String, String>), ChartError> {
+    ) -> Result<(String, BTreeMap<String, String>), Error> {
         if self.renderer == Renderer::Helm {
             let text = self.render_with_helm(chart, release, kube_version)?;
             // Helm names the templates as winguard's loader does; a chart it can't load has
@@ -156,7 +170,7 @@ impl ChartArgs {
         let locations = template_locations(&loaded);
         // An error names a template as Helm does (`mychart/templates/x.yaml`): named here as
         // the file that opens, like the findings.
-        let located = |mut e: ChartError| {
+        let located = |mut e: Error| {
             if let Some(file) = locations.get(&e.file) {
                 e.file = file.clone();
             }
@@ -175,7 +189,7 @@ impl ChartArgs {
         chart: &Path,
         release: &str,
         kube_version: Option<&str>,
-    ) -> Result<String, ChartError> {
+    ) -> Result<String, Error> {
         let mut cmd = std::process::Command::new("helm");
         cmd.arg("template").arg(release).arg(chart);
         cmd.arg("--namespace").arg(&self.namespace);
@@ -204,7 +218,7 @@ impl ChartArgs {
         }
         let shown = chart.display().to_string();
         let output = cmd.output().map_err(|e| {
-            ChartError::new(
+            Error::new(ErrorKind::Chart,
                 &shown,
                 if e.kind() == std::io::ErrorKind::NotFound {
                     "--renderer helm: `helm` is not on PATH (install Helm, or use the native renderer)"
@@ -216,7 +230,8 @@ impl ChartArgs {
         })?;
         if !output.status.success() {
             let stderr = String::from_utf8_lossy(&output.stderr);
-            return Err(ChartError::new(
+            return Err(Error::new(
+                ErrorKind::Chart,
                 &shown,
                 format!(
                     "helm template failed: {}",

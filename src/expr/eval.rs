@@ -75,7 +75,8 @@ pub enum Val<'a> {
     Int(i64),
     Uint(u64),
     Double(f64),
-    Str(Rc<str>),
+    /// A string evaluation built; a `+` whose left side is the only holder appends in place.
+    Str(Rc<String>),
     /// A borrowed string (a map key, a part of a borrowed string).
     Text(&'a str),
     /// A borrowed JSON value of any kind.
@@ -86,8 +87,9 @@ pub enum Val<'a> {
     Rec(&'a (dyn Record + 'a)),
     Recs(&'a (dyn RecordList + 'a)),
     Opt(Option<Rc<Val<'a>>>),
-    /// A Kubernetes quantity, as its exact decimal value.
-    Quantity(Quantity),
+    /// A Kubernetes quantity, as its exact decimal value (boxed: 32 bytes would double the
+    /// size of every value).
+    Quantity(Rc<Quantity>),
     Semver(Rc<Semver>),
     Type(&'static str),
 }
@@ -119,9 +121,16 @@ fn number(n: &Number) -> Kind<'static, 'static> {
     }
 }
 
+// Values are moved and copied everywhere in evaluation: keep them at three words.
+const _: () = assert!(std::mem::size_of::<Val<'static>>() <= 24);
+
 impl<'a> Val<'a> {
-    pub fn str(s: impl Into<Rc<str>>) -> Val<'a> {
-        Val::Str(s.into())
+    pub fn quantity(q: Quantity) -> Val<'a> {
+        Val::Quantity(Rc::new(q))
+    }
+
+    pub fn str(s: impl Into<String>) -> Val<'a> {
+        Val::Str(Rc::new(s.into()))
     }
 
     pub fn list(items: Vec<Val<'a>>) -> Val<'a> {
@@ -149,7 +158,7 @@ impl<'a> Val<'a> {
             Val::Map(_) => Kind::Map,
             Val::Rec(r) => Kind::Rec(*r),
             Val::Opt(o) => Kind::Opt(o),
-            Val::Quantity(q) => Kind::Quantity(*q),
+            Val::Quantity(q) => Kind::Quantity(**q),
             Val::Semver(v) => Kind::Semver(v),
             Val::Type(t) => Kind::Type(t),
         }
@@ -696,6 +705,17 @@ fn eval<'a>(
         Node::Op(op, a, b) => {
             let a = eval(a, act, locals)?;
             let b = eval(b, act, locals)?;
+            // `'…' + x + '…'` chains (messages) append to one string instead of copying the
+            // whole prefix at every `+`.
+            if *op == Op::Add
+                && let Val::Str(mut text) = a
+            {
+                if let (Some(owned), Some(tail)) = (Rc::get_mut(&mut text), b.as_str()) {
+                    owned.push_str(tail);
+                    return Ok(Val::Str(text));
+                }
+                return binary(*op, &Val::Str(text), &b);
+            }
             binary(*op, &a, &b)
         }
         Node::Call {

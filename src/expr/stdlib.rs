@@ -634,7 +634,7 @@ pub fn register(r: &mut Registry) {
         "a Kubernetes quantity (`500m`, `1Gi`, `2e3`); an error when the text is not one",
         |_, a| {
             Quantity::parse(s(&a[0]))
-                .map(Val::Quantity)
+                .map(Val::quantity)
                 .ok_or_else(|| err(format!("invalid quantity: {}", s(&a[0]))))
         },
     );
@@ -708,7 +708,7 @@ pub fn register(r: &mut Registry) {
                 x.checked_sub(y)
             };
             result
-                .map(Val::Quantity)
+                .map(Val::quantity)
                 .ok_or_else(|| err("quantity out of range"))
         });
     }
@@ -782,7 +782,7 @@ pub fn register(r: &mut Registry) {
 
 fn q(v: &Val<'_>) -> Result<Quantity, EvalError> {
     match v {
-        Val::Quantity(q) => Ok(*q),
+        Val::Quantity(q) => Ok(**q),
         other => Err(EvalError::new(format!(
             "{} is not a quantity",
             other.type_name()

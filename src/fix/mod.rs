@@ -11,6 +11,7 @@
 
 mod insert;
 
+use crate::error::{Error, ErrorKind};
 use std::sync::Arc;
 
 use crate::value::Value;
@@ -20,7 +21,7 @@ use serde::ser::{SerializeMap, SerializeSeq};
 
 use crate::engine::{Context, evaluate, patch};
 use crate::manifest::yaml::{ParsedDoc, PosNode};
-use crate::manifest::{DocSpan, InputError, SourceText, parse_document_text, shape, split_source};
+use crate::manifest::{DocSpan, SourceText, parse_document_text, shape, split_source};
 use crate::policy::LintSetup;
 use crate::rules::Applicability;
 
@@ -43,7 +44,7 @@ pub struct FixedSource {
     /// Findings whose fix was applied.
     pub fixed: Vec<FixedFinding>,
     /// Documents that could not be read; they are left as they were.
-    pub errors: Vec<InputError>,
+    pub errors: Vec<Error>,
 }
 
 impl FixedSource {
@@ -84,7 +85,7 @@ pub fn fix_sources(
     opts: FixOptions,
 ) -> Vec<FixedSource> {
     let mut docs: Vec<Vec<Document>> = Vec::with_capacity(sources.len());
-    let mut errors: Vec<Vec<InputError>> = Vec::with_capacity(sources.len());
+    let mut errors: Vec<Vec<Error>> = Vec::with_capacity(sources.len());
     for source in sources {
         let (_, spans) = split_source(&source.text);
         let mut source_docs = Vec::with_capacity(spans.len());
@@ -94,7 +95,8 @@ pub fn fix_sources(
             let parsed = match parse_document_text(text, span.line_offset) {
                 (mut docs, None) if docs.len() == 1 => docs.pop(),
                 (_, Some(e)) => {
-                    source_errors.push(InputError {
+                    source_errors.push(Error {
+                        kind: ErrorKind::Input,
                         file: source.name.clone(),
                         line: Some(e.line),
                         column: Some(e.col),

@@ -11,6 +11,7 @@ pub mod block;
 pub mod shape;
 pub mod yaml;
 
+use crate::error::{Error, ErrorKind};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -99,30 +100,11 @@ impl Placement {
     }
 }
 
-/// A failure to read or parse an input; it never stops the other inputs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct InputError {
-    pub file: String,
-    pub line: Option<u32>,
-    pub column: Option<u32>,
-    pub message: String,
-}
-
-impl std::fmt::Display for InputError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match (self.line, self.column) {
-            (Some(l), Some(c)) => write!(f, "{}:{}:{}: {}", self.file, l, c, self.message),
-            (Some(l), None) => write!(f, "{}:{}: {}", self.file, l, self.message),
-            _ => write!(f, "{}: {}", self.file, self.message),
-        }
-    }
-}
-
 /// The inputs of one run, read into memory but not parsed yet.
 #[derive(Debug, Default)]
 pub struct Sources {
     pub texts: Vec<Arc<SourceText>>,
-    pub errors: Vec<InputError>,
+    pub errors: Vec<Error>,
     /// Things skipped on purpose (binary files in a directory), said on stderr.
     pub notes: Vec<String>,
     pub files: usize,
@@ -149,7 +131,7 @@ struct Walked {
     files: Vec<PathBuf>,
     charts: Vec<PathBuf>,
     kustomizations: Vec<PathBuf>,
-    errors: Vec<InputError>,
+    errors: Vec<Error>,
     notes: Vec<String>,
 }
 
@@ -405,8 +387,9 @@ fn human_size(bytes: u64) -> String {
     }
 }
 
-fn file_error(file: &str, message: String) -> InputError {
-    InputError {
+fn file_error(file: &str, message: String) -> Error {
+    Error {
+        kind: ErrorKind::Input,
         file: file.to_string(),
         line: None,
         column: None,
@@ -443,7 +426,8 @@ pub fn read_bytes(name: &str, bytes: Vec<u8>, in_directory: bool, loaded: &mut S
                 .chars()
                 .count() as u32
                 + 1;
-            loaded.errors.push(InputError {
+            loaded.errors.push(Error {
+                kind: ErrorKind::Input,
                 file: name.to_string(),
                 line: Some(line),
                 column: Some(col),
@@ -598,7 +582,7 @@ pub fn split_source(text: &str) -> (Templates, Vec<DocSpan>) {
 }
 
 /// Parses a whole source: every document, each on its own.
-pub fn parse_source(source: &Arc<SourceText>) -> (Vec<Object>, Vec<InputError>) {
+pub fn parse_source(source: &Arc<SourceText>) -> (Vec<Object>, Vec<Error>) {
     let (templates, spans) = split_source(&source.text);
     let mut objects = Vec::new();
     let mut errors = Vec::new();
@@ -629,7 +613,7 @@ pub fn parse_document(
     source: &Arc<SourceText>,
     templates: &Templates,
     span: &DocSpan,
-) -> (Vec<Object>, Vec<InputError>) {
+) -> (Vec<Object>, Vec<Error>) {
     let text = &source.text[span.start..span.end];
     let (docs, error) = parse_document_text(text, span.line_offset);
     let mut objects = Vec::new();
@@ -641,7 +625,8 @@ pub fn parse_document(
     }
     if let Some(e) = error {
         let placement = Placement::of(source, templates, e.line);
-        errors.push(InputError {
+        errors.push(Error {
+            kind: ErrorKind::Input,
             file: placement.file.to_string(),
             line: Some(e.line - placement.line_offset),
             column: Some(e.col),
@@ -659,7 +644,7 @@ fn push_objects(
     source: &Arc<SourceText>,
     placement: &Placement,
     objects: &mut Vec<Object>,
-    errors: &mut Vec<InputError>,
+    errors: &mut Vec<Error>,
 ) {
     let Value::Object(mut map) = value else {
         // Empty documents, scalars and top-level sequences are not Kubernetes objects.
@@ -680,7 +665,8 @@ fn push_objects(
                 }
             }
             Some(Value::Null) => {}
-            Some(_) => errors.push(InputError {
+            Some(_) => errors.push(Error {
+                kind: ErrorKind::Input,
                 file: placement.file.to_string(),
                 line: Some(items_pos.line - placement.line_offset),
                 column: Some(items_pos.col),
@@ -842,7 +828,7 @@ pub fn resolve<'p>(value: &Value, pos: &'p PosNode, pointer: &str) -> (&'p PosNo
 mod tests {
     use super::*;
 
-    fn parse(name: &str, text: &str) -> (Vec<Object>, Vec<InputError>) {
+    fn parse(name: &str, text: &str) -> (Vec<Object>, Vec<Error>) {
         parse_source(&Arc::new(SourceText::new(name, text)))
     }
 

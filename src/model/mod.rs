@@ -323,10 +323,18 @@ pub struct Catalog {
 
 impl Catalog {
     /// Loads the catalog text, adding the config's image patterns.
-    pub fn load(text: &str, config: &Config) -> Result<Catalog, String> {
-        let file: CatalogFile =
-            crate::error::parse_typed(text, "catalog/windows.yaml").map_err(|e| e.to_string())?;
+    pub fn load(text: &str, config: &Config) -> Result<Catalog, crate::error::Error> {
+        const NAME: &str = "catalog/windows.yaml";
+        let file: CatalogFile = crate::error::parse_typed(text, NAME)?;
         let windows_cfg = &config.windows;
+        Self::compile(file, windows_cfg)
+            .map_err(|e| crate::error::Error::new(crate::error::ErrorKind::Load, NAME, e))
+    }
+
+    fn compile(
+        file: CatalogFile,
+        windows_cfg: &crate::config::WindowsConfig,
+    ) -> Result<Catalog, String> {
         Ok(Catalog {
             windows: ImageClass::compile(&file.windows_images, &windows_cfg.image_patterns.0)?,
             linux: ImageClass::compile(&file.linux_images, &windows_cfg.linux_image_patterns.0)?,

@@ -7,10 +7,11 @@ mod junit;
 mod sarif;
 mod text;
 
+use crate::error::Error;
 use std::sync::Arc;
 
 use crate::engine::Finding;
-use crate::manifest::{InputError, Object, SourceText};
+use crate::manifest::{Object, SourceText};
 use crate::rules::{RuleSet, Severity};
 
 /// Output formats.
@@ -102,7 +103,7 @@ impl Located {
 #[derive(Debug, Default)]
 pub struct Report {
     pub findings: Vec<Located>,
-    pub errors: Vec<InputError>,
+    pub errors: Vec<Error>,
     pub files: usize,
     pub objects: usize,
     /// The inputs winguard rendered (charts, kustomize overlays): their fixes can't be

@@ -1,6 +1,7 @@
 //! `--format sarif`: SARIF 2.1.0 via `serde-sarif`, with every rule that fired described
 //! (short and full description, help text) and 1-based regions.
 
+use crate::error::Error;
 use std::collections::BTreeSet;
 
 use std::path::Path;
@@ -13,7 +14,6 @@ use serde_sarif::sarif::{
 };
 
 use super::Report;
-use crate::manifest::InputError;
 use crate::rules::{RuleSet, Severity};
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -81,7 +81,7 @@ fn region(line: Option<u32>, column: Option<u32>) -> Option<Region> {
 
 /// An input or render error as a tool execution notification (SARIF §3.58): code scanning then
 /// knows the run did not see everything, instead of reading it as "no alerts".
-fn notification(e: &InputError) -> Notification {
+fn notification(e: &Error) -> Notification {
     let physical = match region(e.line, e.column) {
         Some(r) => PhysicalLocation::builder()
             .artifact_location(artifact(&e.file))

@@ -12,7 +12,7 @@ use std::path::Path;
 use crate::value::Value;
 use serde::Deserialize;
 
-use crate::error::LoadError;
+use crate::error::{Error, ErrorKind};
 use crate::expr::{Activation, CompileError, Compiler, Program, Registry, Type};
 
 /// How bad a finding is.
@@ -441,14 +441,15 @@ impl Rule {
 
     /// Compiles a rule file's text; `name` names the file in errors.
     /// Expressions compile against `registry` (the functions and records they may use).
-    pub fn load(text: &str, source: &str, registry: &Registry) -> Result<Rule, LoadError> {
+    pub fn load(text: &str, source: &str, registry: &Registry) -> Result<Rule, Error> {
         let (file, doc): (RuleFile, _) = crate::error::parse_typed_with_doc(text, source)?;
         // An error at byte `offset` of the string at `pointer` in the file, placed at its line
         // and column through the YAML parser's positions.
-        let at = |pointer: &str, offset: usize, message: String| -> LoadError {
+        let at = |pointer: &str, offset: usize, message: String| -> Error {
             let (pos, _) = crate::manifest::resolve(&doc.value, &doc.pos, pointer);
             let (line, column) = crate::error::scalar_position(text, pos.line, pos.col, offset);
-            LoadError {
+            Error {
+                kind: ErrorKind::Load,
                 file: source.to_string(),
                 line: Some(line),
                 column: Some(column),
@@ -513,7 +514,7 @@ impl Rule {
         }
         // Lets may read each other: a first pass types each from its text with the others
         // unknown, a second with the types the first found.
-        let compile_lets = |compiler: &Compiler<'_>| -> Result<Vec<(String, Program)>, LoadError> {
+        let compile_lets = |compiler: &Compiler<'_>| -> Result<Vec<(String, Program)>, Error> {
             let_texts
                 .iter()
                 .map(|(name, t)| {
@@ -533,7 +534,7 @@ impl Rule {
         let compiler = compiler;
         let expr_at =
             |pointer: &str, text: &str| compiler.compile(text).map_err(|e| fail(pointer, e));
-        let cond_at = |pointer: &str, text: &str| -> Result<Program, LoadError> {
+        let cond_at = |pointer: &str, text: &str| -> Result<Program, Error> {
             let p = expr_at(pointer, text)?;
             if !p.ty().may_be(&Type::Bool) {
                 return Err(at(
@@ -689,7 +690,7 @@ impl Rule {
                     s.severity,
                 ))
             })
-            .collect::<Result<_, LoadError>>()?;
+            .collect::<Result<_, Error>>()?;
         Ok(Rule {
             message,
             message_gives_reason,
@@ -811,7 +812,7 @@ pub struct RuleSet {
 
 impl RuleSet {
     /// Loads rule files given as `(name, text)`.
-    pub fn from_texts(files: &[(&str, &str)], registry: &Registry) -> Result<RuleSet, LoadError> {
+    pub fn from_texts(files: &[(&str, &str)], registry: &Registry) -> Result<RuleSet, Error> {
         let mut set = RuleSet::default();
         for (path, text) in files {
             set.add(Rule::load(text, path, registry)?)?;
@@ -820,9 +821,10 @@ impl RuleSet {
     }
 
     /// Adds a rule; names are unique.
-    pub fn add(&mut self, rule: Rule) -> Result<(), LoadError> {
+    pub fn add(&mut self, rule: Rule) -> Result<(), Error> {
         if let Some(existing) = self.get(&rule.name) {
-            return Err(LoadError::new(
+            return Err(Error::new(
+                ErrorKind::Load,
                 &rule.source,
                 format!(
                     "rule `{}` is already defined in {}",
@@ -835,11 +837,12 @@ impl RuleSet {
     }
 
     /// Loads every `*.yaml` rule file of a directory (a user's own rules, no rebuild needed).
-    pub fn add_dir(&mut self, dir: &Path, registry: &Registry) -> Result<(), Vec<LoadError>> {
+    pub fn add_dir(&mut self, dir: &Path, registry: &Registry) -> Result<(), Vec<Error>> {
         let mut errors = Vec::new();
         let entries = std::fs::read_dir(dir).map_err(|e| {
-            vec![LoadError::new(
-                &dir.display().to_string(),
+            vec![Error::new(
+                ErrorKind::Load,
+                dir.display().to_string(),
                 format!("cannot read rules directory: {e}"),
             )]
         })?;
@@ -851,7 +854,13 @@ impl RuleSet {
         for p in paths {
             let name = p.display().to_string();
             let loaded = std::fs::read_to_string(&p)
-                .map_err(|e| LoadError::new(&name, format!("cannot read rule file: {e}")))
+                .map_err(|e| {
+                    Error::new(
+                        ErrorKind::Load,
+                        &name,
+                        format!("cannot read rule file: {e}"),
+                    )
+                })
                 .and_then(|text| Rule::load(&text, &name, registry))
                 .and_then(|rule| self.add(rule));
             if let Err(e) = loaded {
