@@ -90,3 +90,26 @@ pub fn review_both(data: &[u8]) {
     let _ = review(setup(), Endpoint::Validate, data);
     let _ = review(setup(), Endpoint::Mutate, data);
 }
+
+/// A CEL expression (the input up to its first NUL) compiled against the rules' registry with
+/// `object` declared, and evaluated over the rest read as JSON (or `{}`).
+pub fn compile_and_eval(data: &[u8]) {
+    use winguard::expr::{Activation, Compiler, Type, Val};
+    let (text, json) = match data.iter().position(|b| *b == 0) {
+        Some(i) => (&data[..i], &data[i + 1..]),
+        None => (data, &b""[..]),
+    };
+    let text = String::from_utf8_lossy(text);
+    let object: winguard::value::Value = serde_json::from_slice::<serde_json::Value>(json)
+        .map(winguard::value::Value::from)
+        .unwrap_or_else(|_| winguard::value::Value::Object(Default::default()));
+    let mut compiler = Compiler::new(winguard::policy::registry());
+    let slot = compiler.declare("object", Type::Dyn);
+    if let Ok(program) = compiler.compile(&text) {
+        let mut act = Activation::new(compiler.slots(), None);
+        act.set(slot, Val::Ref(&object));
+        if let Ok(v) = program.eval(&act) {
+            let _ = v.display();
+        }
+    }
+}

@@ -46,3 +46,8 @@ fn manifest_inputs_lint_or_fail_cleanly() {
 fn admission_inputs_are_answered() {
     replay("admission", harness::review_both);
 }
+
+#[test]
+fn expr_inputs_compile_and_evaluate_or_fail_cleanly() {
+    replay("expr", harness::compile_and_eval);
+}

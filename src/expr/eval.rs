@@ -87,6 +87,8 @@ pub enum Val<'a> {
     Rec(&'a (dyn Record + 'a)),
     Recs(&'a (dyn RecordList + 'a)),
     Opt(Option<Rc<Val<'a>>>),
+    /// An optional holding a borrowed value: `a.?b` on the input, without an allocation.
+    OptRef(&'a Value),
     /// A Kubernetes quantity, as its exact decimal value (boxed: 32 bytes would double the
     /// size of every value).
     Quantity(Rc<Quantity>),
@@ -105,7 +107,7 @@ pub enum Kind<'v, 'a> {
     List,
     Map,
     Rec(&'a (dyn Record + 'a)),
-    Opt(&'v Option<Rc<Val<'a>>>),
+    Opt,
     Quantity(Quantity),
     Semver(&'v Semver),
     Type(&'static str),
@@ -133,6 +135,24 @@ impl<'a> Val<'a> {
         Val::Str(Rc::new(s.into()))
     }
 
+    /// An optional of `v`; one of a borrowed value needs no allocation.
+    pub fn optional(v: Option<Val<'a>>) -> Val<'a> {
+        match v {
+            None => Val::Opt(None),
+            Some(Val::Ref(r)) => Val::OptRef(r),
+            Some(other) => Val::Opt(Some(Rc::new(other))),
+        }
+    }
+
+    /// For an optional, `Some` of what it holds (`Some(None)` when empty); `None` otherwise.
+    pub fn optional_value(&self) -> Option<Option<Val<'a>>> {
+        match self {
+            Val::Opt(o) => Some(o.as_ref().map(|v| (**v).clone())),
+            Val::OptRef(r) => Some(Some(Val::Ref(r))),
+            _ => None,
+        }
+    }
+
     pub fn list(items: Vec<Val<'a>>) -> Val<'a> {
         Val::List(Rc::new(items))
     }
@@ -157,7 +177,7 @@ impl<'a> Val<'a> {
             Val::List(_) | Val::Recs(_) => Kind::List,
             Val::Map(_) => Kind::Map,
             Val::Rec(r) => Kind::Rec(*r),
-            Val::Opt(o) => Kind::Opt(o),
+            Val::Opt(_) | Val::OptRef(_) => Kind::Opt,
             Val::Quantity(q) => Kind::Quantity(**q),
             Val::Semver(v) => Kind::Semver(v),
             Val::Type(t) => Kind::Type(t),
@@ -180,7 +200,7 @@ impl<'a> Val<'a> {
             Kind::Str(_) => "string",
             Kind::List => "list",
             Kind::Map | Kind::Rec(_) => "map",
-            Kind::Opt(_) => "optional_type",
+            Kind::Opt => "optional_type",
             Kind::Quantity(_) => "quantity",
             Kind::Semver(_) => "semver",
             Kind::Type(_) => "type",
@@ -201,7 +221,7 @@ impl<'a> Val<'a> {
                 | (Type::List(_), Kind::List)
                 | (Type::Map(..), Kind::Map | Kind::Rec(_))
                 | (Type::Record(_), Kind::Rec(_))
-                | (Type::Optional(_), Kind::Opt(_))
+                | (Type::Optional(_), Kind::Opt)
                 | (Type::Quantity, Kind::Quantity(_))
                 | (Type::Semver, Kind::Semver(_))
                 | (Type::Type, Kind::Type(_))
@@ -237,7 +257,7 @@ impl<'a> Val<'a> {
     pub fn items(&self) -> Result<Items<'_, 'a>, EvalError> {
         Ok(match self {
             Val::Ref(Value::Array(a)) => Items::Json(a.iter()),
-            Val::Ref(Value::Object(m)) => Items::Keys(m.keys().collect::<Vec<_>>().into_iter()),
+            Val::Ref(Value::Object(m)) => Items::Keys(m.entries().iter()),
             Val::List(l) => Items::Vals(l.iter()),
             Val::Map(m) => Items::MapKeys(m.iter()),
             Val::Recs(r) => Items::Recs(*r, 0..r.len()),
@@ -317,6 +337,7 @@ impl<'a> Val<'a> {
             Val::Rec(r) => r.value().clone(),
             Val::Recs(r) => Value::Array((0..r.len()).map(|i| r.get(i).value().clone()).collect()),
             Val::Opt(o) => o.as_ref().map_or(Value::Null, |v| v.to_value()),
+            Val::OptRef(v) => (*v).clone(),
             Val::Quantity(q) => Value::String(q.to_decimal_string()),
             Val::Semver(v) => Value::String(v.text().to_string()),
             Val::Type(t) => Value::String(t.to_string()),
@@ -351,7 +372,7 @@ impl<'a> Val<'a> {
 /// What a macro ranges over, item by item.
 pub enum Items<'v, 'a> {
     Json(std::slice::Iter<'a, Value>),
-    Keys(std::vec::IntoIter<&'a String>),
+    Keys(std::slice::Iter<'a, (String, Value)>),
     Vals(std::slice::Iter<'v, Val<'a>>),
     MapKeys(std::slice::Iter<'v, (Val<'a>, Val<'a>)>),
     Recs(&'a (dyn RecordList + 'a), std::ops::Range<usize>),
@@ -362,7 +383,7 @@ impl<'a> Iterator for Items<'_, 'a> {
     fn next(&mut self) -> Option<Val<'a>> {
         match self {
             Items::Json(i) => i.next().map(Val::Ref),
-            Items::Keys(i) => i.next().map(|k| Val::Text(k)),
+            Items::Keys(i) => i.next().map(|(k, _)| Val::Text(k)),
             Items::Vals(i) => i.next().cloned(),
             Items::MapKeys(i) => i.next().map(|(k, _)| k.clone()),
             Items::Recs(r, i) => i.next().map(|i| Val::Rec(r.get(i))),
@@ -383,9 +404,9 @@ pub fn equals(a: &Val<'_>, b: &Val<'_>) -> bool {
         (Kind::Quantity(x), Kind::Quantity(y)) => x == y,
         (Kind::Semver(x), Kind::Semver(y)) => x == y,
         (Kind::Type(x), Kind::Type(y)) => x == y,
-        (Kind::Opt(x), Kind::Opt(y)) => match (x, y) {
-            (None, None) => true,
-            (Some(x), Some(y)) => equals(x, y),
+        (Kind::Opt, Kind::Opt) => match (a.optional_value(), b.optional_value()) {
+            (Some(None), Some(None)) => true,
+            (Some(Some(x)), Some(Some(y))) => equals(&x, &y),
             _ => false,
         },
         (Kind::List, Kind::List) => {
@@ -559,10 +580,10 @@ fn eval<'a>(
         Node::Select { base, field, test } => {
             let base = eval(base, act, locals)?;
             // Selecting on an optional chains, as `.?` does.
-            match base {
-                Val::Opt(None) if !*test => Ok(Val::Opt(None)),
-                Val::Opt(Some(v)) if !*test => Ok(Val::Opt(opt_get(&v, field)?.map(Rc::new))),
-                base => select(&base, field, *test),
+            match base.optional_value() {
+                Some(None) if !*test => Ok(Val::Opt(None)),
+                Some(Some(v)) if !*test => Ok(Val::optional(opt_get(&v, field)?)),
+                _ => select(&base, field, *test),
             }
         }
         Node::RecordField {
@@ -580,12 +601,12 @@ fn eval<'a>(
         }
         Node::OptSelect { base, field } => {
             let base = eval(base, act, locals)?;
-            let base = match base {
-                Val::Opt(None) => return Ok(Val::Opt(None)),
-                Val::Opt(Some(v)) => (*v).clone(),
-                v => v,
+            let base = match base.optional_value() {
+                Some(None) => return Ok(Val::Opt(None)),
+                Some(Some(v)) => v,
+                None => base,
             };
-            Ok(Val::Opt(opt_get(&base, field)?.map(Rc::new)))
+            Ok(Val::optional(opt_get(&base, field)?))
         }
         Node::Index {
             base,
@@ -595,10 +616,10 @@ fn eval<'a>(
             let base = eval(base, act, locals)?;
             let index = eval(index, act, locals)?;
             // Indexing an optional (with `[?…]` or `[…]`) gives an optional.
-            let (base, optional) = match base {
-                Val::Opt(None) => return Ok(Val::Opt(None)),
-                Val::Opt(Some(v)) => ((*v).clone(), &true),
-                v => (v, optional),
+            let (base, optional) = match base.optional_value() {
+                Some(None) => return Ok(Val::Opt(None)),
+                Some(Some(v)) => (v, &true),
+                None => (base, optional),
             };
             let found = match base.kind() {
                 Kind::List => {
@@ -614,7 +635,7 @@ fn eval<'a>(
             };
             match (found, optional) {
                 (Some(v), false) => Ok(v),
-                (found, true) => Ok(Val::Opt(found.map(Rc::new))),
+                (found, true) => Ok(Val::optional(found)),
                 (None, false) => Err(match base.kind() {
                     Kind::List => {
                         EvalError::new(format!("index out of range: {}", index.display()))
@@ -628,10 +649,11 @@ fn eval<'a>(
             for (i, item) in items.iter().enumerate() {
                 let v = eval(item, act, locals)?;
                 if optional.contains(&i) {
-                    match v {
-                        Val::Opt(Some(v)) => out.push((*v).clone()),
-                        Val::Opt(None) => {}
-                        other => {
+                    match v.optional_value() {
+                        Some(Some(v)) => out.push(v),
+                        Some(None) => {}
+                        None => {
+                            let other = v;
                             return Err(EvalError::no_overload("optional list item", &[&other]));
                         }
                     }
@@ -647,10 +669,11 @@ fn eval<'a>(
                 let k = eval(k, act, locals)?;
                 let mut v = eval(v, act, locals)?;
                 if *optional {
-                    match v {
-                        Val::Opt(Some(inner)) => v = (*inner).clone(),
-                        Val::Opt(None) => continue,
-                        other => {
+                    match v.optional_value() {
+                        Some(Some(inner)) => v = inner,
+                        Some(None) => continue,
+                        None => {
+                            let other = v;
                             return Err(EvalError::no_overload("optional map entry", &[&other]));
                         }
                     }
@@ -811,7 +834,7 @@ fn comprehension<'a>(
             Ok(Val::Bool(count == 1))
         }
         Macro::Filter => {
-            let mut out = Vec::new();
+            let mut out = Vec::with_capacity(range.size().unwrap_or(0) as usize);
             for item in items {
                 locals[var] = item.clone();
                 if boolean(eval(body, act, locals), "filter")? {
@@ -821,7 +844,7 @@ fn comprehension<'a>(
             Ok(Val::list(out))
         }
         Macro::Map => {
-            let mut out = Vec::new();
+            let mut out = Vec::with_capacity(range.size().unwrap_or(0) as usize);
             for item in items {
                 locals[var] = item;
                 if let Some(f) = filter

@@ -538,7 +538,7 @@ pub fn register(r: &mut Registry) {
                 } else {
                     n.wrapping_sub(1)
                 };
-                Ok(Val::Opt(a[0].at(at).map(Rc::new)))
+                Ok(Val::optional(a[0].at(at)))
             },
         );
     }
@@ -574,7 +574,7 @@ pub fn register(r: &mut Registry) {
     r.add(
         "optional.of(A) -> optional(A)",
         "an optional holding the value",
-        |_, a| Ok(Val::Opt(Some(Rc::new(a[0].clone())))),
+        |_, a| Ok(Val::optional(Some(a[0].clone()))),
     );
     r.add(
         "optional.ofNonZeroValue(A) -> optional(A)",
@@ -590,7 +590,7 @@ pub fn register(r: &mut Registry) {
                 Kind::List | Kind::Map => a[0].size() == Some(0),
                 _ => false,
             };
-            Ok(Val::Opt((!zero).then(|| Rc::new(a[0].clone()))))
+            Ok(Val::optional((!zero).then(|| a[0].clone())))
         },
     );
     r.add(
@@ -601,29 +601,29 @@ pub fn register(r: &mut Registry) {
     r.add(
         "optional(A).hasValue() -> bool",
         "whether the optional holds a value",
-        |_, a| Ok(Val::Bool(matches!(a[0], Val::Opt(Some(_))))),
+        |_, a| Ok(Val::Bool(matches!(a[0].optional_value(), Some(Some(_))))),
     );
     r.add(
         "optional(A).value() -> A",
         "the optional's value; an error when empty",
-        |_, a| match &a[0] {
-            Val::Opt(Some(v)) => Ok((**v).clone()),
+        |_, a| match a[0].optional_value() {
+            Some(Some(v)) => Ok(v),
             _ => Err(err("optional.none() dereference")),
         },
     );
     r.add(
         "optional(A).orValue(A) -> A",
         "the optional's value, else the argument",
-        |_, a| match &a[0] {
-            Val::Opt(Some(v)) => Ok((**v).clone()),
+        |_, a| match a[0].optional_value() {
+            Some(Some(v)) => Ok(v),
             _ => Ok(a[1].clone()),
         },
     );
     r.add(
         "optional(A).or(optional(A)) -> optional(A)",
         "the optional if it holds a value, else the argument",
-        |_, a| match &a[0] {
-            Val::Opt(Some(_)) => Ok(a[0].clone()),
+        |_, a| match a[0].optional_value() {
+            Some(Some(_)) => Ok(a[0].clone()),
             _ => Ok(a[1].clone()),
         },
     );

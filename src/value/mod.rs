@@ -136,6 +136,11 @@ impl Map {
         self.entries.iter().map(|(k, v)| (k, v))
     }
 
+    /// The entries as a slice, in key order.
+    pub fn entries(&self) -> &[(String, Value)] {
+        &self.entries
+    }
+
     pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator {
         self.entries.iter().map(|(k, _)| k)
     }
