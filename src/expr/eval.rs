@@ -350,6 +350,7 @@ impl<'a> Val<'a> {
             Kind::Str(s) => s.to_string(),
             Kind::Int(i) => i.to_string(),
             Kind::Uint(u) => u.to_string(),
+            Kind::Double(d) => go_float(d),
             Kind::Bool(b) => b.to_string(),
             Kind::Null => String::new(),
             Kind::Type(t) => t.to_string(),
@@ -367,6 +368,30 @@ impl<'a> Val<'a> {
             _ => out.push_str(&self.display()),
         }
     }
+}
+
+/// A double as cel-go's `string()` writes it, Go's `strconv.FormatFloat(d, 'g', -1, 64)`: the
+/// shortest digits that read back, in exponent form below 1e-4 and from 1e21 (`2`, `0.1`,
+/// `1e-05`, `1e+21`).
+pub fn go_float(d: f64) -> String {
+    if d.is_nan() {
+        return "NaN".into();
+    }
+    if d.is_infinite() {
+        return if d > 0.0 { "+Inf" } else { "-Inf" }.into();
+    }
+    let magnitude = d.abs();
+    if d == 0.0 || (1e-4..1e21).contains(&magnitude) {
+        return format!("{d}");
+    }
+    // Rust writes `1e-5`; Go writes the exponent signed and with at least two digits.
+    let text = format!("{d:e}");
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+    let (sign, digits) = match exponent.strip_prefix('-') {
+        Some(d) => ('-', d),
+        None => ('+', exponent),
+    };
+    format!("{mantissa}e{sign}{digits:0>2}")
 }
 
 /// What a macro ranges over, item by item.

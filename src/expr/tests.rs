@@ -137,6 +137,12 @@ fn operators_and_macros_follow_the_spec() {
         ("[3, 1, 2].sort()", crate::json!([1, 2, 3])),
         ("[1, 2, 3].slice(1, 3)", crate::json!([2, 3])),
         ("[].first().hasValue()", Value::Bool(false)),
+        // Doubles as cel-go's string() writes them (Go's 'g' format).
+        ("string(2.0)", Value::from("2")),
+        ("string(0.1)", Value::from("0.1")),
+        ("string(1e21)", Value::from("1e+21")),
+        ("string(0.00001)", Value::from("1e-05")),
+        ("string(-123.456)", Value::from("-123.456")),
     ];
     for (text, want) in cases {
         assert_eq!(
