@@ -5,7 +5,7 @@ use std::io::Write;
 
 /// Writes through a temporary file in the same directory and renames it into place, so a crash
 /// never leaves a half-written file.
-pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

@@ -279,7 +279,7 @@ mod schema {
     use schemars::{Schema, SchemaGenerator, json_schema};
 
     /// `parse_kubernetes_version`'s grammar.
-    pub fn kubernetes_version(_: &mut SchemaGenerator) -> Schema {
+    pub(super) fn kubernetes_version(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
             "type": "string",
             "pattern": super::VERSION_PATTERN,
@@ -288,12 +288,12 @@ mod schema {
         })
     }
 
-    pub fn level(_: &mut SchemaGenerator) -> Schema {
+    pub(super) fn level(_: &mut SchemaGenerator) -> Schema {
         // YAML 1.1 reads a bare `off` as false, which means off.
         json_schema!({ "enum": ["off", "info", "warning", "error", false] })
     }
 
-    pub fn node_builds(_: &mut SchemaGenerator) -> Schema {
+    pub(super) fn node_builds(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
             "type": "array",
             "items": { "type": ["integer", "string"] },
@@ -301,7 +301,7 @@ mod schema {
         })
     }
 
-    pub fn taints(_: &mut SchemaGenerator) -> Schema {
+    pub(super) fn taints(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
             "type": "array",
             "items": {
@@ -327,17 +327,17 @@ mod schema {
     }
 
     /// `taints`, or `null` for the profile's default.
-    pub fn optional_taints(generator: &mut SchemaGenerator) -> Schema {
+    pub(super) fn optional_taints(generator: &mut SchemaGenerator) -> Schema {
         let mut schema = taints(generator);
         schema.insert("type".into(), serde_json::json!(["array", "null"]));
         schema
     }
 
-    pub fn patterns(_: &mut SchemaGenerator) -> Schema {
+    pub(super) fn patterns(_: &mut SchemaGenerator) -> Schema {
         json_schema!({ "type": "array", "items": { "type": "string", "format": "regex" } })
     }
 
-    pub fn date(_: &mut SchemaGenerator) -> Schema {
+    pub(super) fn date(_: &mut SchemaGenerator) -> Schema {
         json_schema!({ "type": ["string", "null"], "format": "date" })
     }
 }

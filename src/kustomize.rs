@@ -24,7 +24,7 @@ pub enum KustomizeRenderer {
 }
 
 /// The kustomization file of `dir`, as findings name the overlay.
-pub fn kustomization_file(dir: &Path) -> PathBuf {
+pub(crate) fn kustomization_file(dir: &Path) -> PathBuf {
     KUSTOMIZATION_FILES
         .iter()
         .map(|f| dir.join(f))
@@ -67,7 +67,7 @@ fn on_path(name: &str) -> bool {
 }
 
 /// Builds the overlay in `dir`; the error names its kustomization file.
-pub fn build(dir: &Path, renderer: KustomizeRenderer) -> Result<String, Error> {
+pub(crate) fn build(dir: &Path, renderer: KustomizeRenderer) -> Result<String, Error> {
     let file = kustomization_file(dir).display().to_string();
     let error = |message: String| Error {
         kind: ErrorKind::Input,

@@ -11,7 +11,7 @@ use crate::report::{Format, RenderOptions, render};
 use super::{EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, FixArgs, MutateArgs, Output, lint_sources};
 
 /// `winguard fix PATH…`.
-pub fn run_fix(args: FixArgs, output: Output) -> u8 {
+pub(super) fn run_fix(args: FixArgs, output: Output) -> u8 {
     let setup = match super::load_reporting(&args.setup) {
         Ok(s) => s,
         Err(code) => return code,
@@ -126,7 +126,7 @@ pub fn run_fix(args: FixArgs, output: Output) -> u8 {
 
 /// `winguard mutate`: stdin to stdout. Whatever happens, every document read is written out
 /// (unfixed ones as they came), so a post-renderer never drops part of a release.
-pub fn run_mutate(args: MutateArgs, output: Output) -> u8 {
+pub(super) fn run_mutate(args: MutateArgs, output: Output) -> u8 {
     let setup = match super::load_reporting(&args.setup) {
         Ok(s) => s,
         Err(code) => return code,

@@ -373,7 +373,7 @@ impl<'a> Val<'a> {
 /// A double as cel-go's `string()` writes it, Go's `strconv.FormatFloat(d, 'g', -1, 64)`: the
 /// shortest digits that read back, in exponent form below 1e-4 and from 1e21 (`2`, `0.1`,
 /// `1e-05`, `1e+21`).
-pub fn go_float(d: f64) -> String {
+pub(super) fn go_float(d: f64) -> String {
     if d.is_nan() {
         return "NaN".into();
     }
@@ -418,7 +418,7 @@ impl<'a> Iterator for Items<'_, 'a> {
 
 /// CEL equality, heterogeneous for numbers (`1 == 1.0` and `1 == 1u` hold, as in Kubernetes'
 /// CEL); values of different kinds are unequal.
-pub fn equals(a: &Val<'_>, b: &Val<'_>) -> bool {
+pub(super) fn equals(a: &Val<'_>, b: &Val<'_>) -> bool {
     if let (Some(x), Some(y)) = (numeric(a), numeric(b)) {
         return x.partial_cmp(&y) == Some(Ordering::Equal);
     }
@@ -482,7 +482,7 @@ impl Numeric {
 }
 
 /// CEL ordering: numbers (across kinds), strings, bools, quantities and versions.
-pub fn compare(op: &str, a: &Val<'_>, b: &Val<'_>) -> Result<Ordering, EvalError> {
+pub(super) fn compare(op: &str, a: &Val<'_>, b: &Val<'_>) -> Result<Ordering, EvalError> {
     if let (Some(x), Some(y)) = (numeric(a), numeric(b)) {
         return x
             .partial_cmp(&y)

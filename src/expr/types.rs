@@ -106,7 +106,7 @@ impl Type {
 }
 
 /// A parsed function signature.
-pub struct Signature {
+pub(super) struct Signature {
     pub name: &'static str,
     pub receiver: bool,
     pub params: Vec<Type>,
@@ -114,7 +114,10 @@ pub struct Signature {
 }
 
 /// Parses `name(T, …) -> R` or `T.name(T, …) -> R` (the receiver is the first parameter).
-pub fn parse_signature(text: &'static str, records: &[RecordDecl]) -> Result<Signature, String> {
+pub(super) fn parse_signature(
+    text: &'static str,
+    records: &[RecordDecl],
+) -> Result<Signature, String> {
     let (call, result) = text.split_once("->").ok_or("no `->`")?;
     let call = call.trim();
     // The parameters' `(` is the one matching the final `)`.
@@ -198,7 +201,7 @@ fn split_top_level(text: &str) -> Vec<&str> {
 }
 
 /// Parses a type as signatures write it.
-pub fn parse_type(text: &str, records: &[RecordDecl]) -> Result<Type, String> {
+pub(super) fn parse_type(text: &str, records: &[RecordDecl]) -> Result<Type, String> {
     let text = text.trim();
     if let Some(inner) = text.strip_prefix("list(").and_then(|t| t.strip_suffix(')')) {
         return Ok(Type::list(parse_type(inner, records)?));

@@ -30,14 +30,14 @@ const MAX_FIX_ROUNDS: usize = 8;
 
 /// Which fixes are applied.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct FixOptions {
+pub(crate) struct FixOptions {
     /// Also apply fixes marked `unsafe` (they may change behaviour; review them).
     pub unsafe_fixes: bool,
 }
 
 /// One input after fixing.
 #[derive(Debug)]
-pub struct FixedSource {
+pub(crate) struct FixedSource {
     pub source: Arc<SourceText>,
     /// The whole new text (equal to the old one when nothing was fixed).
     pub text: String,
@@ -48,14 +48,14 @@ pub struct FixedSource {
 }
 
 impl FixedSource {
-    pub fn changed(&self) -> bool {
+    pub(crate) fn changed(&self) -> bool {
         self.text != self.source.text
     }
 }
 
 /// A finding that a fix removed, for the summary.
 #[derive(Debug, Clone)]
-pub struct FixedFinding {
+pub(crate) struct FixedFinding {
     pub rule: String,
     pub title: String,
     pub object: String,
@@ -79,7 +79,7 @@ struct Edit {
 
 /// Applies the fixes to every source. Objects of all sources form one input set, as in `lint`
 /// (cross-object rules see each other's objects).
-pub fn fix_sources(
+pub(crate) fn fix_sources(
     setup: &LintSetup,
     sources: &[Arc<SourceText>],
     opts: FixOptions,

@@ -24,7 +24,10 @@ fn basename(word: &str) -> &str {
 
 /// The Windows shell a command starts (`cmd`, `powershell.exe`, `C:\\Windows\\…\\pwsh.exe`),
 /// as the catalog names it: evidence that the container is a Windows container.
-pub fn windows_shell<'t>(tables: &'t CommandTables, command: Option<&Value>) -> Option<&'t str> {
+pub(super) fn windows_shell<'t>(
+    tables: &'t CommandTables,
+    command: Option<&Value>,
+) -> Option<&'t str> {
     let first = command?.as_array()?.first()?.as_str()?;
     let name = basename(first);
     tables
@@ -179,7 +182,7 @@ fn is_service_monitor<S: AsRef<str>>(tables: &CommandTables, words: &[S]) -> boo
 }
 
 /// Analyses `command` + `args` (either may be absent). Returns `null` when neither is set.
-pub fn analyse_command(
+pub(crate) fn analyse_command(
     tables: &CommandTables,
     command: Option<&Value>,
     args: Option<&Value>,

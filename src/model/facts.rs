@@ -24,17 +24,15 @@ use crate::expr::{Record, RecordList, Val};
 macro_rules! fields {
     ($name:ident { $($variant:ident = $json:literal : $ty:literal : $doc:literal,)* }) => {
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub enum $name { $($variant,)* }
+        pub(crate) enum $name { $($variant,)* }
         impl $name {
             /// Every field with its name, in the order of the whole map (sorted by name).
-            pub const ALL: &'static [($name, &'static str)] = &[$(($name::$variant, $json),)*];
-            /// Every field's name and what it means, in the same order.
-            pub const DOCS: &'static [(&'static str, &'static str)] = &[$(($json, $doc),)*];
+            pub(crate) const ALL: &'static [($name, &'static str)] = &[$(($name::$variant, $json),)*];
             /// Every field's name, its type as rule expressions see it, and what it means.
-            pub const DECLS: &'static [(&'static str, &'static str, &'static str)] =
+            pub(crate) const DECLS: &'static [(&'static str, &'static str, &'static str)] =
                 &[$(($json, $ty, $doc),)*];
             /// Every field's name, in the same order.
-            pub const NAMES: &'static [&'static str] = &[$($json,)*];
+            pub(crate) const NAMES: &'static [&'static str] = &[$($json,)*];
 
         }
     };
@@ -294,7 +292,7 @@ impl Record for ContainerFacts<'_> {
 }
 
 /// The target-OS facts of one pod spec.
-pub struct PodFacts<'a> {
+pub(crate) struct PodFacts<'a> {
     ctx: &'a ModelContext<'a>,
     spec: &'a Value,
     spec_path: &'a str,
@@ -323,7 +321,7 @@ pub struct PodFacts<'a> {
 impl<'a> PodFacts<'a> {
     /// Works out which OS the pod spec targets and why. `spec_path` and `meta_path` are JSON
     /// pointers into the object.
-    pub fn new(
+    pub(crate) fn new(
         ctx: &'a ModelContext<'a>,
         spec: &'a Value,
         spec_path: &'a str,

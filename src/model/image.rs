@@ -3,7 +3,7 @@
 
 /// A parsed image reference.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ImageRef {
+pub(crate) struct ImageRef {
     pub original: String,
     /// Normalised repository, lower case: `mcr.microsoft.com/windows/servercore`, `docker.io/library/busybox`.
     pub repository: String,
@@ -14,7 +14,7 @@ pub struct ImageRef {
 impl ImageRef {
     /// Tag tokens: the tag split at `-` and `_` (`4.8-windowsservercore-ltsc2019` → `4.8`,
     /// `windowsservercore`, `ltsc2019`).
-    pub fn tag_tokens(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn tag_tokens(&self) -> impl Iterator<Item = &str> {
         self.tag
             .as_deref()
             .unwrap_or("")
@@ -23,7 +23,7 @@ impl ImageRef {
     }
 }
 
-pub fn parse_image(image: &str) -> ImageRef {
+pub(crate) fn parse_image(image: &str) -> ImageRef {
     let original = image.trim().to_string();
     let (rest, digest) = match original.split_once('@') {
         Some((r, d)) => (r, Some(d.to_string())),

@@ -17,13 +17,13 @@ use serde::Deserialize;
 
 use crate::config::Config;
 use crate::manifest::escape_pointer_token;
-pub use command::analyse_command;
-pub use facts::{ContainerFacts, ContainerField, PodFacts, PodField};
-pub use image::{ImageRef, parse_image};
+pub(crate) use command::analyse_command;
+pub(crate) use facts::{ContainerFacts, ContainerField, PodFacts, PodField};
+pub(crate) use image::{ImageRef, parse_image};
 
 /// Fills an expression registry with what the model gives rules: the `pod` and `container`
 /// record types (their facts, typed and documented) and the Windows and Kubernetes functions.
-pub fn register(r: &mut crate::expr::Registry) {
+pub(crate) fn register(r: &mut crate::expr::Registry) {
     use crate::expr::{EvalError, Val};
     r.add_record("container", ContainerField::DECLS);
     let pod = r.add_record("pod", PodField::DECLS);
@@ -63,7 +63,7 @@ pub fn register(r: &mut crate::expr::Registry) {
 }
 
 /// The embedded Windows catalog.
-pub const EMBEDDED_CATALOG: &str = include_str!("../../catalog/windows.yaml");
+pub(crate) const EMBEDDED_CATALOG: &str = include_str!("../../catalog/windows.yaml");
 
 // === the catalog (catalog/windows.yaml) ===
 
@@ -408,14 +408,14 @@ impl Catalog {
 /// Windows process-isolation compatibility of an image build on a host build (§2.3, as
 /// containerd's platform matcher implements it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BuildCompat {
+pub(crate) enum BuildCompat {
     Exact,
     StableAbi,
     Incompatible,
 }
 
 impl BuildCompat {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             BuildCompat::Exact => "exact",
             BuildCompat::StableAbi => "stable-abi",
@@ -435,7 +435,7 @@ fn compat_rank(c: BuildCompat) -> u8 {
     }
 }
 
-pub fn build_compat(host: u64, image: u64) -> BuildCompat {
+pub(crate) fn build_compat(host: u64, image: u64) -> BuildCompat {
     if host == image {
         BuildCompat::Exact
     } else if host < LTSC2022 || image > host || image < LTSC2022 {
@@ -447,7 +447,7 @@ pub fn build_compat(host: u64, image: u64) -> BuildCompat {
 
 /// Kubernetes' `Toleration.ToleratesTaint`, exactly: empty effect matches all effects, empty key
 /// (with `Exists`) matches all keys, `Equal` (or no operator) compares values case-sensitively.
-pub fn tolerates(tolerations: &Value, taint: &Value) -> bool {
+pub(crate) fn tolerates(tolerations: &Value, taint: &Value) -> bool {
     let Some(list) = tolerations.as_array() else {
         return false;
     };
@@ -480,7 +480,7 @@ pub fn tolerates(tolerations: &Value, taint: &Value) -> bool {
 
 /// Normalises a Windows path for comparison: lower case, `\` separators, `C:` for drive-less
 /// absolute paths, no trailing separator.
-pub fn normalize_windows_path(path: &str) -> String {
+pub(crate) fn normalize_windows_path(path: &str) -> String {
     let mut p = path
         .trim()
         .trim_matches(['"', '\''])
@@ -496,7 +496,7 @@ pub fn normalize_windows_path(path: &str) -> String {
 }
 
 /// Whether `path` is `prefix` or inside it (Windows semantics).
-pub fn path_under(path: &str, prefix: &str) -> bool {
+pub(crate) fn path_under(path: &str, prefix: &str) -> bool {
     let (p, q) = (normalize_windows_path(path), normalize_windows_path(prefix));
     p == q
         || (p.starts_with(&q) && p[q.len()..].starts_with('\\'))
@@ -507,12 +507,12 @@ pub fn path_under(path: &str, prefix: &str) -> bool {
 
 /// Objects of the input set the model consults (RuntimeClasses).
 #[derive(Default)]
-pub struct InputIndex<'a> {
+pub(crate) struct InputIndex<'a> {
     pub runtime_classes: HashMap<&'a str, &'a Value>,
 }
 
 /// Everything the model needs: the catalog, the config and the input set's RuntimeClasses.
-pub struct ModelContext<'a> {
+pub(crate) struct ModelContext<'a> {
     pub catalog: &'a Catalog,
     pub config: &'a Config,
     pub index: InputIndex<'a>,
@@ -522,7 +522,7 @@ pub struct ModelContext<'a> {
 
 impl<'a> ModelContext<'a> {
     /// The model of one input set, whose objects are `by_kind`.
-    pub fn new(
+    pub(crate) fn new(
         catalog: &'a Catalog,
         config: &'a Config,
         by_kind: &HashMap<&'a str, Vec<&'a Value>>,

@@ -15,7 +15,7 @@ fn escape(s: &str, property: bool) -> String {
     out
 }
 
-pub fn render(report: &Report) -> String {
+pub(super) fn render(report: &Report) -> String {
     let mut out = String::new();
     for f in &report.findings {
         let level = match f.finding.severity {

@@ -52,7 +52,7 @@ struct Summary {
     warnings: usize,
 }
 
-pub fn render(report: &Report) -> String {
+pub(super) fn render(report: &Report) -> String {
     let out = Output {
         version: 1,
         findings: report

@@ -5,7 +5,7 @@ use quick_junit::{NonSuccessKind, Report as JReport, TestCase, TestCaseStatus, T
 
 use super::Report;
 
-pub fn render(report: &Report) -> String {
+pub(super) fn render(report: &Report) -> String {
     let mut suite = TestSuite::new("winguard");
     for f in &report.findings {
         let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);

@@ -108,7 +108,7 @@ fn level(s: Severity) -> ResultLevel {
     }
 }
 
-pub fn render(report: &Report, rules: &RuleSet, working_dir: Option<&Path>) -> String {
+pub(super) fn render(report: &Report, rules: &RuleSet, working_dir: Option<&Path>) -> String {
     let fired: BTreeSet<&str> = report
         .findings
         .iter()

@@ -79,7 +79,7 @@ fn snippet_span(f: &Located, lines: &SourceLines<'_>) -> Option<(String, std::op
     ))
 }
 
-pub fn render(report: &Report, opts: &RenderOptions<'_>) -> String {
+pub(super) fn render(report: &Report, opts: &RenderOptions<'_>) -> String {
     let renderer = if opts.color {
         Renderer::styled()
     } else {

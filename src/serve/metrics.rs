@@ -9,27 +9,27 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct RequestLabels {
+pub(crate) struct RequestLabels {
     pub endpoint: &'static str,
     pub verdict: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct EndpointLabels {
+pub(crate) struct EndpointLabels {
     pub endpoint: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct RuleLabels {
+pub(crate) struct RuleLabels {
     pub rule: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ResultLabels {
+pub(crate) struct ResultLabels {
     pub result: &'static str,
 }
 
-pub struct Metrics {
+pub(crate) struct Metrics {
     registry: Registry,
     pub requests: Family<RequestLabels, Counter>,
     pub findings: Family<RuleLabels, Counter>,
@@ -93,7 +93,7 @@ impl Default for Metrics {
 
 impl Metrics {
     /// The text exposition format.
-    pub fn encode(&self) -> String {
+    pub(crate) fn encode(&self) -> String {
         let mut out = String::new();
         // Writing into a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);

@@ -8,8 +8,8 @@
 //! swapping a `..data` symlink, which inotify watches on the files themselves miss, and a poll of
 //! two small files every couple of seconds costs nothing.
 
-pub mod metrics;
-pub mod tls;
+pub(crate) mod metrics;
+pub(crate) mod tls;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -30,7 +30,7 @@ use metrics::{EndpointLabels, Metrics, RequestLabels, ResultLabels, RuleLabels};
 use tls::CertFiles;
 
 /// The largest AdmissionReview read (the API server's own request limit is 3 MiB).
-pub const MAX_BODY: usize = 3 * 1024 * 1024;
+pub(crate) const MAX_BODY: usize = 3 * 1024 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormat {
@@ -87,7 +87,7 @@ struct AppState {
 
 /// Runs the webhook until SIGTERM or Ctrl-C; false when it could not start or failed (the CLI
 /// turns that into its exit code).
-pub fn run(args: ServeArgs) -> bool {
+pub(crate) fn run(args: ServeArgs) -> bool {
     // Held to the end: dropping it writes out the log lines still queued.
     let _log_guard = init_logging(args.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread()

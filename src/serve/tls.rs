@@ -15,7 +15,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// A server config from a certificate chain and key in PEM: TLS 1.3 and 1.2 only, HTTP/2 and
 /// HTTP/1.1 offered by ALPN (the API server speaks HTTP/2 to webhooks when offered).
-pub fn server_config(cert_pem: &[u8], key_pem: &[u8]) -> Result<ServerConfig, String> {
+pub(crate) fn server_config(cert_pem: &[u8], key_pem: &[u8]) -> Result<ServerConfig, String> {
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem)
         .collect::<Result<_, _>>()
         .map_err(|e| format!("certificate: {e}"))?;
@@ -36,19 +36,19 @@ pub fn server_config(cert_pem: &[u8], key_pem: &[u8]) -> Result<ServerConfig, St
 
 /// The certificate and key files, read together so a rotation is seen whole.
 #[derive(Debug, Clone)]
-pub struct CertFiles {
+pub(crate) struct CertFiles {
     pub cert: PathBuf,
     pub key: PathBuf,
 }
 
 impl CertFiles {
     /// Both files' bytes (compared between polls to notice a rotation).
-    pub fn read(&self) -> Result<(Vec<u8>, Vec<u8>), String> {
+    pub(crate) fn read(&self) -> Result<(Vec<u8>, Vec<u8>), String> {
         let read = |p: &Path| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
         Ok((read(&self.cert)?, read(&self.key)?))
     }
 
-    pub fn load(&self) -> Result<ServerConfig, String> {
+    pub(crate) fn load(&self) -> Result<ServerConfig, String> {
         let (cert, key) = self.read()?;
         server_config(&cert, &key)
             .map_err(|e| format!("{} / {}: {e}", self.cert.display(), self.key.display()))
@@ -57,7 +57,7 @@ impl CertFiles {
 
 /// A CA and a serving certificate it signed, for `--self-signed`: written to `dir` as `ca.crt`,
 /// `tls.crt` and `tls.key` (the names cert-manager gives a Secret's keys).
-pub fn self_signed(dir: &Path, hosts: &[String]) -> Result<CertFiles, String> {
+pub(crate) fn self_signed(dir: &Path, hosts: &[String]) -> Result<CertFiles, String> {
     use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
     let err = |e: rcgen::Error| format!("generating a self-signed certificate: {e}");
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(err)?;
@@ -93,12 +93,12 @@ pub fn self_signed(dir: &Path, hosts: &[String]) -> Result<CertFiles, String> {
 /// closed at once, so a flood of idle clients cannot exhaust file descriptors or memory. The
 /// permit lives as long as the connection's stream.
 #[derive(Clone)]
-pub struct LimitAcceptor {
+pub(crate) struct LimitAcceptor {
     permits: Arc<Semaphore>,
 }
 
 impl LimitAcceptor {
-    pub fn new(max_connections: usize) -> Self {
+    pub(crate) fn new(max_connections: usize) -> Self {
         LimitAcceptor {
             permits: Arc::new(Semaphore::new(max_connections)),
         }
@@ -125,7 +125,7 @@ impl<I, S> axum_server::accept::Accept<I, S> for LimitAcceptor {
 }
 
 /// A connection holding one of the limited permits.
-pub struct Limited<I> {
+pub(crate) struct Limited<I> {
     inner: I,
     _permit: OwnedSemaphorePermit,
 }

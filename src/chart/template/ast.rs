@@ -17,35 +17,35 @@ use super::funcs::Func;
 /// A position in a template: byte offset and 1-based line (Go's `Pos` and line). 32 bits each:
 /// templates are far below 4 GiB (chart files are read whole into memory).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pos {
+pub(crate) struct Pos {
     pub offset: u32,
     pub line: u32,
 }
 
 /// A byte range of the template source: a text, a name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Span {
+pub(crate) struct Span {
     pub start: u32,
     pub end: u32,
 }
 
 impl Span {
     /// The text this span covers in `src` (the source it was parsed from).
-    pub fn of(self, src: &str) -> &str {
+    pub(crate) fn of(self, src: &str) -> &str {
         &src[self.start as usize..self.end as usize]
     }
 }
 
 /// A sequence of nodes (a template body, a branch).
 #[derive(Debug)]
-pub struct ListNode<'a> {
+pub(crate) struct ListNode<'a> {
     pub nodes: &'a [Node<'a>],
 }
 
 impl ListNode<'_> {
     /// Whether the list holds nothing but white space (Go's `IsEmptyTree`: an empty
     /// `define` does not replace an earlier one).
-    pub fn is_empty_tree(&self, src: &str) -> bool {
+    pub(crate) fn is_empty_tree(&self, src: &str) -> bool {
         self.nodes.iter().all(|n| match n {
             Node::Text(text) => text.of(src).chars().all(char::is_whitespace),
             _ => false,
@@ -54,7 +54,7 @@ impl ListNode<'_> {
 }
 
 #[derive(Debug)]
-pub enum Node<'a> {
+pub(crate) enum Node<'a> {
     /// Text between actions, after trim markers.
     Text(Span),
     /// `{{ pipeline }}`: printed unless it declares variables.
@@ -70,7 +70,7 @@ pub enum Node<'a> {
 /// `if`, `with` and `range`: a pipeline, a body and an optional `else` (an `else if` is an `if`
 /// alone in the else body, as Go builds it).
 #[derive(Debug)]
-pub struct BranchNode<'a> {
+pub(crate) struct BranchNode<'a> {
     pub pos: Pos,
     pub pipe: PipeNode<'a>,
     pub body: ListNode<'a>,
@@ -79,7 +79,7 @@ pub struct BranchNode<'a> {
 
 /// `{{template "name" pipeline}}`.
 #[derive(Debug)]
-pub struct TemplateNode<'a> {
+pub(crate) struct TemplateNode<'a> {
     pub pos: Pos,
     pub name: &'a str,
     pub pipe: Option<PipeNode<'a>>,
@@ -87,14 +87,14 @@ pub struct TemplateNode<'a> {
 
 /// `{{define "name"}}…{{end}}` (and the definition half of a `block`).
 #[derive(Debug)]
-pub struct DefineNode<'a> {
+pub(crate) struct DefineNode<'a> {
     pub name: String,
     pub body: ListNode<'a>,
 }
 
 /// Commands joined by `|`, with the variables it declares or assigns (`$x :=`, `$i, $v :=`).
 #[derive(Debug)]
-pub struct PipeNode<'a> {
+pub(crate) struct PipeNode<'a> {
     /// The variables' names, `$` included.
     pub decl: &'a [Span],
     pub commands: &'a [CommandNode<'a>],
@@ -103,13 +103,13 @@ pub struct PipeNode<'a> {
 
 /// One command: an operand and its arguments.
 #[derive(Debug)]
-pub struct CommandNode<'a> {
+pub(crate) struct CommandNode<'a> {
     pub args: &'a [Expr<'a>],
 }
 
 /// A number literal as Go's parser types it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Number {
+pub(crate) enum Number {
     Int(i64),
     /// Too big for `int64`, fits `uint64`.
     Uint(u64),
@@ -119,7 +119,7 @@ pub enum Number {
 /// What a function name calls: `and`/`or` (which stop at the deciding argument, so they are
 /// the executor's) or a function of the table.
 #[derive(Clone, Copy)]
-pub enum Callee {
+pub(crate) enum Callee {
     And,
     Or,
     Func(Func),
@@ -136,7 +136,7 @@ impl std::fmt::Debug for Callee {
 }
 
 #[derive(Debug)]
-pub enum Expr<'a> {
+pub(crate) enum Expr<'a> {
     /// `.`
     Dot(Pos),
     /// `.a.b`: the field names without their dots.
@@ -158,10 +158,10 @@ pub enum Expr<'a> {
 
 /// A parsed text's string literals, as the template values they become (shared, not copied,
 /// each time they run). Kept beside the tree, not in its arena: an arena runs no destructors.
-pub type Literals = Rc<[Rc<str>]>;
+pub(crate) type Literals = Rc<[Rc<str>]>;
 
 impl Expr<'_> {
-    pub fn pos(&self) -> Pos {
+    pub(crate) fn pos(&self) -> Pos {
         match self {
             Expr::Dot(p)
             | Expr::Field(p, _)

@@ -19,7 +19,7 @@ use super::ast::{
 
 /// A parse failure: line and message, in Go's words.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ParseError {
+pub(super) struct ParseError {
     pub line: usize,
     pub message: String,
 }
@@ -474,7 +474,7 @@ impl<'s> Lexer<'s> {
 
 /// A parsed text: its top-level list, the templates it `define`s (a `block` is both a
 /// definition and a call), and its string literals.
-pub struct Parsed<'a> {
+pub(super) struct Parsed<'a> {
     pub list: ListNode<'a>,
     pub defines: Vec<DefineNode<'a>>,
     pub literals: Literals,
@@ -482,7 +482,7 @@ pub struct Parsed<'a> {
 
 /// Parses a template, its nodes into `arena`. Function names are resolved by `resolve` as they
 /// are read (Go's parser rejects an unknown one).
-pub fn parse<'a>(
+pub(super) fn parse<'a>(
     src: &str,
     arena: &'a Bump,
     resolve: &dyn Fn(&str) -> Option<Callee>,
