@@ -138,10 +138,11 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
         files,
         ..
     } = sources;
-    let context_kinds: Option<Vec<String>> = setup.rules.referenced_kinds().map(|mut k| {
-        k.push("RuntimeClass".to_string());
-        k
-    });
+    let context_kinds: Option<Vec<String>> =
+        crate::engine::referenced_kinds(&setup.rules).map(|mut k| {
+            k.push("RuntimeClass".to_string());
+            k
+        });
     let needs_context = |hint: Option<&str>| match (hint, &context_kinds) {
         (_, None) | (None, _) => true,
         (Some(kind), Some(kinds)) => kind.ends_with("List") || kinds.iter().any(|k| k == kind),

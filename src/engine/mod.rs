@@ -345,14 +345,14 @@ pub(crate) fn selector_matches(selector: &Value, labels: &Value) -> bool {
 impl expr::Host for Context<'_> {
     fn call<'a>(&'a self, name: &str, args: &mut Args<'a>) -> Result<Val<'a>, EvalError> {
         let refs = |found: Vec<&'a Value>| Val::list(found.into_iter().map(Val::Ref).collect());
-        let json = |v: &Val<'_>| v.to_value();
         match name {
             "objects" => {
                 let kind = args[0].as_str().unwrap_or("");
                 Ok(refs(self.of_kind(kind).to_vec()))
             }
             "autoscalersOf" => {
-                let object = json(&args[0]);
+                // Borrowed: this runs for every workload, and the object can be large.
+                let object = args[0].as_json();
                 let text = |p: &str| object.pointer(p).and_then(Value::as_str).unwrap_or("");
                 Ok(refs(self.autoscalers_of(
                     text("/metadata/namespace"),
@@ -362,12 +362,34 @@ impl expr::Host for Context<'_> {
             }
             "servicesSelecting" => {
                 let namespace = args[0].as_str().unwrap_or("").to_string();
-                let labels = json(&args[1]);
+                let labels = args[1].as_json();
                 Ok(refs(self.services_selecting(&namespace, &labels)))
             }
             other => Err(EvalError::new(format!("no host function {other}"))),
         }
     }
+}
+
+/// Kinds that the rules read from the rest of the input set through the functions below
+/// (`objects('Kind')`, and the kinds the indexed lookups read); `None` when some rule asks for a
+/// kind only known at run time.
+pub fn referenced_kinds(rules: &RuleSet) -> Option<Vec<String>> {
+    let mut kinds = Vec::new();
+    for r in &rules.rules {
+        for e in r.all_exprs() {
+            for (function, first) in e.calls() {
+                match *function {
+                    "objects" => kinds.push(first.clone()?),
+                    "autoscalersOf" => kinds.push("HorizontalPodAutoscaler".to_string()),
+                    "servicesSelecting" => kinds.push("Service".to_string()),
+                    _ => {}
+                }
+            }
+        }
+    }
+    kinds.sort();
+    kinds.dedup();
+    Some(kinds)
 }
 
 /// Fills an expression registry with the engine's functions: the cross-object lookups (through

@@ -49,19 +49,33 @@ impl Program {
     }
     /// Whether it reads field `field` of record type `record` (through any variable).
     pub fn reads_field(&self, record: &Type, field: &str, registry: &Registry) -> bool {
-        let Type::Record(id) = record else {
-            return false;
-        };
-        let Some(index) = registry
-            .record(*id)
-            .fields
-            .iter()
-            .position(|(n, _, _)| n == field)
-        else {
-            return false;
-        };
-        self.fields.contains(&(*id, index as u32))
+        field_id(record, field, registry).is_some_and(|id| self.fields.contains(&id))
     }
+
+    /// Whether the whole expression is that field read off a variable (`pod.osReason`): its
+    /// value is then always the field's.
+    pub fn is_field(&self, record: &Type, field: &str, registry: &Registry) -> bool {
+        let Some(id) = field_id(record, field, registry) else {
+            return false;
+        };
+        // The one field it reads is that one (of that record), and it is the whole expression.
+        self.fields == [id]
+            && matches!(&self.root, Node::RecordField { base, index, test: false, .. }
+                if *index == id.1 && matches!(**base, Node::Global(_)))
+    }
+}
+
+/// `(record, field index)` of a record type's field.
+fn field_id(record: &Type, field: &str, registry: &Registry) -> Option<(u32, u32)> {
+    let Type::Record(id) = record else {
+        return None;
+    };
+    let index = registry
+        .record(*id)
+        .fields
+        .iter()
+        .position(|(n, _, _)| n == field)?;
+    Some((*id, index as u32))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

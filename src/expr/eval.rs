@@ -319,6 +319,14 @@ impl<'a> Val<'a> {
         }
     }
 
+    /// The value as JSON, borrowed where it already is JSON (for functions that read JSON).
+    pub fn as_json(&self) -> std::borrow::Cow<'_, Value> {
+        match self {
+            Val::Ref(v) => std::borrow::Cow::Borrowed(*v),
+            other => std::borrow::Cow::Owned(other.to_value()),
+        }
+    }
+
     /// The value as JSON (for a finding's message parts, its patch values, `each` items).
     pub fn to_value(&self) -> Value {
         match self {
@@ -350,7 +358,8 @@ impl<'a> Val<'a> {
             Kind::Str(s) => s.to_string(),
             Kind::Int(i) => i.to_string(),
             Kind::Uint(u) => u.to_string(),
-            Kind::Double(d) => go_float(d),
+            // cel-go's `string()`: Go's `strconv.FormatFloat(d, 'g', -1, 64)`.
+            Kind::Double(d) => crate::value::format_float_g(d),
             Kind::Bool(b) => b.to_string(),
             Kind::Null => String::new(),
             Kind::Type(t) => t.to_string(),
@@ -368,30 +377,6 @@ impl<'a> Val<'a> {
             _ => out.push_str(&self.display()),
         }
     }
-}
-
-/// A double as cel-go's `string()` writes it, Go's `strconv.FormatFloat(d, 'g', -1, 64)`: the
-/// shortest digits that read back, in exponent form below 1e-4 and from 1e21 (`2`, `0.1`,
-/// `1e-05`, `1e+21`).
-pub(super) fn go_float(d: f64) -> String {
-    if d.is_nan() {
-        return "NaN".into();
-    }
-    if d.is_infinite() {
-        return if d > 0.0 { "+Inf" } else { "-Inf" }.into();
-    }
-    let magnitude = d.abs();
-    if d == 0.0 || (1e-4..1e21).contains(&magnitude) {
-        return format!("{d}");
-    }
-    // Rust writes `1e-5`; Go writes the exponent signed and with at least two digits.
-    let text = format!("{d:e}");
-    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
-    let (sign, digits) = match exponent.strip_prefix('-') {
-        Some(d) => ('-', d),
-        None => ('+', exponent),
-    };
-    format!("{mantissa}e{sign}{digits:0>2}")
 }
 
 /// What a macro ranges over, item by item.
@@ -884,9 +869,26 @@ fn comprehension<'a>(
     }
 }
 
+/// `x op y` on one integer type, checked, with CEL's errors (`integer overflow`, `division by
+/// zero`, `modulus by zero`).
+macro_rules! integer_op {
+    ($op:expr, $x:expr, $y:expr) => {{
+        let (x, y) = ($x, $y);
+        match $op {
+            Op::Div if y == 0 => return Err(EvalError::new("division by zero")),
+            Op::Rem if y == 0 => return Err(EvalError::new("modulus by zero")),
+            Op::Add => x.checked_add(y),
+            Op::Sub => x.checked_sub(y),
+            Op::Mul => x.checked_mul(y),
+            Op::Div => x.checked_div(y),
+            _ => x.checked_rem(y),
+        }
+        .ok_or_else(|| EvalError::new("integer overflow"))?
+    }};
+}
+
 fn binary<'a>(op: Op, a: &Val<'a>, b: &Val<'a>) -> Result<Val<'a>, EvalError> {
     use Kind as K;
-    let overflow = || EvalError::new("integer overflow");
     Ok(match op {
         Op::Eq => Val::Bool(equals(a, b)),
         Op::Ne => Val::Bool(!equals(a, b)),
@@ -912,8 +914,8 @@ fn binary<'a>(op: Op, a: &Val<'a>, b: &Val<'a>) -> Result<Val<'a>, EvalError> {
             _ => return Err(EvalError::no_overload("@in", &[a, b])),
         },
         Op::Add => match (a.kind(), b.kind()) {
-            (K::Int(x), K::Int(y)) => Val::Int(x.checked_add(y).ok_or_else(overflow)?),
-            (K::Uint(x), K::Uint(y)) => Val::Uint(x.checked_add(y).ok_or_else(overflow)?),
+            (K::Int(x), K::Int(y)) => Val::Int(integer_op!(op, x, y)),
+            (K::Uint(x), K::Uint(y)) => Val::Uint(integer_op!(op, x, y)),
             (K::Double(x), K::Double(y)) => Val::Double(x + y),
             (K::Str(x), K::Str(y)) => {
                 let mut s = String::with_capacity(x.len() + y.len());
@@ -936,28 +938,8 @@ fn binary<'a>(op: Op, a: &Val<'a>, b: &Val<'a>) -> Result<Val<'a>, EvalError> {
                 _ => "_%_",
             };
             match (a.kind(), b.kind()) {
-                (K::Int(x), K::Int(y)) => Val::Int(
-                    match op {
-                        Op::Sub => x.checked_sub(y),
-                        Op::Mul => x.checked_mul(y),
-                        Op::Div if y == 0 => return Err(EvalError::new("division by zero")),
-                        Op::Div => x.checked_div(y),
-                        _ if y == 0 => return Err(EvalError::new("modulus by zero")),
-                        _ => x.checked_rem(y),
-                    }
-                    .ok_or_else(overflow)?,
-                ),
-                (K::Uint(x), K::Uint(y)) => Val::Uint(
-                    match op {
-                        Op::Sub => x.checked_sub(y),
-                        Op::Mul => x.checked_mul(y),
-                        Op::Div if y == 0 => return Err(EvalError::new("division by zero")),
-                        Op::Div => x.checked_div(y),
-                        _ if y == 0 => return Err(EvalError::new("modulus by zero")),
-                        _ => x.checked_rem(y),
-                    }
-                    .ok_or_else(overflow)?,
-                ),
+                (K::Int(x), K::Int(y)) => Val::Int(integer_op!(op, x, y)),
+                (K::Uint(x), K::Uint(y)) => Val::Uint(integer_op!(op, x, y)),
                 (K::Double(x), K::Double(y)) if op != Op::Rem => Val::Double(match op {
                     Op::Sub => x - y,
                     Op::Mul => x * y,

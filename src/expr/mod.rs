@@ -18,7 +18,7 @@
 mod compile;
 mod eval;
 mod quantity;
-mod semver;
+pub mod semver;
 pub mod stdlib;
 mod types;
 

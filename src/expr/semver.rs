@@ -7,18 +7,13 @@
 
 use std::cmp::Ordering;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Ident {
-    Numeric(u64),
-    Text(String),
-}
-
 #[derive(Debug, Clone)]
 pub struct Semver {
     pub major: u64,
     pub minor: u64,
     pub patch: u64,
-    pre: Vec<Ident>,
+    /// The pre-release identifiers, validated, dot-separated (empty for a release).
+    pre: String,
     text: String,
 }
 
@@ -69,19 +64,14 @@ impl Semver {
         let [major, minor, patch] = parts.as_slice() else {
             return Err(format!("`{text}` is not MAJOR.MINOR.PATCH"));
         };
-        let pre = match pre {
-            Some(p) => identifiers(p)?
-                .into_iter()
-                .map(|id| {
-                    if id.bytes().all(|b| b.is_ascii_digit()) {
-                        number(id).map(Ident::Numeric)
-                    } else {
-                        Ok(Ident::Text(id.to_string()))
-                    }
-                })
-                .collect::<Result<_, _>>()?,
-            None => Vec::new(),
-        };
+        if let Some(p) = pre {
+            for id in identifiers(p)? {
+                if id.bytes().all(|b| b.is_ascii_digit()) {
+                    number(id)?;
+                }
+            }
+        }
+        let pre = pre.unwrap_or("").to_string();
         if let Some(b) = build {
             identifiers(b)?;
         }
@@ -121,27 +111,49 @@ impl PartialOrd for Semver {
 
 impl Ord for Semver {
     fn cmp(&self, other: &Semver) -> Ordering {
-        (self.major, self.minor, self.patch)
-            .cmp(&(other.major, other.minor, other.patch))
-            .then_with(|| match (self.pre.is_empty(), other.pre.is_empty()) {
-                (true, true) => Ordering::Equal,
-                (true, false) => Ordering::Greater,
-                (false, true) => Ordering::Less,
-                (false, false) => {
-                    for (a, b) in self.pre.iter().zip(&other.pre) {
-                        let o = match (a, b) {
-                            (Ident::Numeric(x), Ident::Numeric(y)) => x.cmp(y),
-                            (Ident::Numeric(_), Ident::Text(_)) => Ordering::Less,
-                            (Ident::Text(_), Ident::Numeric(_)) => Ordering::Greater,
-                            (Ident::Text(x), Ident::Text(y)) => x.cmp(y),
-                        };
-                        if o != Ordering::Equal {
-                            return o;
-                        }
-                    }
-                    self.pre.len().cmp(&other.pre.len())
+        precedence(
+            (self.major, self.minor, self.patch, &self.pre),
+            (other.major, other.minor, other.patch, &other.pre),
+        )
+    }
+}
+
+/// SemVer 2.0 precedence of `(major, minor, patch, pre-release)`: the numbers, then a release
+/// above its pre-releases, then the pre-releases (see [`compare_prerelease`]). Shared with
+/// Helm's Masterminds semver, which orders versions the same way.
+pub fn precedence(a: (u64, u64, u64, &str), b: (u64, u64, u64, &str)) -> Ordering {
+    (a.0, a.1, a.2)
+        .cmp(&(b.0, b.1, b.2))
+        .then_with(|| match (a.3.is_empty(), b.3.is_empty()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            (false, false) => compare_prerelease(a.3, b.3),
+        })
+}
+
+/// SemVer 2.0 precedence of two pre-releases (`alpha.1` < `alpha.beta` < `beta.2` <
+/// `beta.11`): identifier by identifier, numbers numerically and below words, a shorter list
+/// first when one is a prefix of the other.
+pub fn compare_prerelease(a: &str, b: &str) -> Ordering {
+    let (mut x, mut y) = (a.split('.'), b.split('.'));
+    loop {
+        match (x.next(), y.next()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(p), Some(q)) => {
+                let o = match (p.parse::<u64>(), q.parse::<u64>()) {
+                    (Ok(m), Ok(n)) => m.cmp(&n),
+                    (Ok(_), Err(_)) => Ordering::Less,
+                    (Err(_), Ok(_)) => Ordering::Greater,
+                    (Err(_), Err(_)) => p.cmp(q),
+                };
+                if o != Ordering::Equal {
+                    return o;
                 }
-            })
+            }
+        }
     }
 }
 

@@ -143,6 +143,8 @@ fn operators_and_macros_follow_the_spec() {
         ("string(1e21)", Value::from("1e+21")),
         ("string(0.00001)", Value::from("1e-05")),
         ("string(-123.456)", Value::from("-123.456")),
+        ("string(1000000.0)", Value::from("1e+06")),
+        ("string(123456.0)", Value::from("123456")),
     ];
     for (text, want) in cases {
         assert_eq!(
@@ -281,18 +283,41 @@ fn records_check_their_fields_at_load_and_read_them_by_index() {
     assert_eq!(p.test(&act), Ok(true));
 }
 
+static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 #[test]
 fn lets_are_evaluated_once_and_only_when_read() {
-    let reg = registry();
+    use std::sync::atomic::Ordering::SeqCst;
+    let mut reg = registry();
+    reg.add("calls() -> int", "counts its calls", |_, _| {
+        Ok(Val::Int(CALLS.fetch_add(1, SeqCst) as i64 + 1))
+    });
     let mut c = Compiler::new(&reg);
     let x = c.declare("x", Type::Int);
+    let counted = c.declare("counted", Type::Int);
     let boom = c.declare("boom", Type::Bool);
+    let counting = c.compile("calls()").unwrap();
     let never = c.compile("1 / 0 == 1").unwrap();
-    let p = c.compile("x > 1 || boom").unwrap();
     let value = Value::from(5);
     let mut act = Activation::new(c.slots(), None);
     act.set(x, Val::Ref(&value));
+    act.set_lazy(counted, &counting);
     act.set_lazy(boom, &never);
     // `boom` would fail; `||` never reads it.
+    let p = c.compile("x > 1 || boom").unwrap();
     assert_eq!(p.test(&act), Ok(true));
+    // Read three times, evaluated once: the first call's value each time.
+    let before = CALLS.load(SeqCst);
+    let p = c
+        .compile("counted + counted + counted == 3 * counted")
+        .unwrap();
+    assert_eq!(p.test(&act), Ok(true));
+    assert_eq!(
+        c.compile("counted")
+            .unwrap()
+            .eval(&act)
+            .map(|v| v.to_value()),
+        Ok(Value::from(1))
+    );
+    assert_eq!(CALLS.load(SeqCst) - before, 1);
 }

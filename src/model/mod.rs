@@ -29,17 +29,10 @@ pub(crate) fn register(r: &mut crate::expr::Registry) {
     let pod = r.add_record("pod", PodField::DECLS);
     // Findings that depend on the pod's OS say why the model takes it to be that OS.
     r.set_note(&pod, "os", "osReason");
-    /// The argument as JSON, borrowed where it already is JSON.
-    fn json<'v>(v: &'v Val<'_>) -> std::borrow::Cow<'v, Value> {
-        match v {
-            Val::Ref(v) => std::borrow::Cow::Borrowed(*v),
-            other => std::borrow::Cow::Owned(other.to_value()),
-        }
-    }
     r.add(
         "tolerates(list(dyn), dyn) -> bool",
         "whether a list of tolerations tolerates a taint, with Kubernetes' exact matching",
-        |_, a| Ok(Val::Bool(tolerates(&json(&a[0]), &json(&a[1])))),
+        |_, a| Ok(Val::Bool(tolerates(&a[0].as_json(), &a[1].as_json()))),
     );
     r.add(
         "pathUnder(string, string) -> bool",

@@ -230,20 +230,6 @@ impl Template {
         Ok(Template { parts })
     }
 
-    /// Whether any `{{ … }}` of the template contains `text` (e.g. reads a field of that name).
-    pub fn mentions(&self, text: &str) -> bool {
-        self.parts
-            .iter()
-            .any(|p| matches!(p, TemplatePart::Expr(e) if e.text().contains(text)))
-    }
-
-    /// Whether the template always renders the expression `expr` as one of its parts.
-    pub fn always_renders(&self, expr: &str) -> bool {
-        self.parts
-            .iter()
-            .any(|p| matches!(p, TemplatePart::Expr(e) if e.text().trim() == expr))
-    }
-
     /// A template that is exactly one `{{ expr }}` keeps the expression's type.
     fn single_expr(&self) -> Option<&Program> {
         match self.parts.as_slice() {
@@ -512,24 +498,26 @@ impl Rule {
             compiler.declare(name, Type::Dyn);
             let_texts.push((name.clone(), t.clone()));
         }
-        // Lets may read each other: a first pass types each from its text with the others
-        // unknown, a second with the types the first found.
-        let compile_lets = |compiler: &Compiler<'_>| -> Result<Vec<(String, Program)>, Error> {
-            let_texts
-                .iter()
-                .map(|(name, t)| {
-                    let p = compiler
-                        .compile(t)
-                        .map_err(|e| fail(&format!("/let/{name}"), e))?;
-                    Ok((name.clone(), p))
-                })
-                .collect()
-        };
-        let first = compile_lets(&compiler)?;
-        for (name, p) in &first {
+        // Lets may read each other: each is typed from its text with the others unknown, then
+        // the ones that read another let are compiled again with the types found.
+        let mut lets = Vec::with_capacity(let_texts.len());
+        for (name, t) in &let_texts {
+            let p = compiler
+                .compile(t)
+                .map_err(|e| fail(&format!("/let/{name}"), e))?;
+            lets.push((name.clone(), p));
+        }
+        for (name, p) in &lets {
             compiler.declare(name, p.ty().clone());
         }
-        let lets = compile_lets(&compiler)?;
+        let reads_a_let = |p: &Program| (0..let_texts.len()).any(|j| p.reads(slot::LETS + j));
+        for (i, (name, t)) in let_texts.iter().enumerate() {
+            if reads_a_let(&lets[i].1) {
+                lets[i].1 = compiler
+                    .compile(t)
+                    .map_err(|e| fail(&format!("/let/{name}"), e))?;
+            }
+        }
         check_let_cycles(&lets).map_err(|m| at("/let", 0, m))?;
         let compiler = compiler;
         let expr_at =
@@ -661,13 +649,16 @@ impl Rule {
                 let conditions_read = reads(&when)
                     || lets.iter().any(|(_, e)| reads(e))
                     || matches!(&each, Some(Each::Expr(e)) if reads(e));
-                let hole = format!("pod.{note}");
+                let parts: Vec<&Program> = message.exprs().collect();
                 if !conditions_read {
                     MessageGivesReason::Irrelevant
-                } else if message.always_renders(&hole) {
+                } else if parts.iter().any(|e| e.is_field(&pod_type, &note, registry)) {
                     MessageGivesReason::Always
-                } else if message.mentions(&note)
-                    || lets.iter().any(|(_, e)| e.text().contains(&note))
+                } else if parts
+                    .iter()
+                    .copied()
+                    .chain(lets.iter().map(|(_, e)| e))
+                    .any(|e| e.reads_field(&pod_type, &note, registry))
                 {
                     MessageGivesReason::Maybe
                 } else {
@@ -882,26 +873,5 @@ impl RuleSet {
 
     pub fn get(&self, name: &str) -> Option<&Rule> {
         self.rules.iter().find(|r| r.name == name)
-    }
-
-    /// Kinds that rules read from the rest of the input set (`objects('Kind')`, and the kinds
-    /// the indexed lookups read); `None` when some rule asks for a kind only known at run time.
-    pub fn referenced_kinds(&self) -> Option<Vec<String>> {
-        let mut kinds = Vec::new();
-        for r in &self.rules {
-            for e in r.all_exprs() {
-                for (function, first) in e.calls() {
-                    match *function {
-                        "objects" => kinds.push(first.clone()?),
-                        "autoscalersOf" => kinds.push("HorizontalPodAutoscaler".to_string()),
-                        "servicesSelecting" => kinds.push("Service".to_string()),
-                        _ => {}
-                    }
-                }
-            }
-        }
-        kinds.sort();
-        kinds.dedup();
-        Some(kinds)
     }
 }

@@ -673,6 +673,65 @@ macro_rules! json {
 }
 pub use crate::json;
 
+/// The shortest decimal digits of `f` and its decimal exponent: `f = 0.d1d2d3… × 10^exp`.
+fn shortest_digits(f: f64) -> (String, i32) {
+    // Rust's `{:e}` prints the shortest digits that read back as `f`, like Go's `-1` precision.
+    let s = format!("{:e}", f.abs());
+    let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
+    let exp: i32 = exp.parse().unwrap_or(0);
+    (digits, exp + 1)
+}
+
+/// Go's `strconv.FormatFloat(f, 'g', -1, 64)`, which Go templates (`%v`) and cel-go's `string()` use
+/// for a `float64`.
+pub fn format_float_g(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "+Inf" } else { "-Inf" }.into();
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    // Whole numbers below the exponent threshold (most numbers in values: replicas, ports)
+    // print as integers; no digit search needed.
+    if f.fract() == 0.0 && f.abs() < 1e6 {
+        return itoa::Buffer::new().format(f as i64).to_string();
+    }
+    let (digits, dp) = shortest_digits(f);
+    let exp = dp - 1;
+    let sign = if f < 0.0 { "-" } else { "" };
+    // The shortest form switches to an exponent below 1e-4 and from 1e+06 (strconv uses a
+    // precision of 6 for the decision when printing the shortest digits).
+    if !(-4..6).contains(&exp) {
+        // %e with the shortest digits.
+        let mut out = String::from(sign);
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        out.push(if exp < 0 { '-' } else { '+' });
+        out.push_str(&format!("{:02}", exp.abs()));
+        return out;
+    }
+    format!("{sign}{}", fixed_from_digits(&digits, dp))
+}
+
+/// Digits `0.d1d2… × 10^dp` written without an exponent.
+fn fixed_from_digits(digits: &str, dp: i32) -> String {
+    if dp <= 0 {
+        format!("0.{}{}", "0".repeat((-dp) as usize), digits)
+    } else if dp as usize >= digits.len() {
+        format!("{}{}", digits, "0".repeat(dp as usize - digits.len()))
+    } else {
+        format!("{}.{}", &digits[..dp as usize], &digits[dp as usize..])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

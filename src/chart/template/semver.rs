@@ -47,36 +47,10 @@ pub fn parse(text: &str) -> Result<Version, String> {
 }
 
 fn compare(a: &Version, b: &Version) -> Ordering {
-    (a.major, a.minor, a.patch)
-        .cmp(&(b.major, b.minor, b.patch))
-        .then_with(|| match (a.pre.is_empty(), b.pre.is_empty()) {
-            (true, true) => Ordering::Equal,
-            (true, false) => Ordering::Greater,
-            (false, true) => Ordering::Less,
-            (false, false) => compare_pre(&a.pre, &b.pre),
-        })
-}
-
-fn compare_pre(a: &str, b: &str) -> Ordering {
-    let (mut x, mut y) = (a.split('.'), b.split('.'));
-    loop {
-        match (x.next(), y.next()) {
-            (None, None) => return Ordering::Equal,
-            (None, Some(_)) => return Ordering::Less,
-            (Some(_), None) => return Ordering::Greater,
-            (Some(p), Some(q)) => {
-                let o = match (p.parse::<u64>(), q.parse::<u64>()) {
-                    (Ok(m), Ok(n)) => m.cmp(&n),
-                    (Ok(_), Err(_)) => Ordering::Less,
-                    (Err(_), Ok(_)) => Ordering::Greater,
-                    (Err(_), Err(_)) => p.cmp(q),
-                };
-                if o != Ordering::Equal {
-                    return o;
-                }
-            }
-        }
-    }
+    crate::expr::semver::precedence(
+        (a.major, a.minor, a.patch, &a.pre),
+        (b.major, b.minor, b.patch, &b.pre),
+    )
 }
 
 /// Whether `version` satisfies `constraint`.
