@@ -439,7 +439,7 @@ fn decide(setup: &LintSetup, endpoint: Endpoint, read: Read) -> Answer {
         && !meta.contains_key("namespace")
         && !namespace.is_empty()
     {
-        meta.insert("namespace".into(), Value::from(namespace.clone()));
+        meta.insert("namespace", Value::from(namespace.clone()));
     }
 
     // One object at a time: cross-object rules see only the cluster profile (configured

@@ -584,15 +584,17 @@ fn write_outputs(
             config_file,
             quiet: output.quiet,
         };
-        let text = crate::report::render(*format, report, &opts);
         match target {
             None => {
                 let mut out = std::io::stdout().lock();
-                out.write_all(text.as_bytes())
+                crate::report::render_to(*format, report, &opts, &mut out)
                     .map_err(|e| format!("cannot write to stdout: {e}"))?;
             }
-            Some(path) => crate::atomic::write_atomically(path, text.as_bytes())
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
+            Some(path) => {
+                let text = crate::report::render(*format, report, &opts);
+                crate::atomic::write_atomically(path, text.as_bytes())
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?
+            }
         }
     }
     Ok(())

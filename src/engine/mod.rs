@@ -9,7 +9,10 @@
 pub mod patch;
 pub mod path;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
 
 use crate::value::Value;
 
@@ -124,7 +127,7 @@ pub struct Context<'a> {
     /// Per kind, the input objects of that kind (for `objects(kind)` and the indexes).
     objects_by_kind: HashMap<&'a str, Vec<&'a Value>>,
     /// Indexes over `objects_by_kind` for the cross-object lookups, built once per context.
-    cross: CrossIndex,
+    cross: CrossIndex<'a>,
     /// Today's date, for exemption expiry (passed in so evaluation stays deterministic).
     pub today: jiff::civil::Date,
     /// The rules the settings turn on, with their configured severity, worked out once per run
@@ -216,15 +219,16 @@ impl<'a> Context<'a> {
 
 /// Indexes for the lookups cross-object rules make per workload (`autoscalersOf`,
 /// `servicesSelecting`): positions into the context's lists of HorizontalPodAutoscalers and
-/// Services, so a lookup costs what it finds, not a scan of every object of the kind.
+/// Services, so a lookup costs what it finds, not a scan of every object of the kind. Keys borrow
+/// from the objects: neither building nor looking up copies a string.
 #[derive(Default)]
-struct CrossIndex {
+struct CrossIndex<'a> {
     /// (namespace, kind, name) of a scale target → the autoscalers naming it.
-    autoscalers: HashMap<(String, String, String), Vec<usize>>,
+    autoscalers: FxHashMap<(&'a str, &'a str, &'a str), Vec<usize>>,
     /// (namespace, key, value) of each Service's first selector entry → those Services: a
     /// Service can select a pod only if the pod has that label, so the pod's labels find every
     /// candidate.
-    services: HashMap<(String, String, String), Vec<usize>>,
+    services: FxHashMap<(&'a str, &'a str, Cow<'a, str>), Vec<usize>>,
 }
 
 fn namespace_of(o: &Value) -> &str {
@@ -233,21 +237,24 @@ fn namespace_of(o: &Value) -> &str {
         .unwrap_or("")
 }
 
-impl CrossIndex {
-    fn build(by_kind: &HashMap<&str, Vec<&Value>>) -> Self {
+/// A label value as the text a selector compares (labels are strings; a number compares as
+/// its JSON text).
+fn label_text(v: &Value) -> Cow<'_, str> {
+    v.as_str()
+        .map_or_else(|| Cow::Owned(v.to_string()), Cow::Borrowed)
+}
+
+impl<'a> CrossIndex<'a> {
+    fn build(by_kind: &HashMap<&str, Vec<&'a Value>>) -> Self {
         let list = |kind: &str| by_kind.get(kind).map(Vec::as_slice).unwrap_or_default();
         let mut index = CrossIndex::default();
         for (i, hpa) in list("HorizontalPodAutoscaler").iter().enumerate() {
-            let target = |f: &str| {
-                hpa.pointer(&format!("/spec/scaleTargetRef/{f}"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string()
-            };
+            let target = hpa.pointer("/spec/scaleTargetRef");
+            let field = |f: &str| target.and_then(|t| t.get(f)).and_then(Value::as_str);
             let key = (
-                namespace_of(hpa).to_string(),
-                target("kind"),
-                target("name"),
+                namespace_of(hpa),
+                field("kind").unwrap_or(""),
+                field("name").unwrap_or(""),
             );
             index.autoscalers.entry(key).or_default().push(i);
         }
@@ -257,8 +264,7 @@ impl CrossIndex {
                 .and_then(Value::as_object)
                 .and_then(|m| m.iter().next());
             if let Some((k, v)) = first {
-                let value = v.as_str().map_or_else(|| v.to_string(), str::to_string);
-                let key = (namespace_of(service).to_string(), k.clone(), value);
+                let key = (namespace_of(service), k.as_str(), label_text(v));
                 index.services.entry(key).or_default().push(i);
             }
         }
@@ -277,8 +283,7 @@ impl Context<'_> {
     /// The HorizontalPodAutoscalers in `namespace` whose `scaleTargetRef` names `kind`/`name`,
     /// in input order.
     pub fn autoscalers_of(&self, namespace: &str, kind: &str, name: &str) -> Vec<&Value> {
-        let key = (namespace.to_string(), kind.to_string(), name.to_string());
-        let Some(found) = self.cross.autoscalers.get(&key) else {
+        let Some(found) = self.cross.autoscalers.get(&(namespace, kind, name)) else {
             return Vec::new();
         };
         let list = self.of_kind("HorizontalPodAutoscaler");
@@ -294,11 +299,10 @@ impl Context<'_> {
         let list = self.of_kind("Service");
         let mut found: Vec<usize> = Vec::new();
         for (k, v) in labels {
-            let value = v.as_str().map_or_else(|| v.to_string(), str::to_string);
             if let Some(candidates) =
                 self.cross
                     .services
-                    .get(&(namespace.to_string(), k.clone(), value))
+                    .get(&(namespace, k.as_str(), label_text(v)))
             {
                 found.extend(candidates.iter().copied().filter(|&i| {
                     let selector = list[i].pointer("/spec/selector").unwrap_or(&Value::Null);
@@ -338,7 +342,7 @@ pub(crate) fn selector_matches(selector: &Value, labels: &Value) -> bool {
     !sel.is_empty()
         && sel
             .iter()
-            .all(|(k, v)| labels.get(k).is_some_and(|l| l == v))
+            .all(|(k, v)| labels.get(k.as_str()).is_some_and(|l| l == v))
 }
 
 /// The cross-object functions rules call, answered from the context's indexes.

@@ -108,7 +108,7 @@ pub enum Kind<'v, 'a> {
     Map,
     Rec(&'a (dyn Record + 'a)),
     Opt,
-    Quantity(Quantity),
+    Quantity(&'v Quantity),
     Semver(&'v Semver),
     Type(&'static str),
 }
@@ -178,7 +178,7 @@ impl<'a> Val<'a> {
             Val::Map(_) => Kind::Map,
             Val::Rec(r) => Kind::Rec(*r),
             Val::Opt(_) | Val::OptRef(_) => Kind::Opt,
-            Val::Quantity(q) => Kind::Quantity(**q),
+            Val::Quantity(q) => Kind::Quantity(q),
             Val::Semver(v) => Kind::Semver(v),
             Val::Type(t) => Kind::Type(t),
         }
@@ -335,20 +335,22 @@ impl<'a> Val<'a> {
             Val::Int(i) => Value::from(*i),
             Val::Uint(u) => Value::from(*u),
             Val::Double(d) => Value::from(*d),
-            Val::Str(s) => Value::String(s.to_string()),
-            Val::Text(s) => Value::String(s.to_string()),
+            Val::Str(s) => Value::String(s.as_str().into()),
+            Val::Text(s) => Value::String((*s).into()),
             Val::Ref(v) => (*v).clone(),
             Val::List(l) => Value::Array(l.iter().map(Val::to_value).collect()),
             Val::Map(m) => Value::Object(Map::from_entries(
-                m.iter().map(|(k, v)| (k.display(), v.to_value())).collect(),
+                m.iter()
+                    .map(|(k, v)| (k.display().into(), v.to_value()))
+                    .collect(),
             )),
             Val::Rec(r) => r.value().clone(),
             Val::Recs(r) => Value::Array((0..r.len()).map(|i| r.get(i).value().clone()).collect()),
             Val::Opt(o) => o.as_ref().map_or(Value::Null, |v| v.to_value()),
             Val::OptRef(v) => (*v).clone(),
-            Val::Quantity(q) => Value::String(q.to_decimal_string()),
-            Val::Semver(v) => Value::String(v.text().to_string()),
-            Val::Type(t) => Value::String(t.to_string()),
+            Val::Quantity(q) => Value::String(q.to_decimal_string().into()),
+            Val::Semver(v) => Value::String(v.text().into()),
+            Val::Type(t) => Value::String(t.to_string().into()),
         }
     }
 
@@ -382,7 +384,7 @@ impl<'a> Val<'a> {
 /// What a macro ranges over, item by item.
 pub enum Items<'v, 'a> {
     Json(std::slice::Iter<'a, Value>),
-    Keys(std::slice::Iter<'a, (String, Value)>),
+    Keys(std::slice::Iter<'a, (crate::value::Str, Value)>),
     Vals(std::slice::Iter<'v, Val<'a>>),
     MapKeys(std::slice::Iter<'v, (Val<'a>, Val<'a>)>),
     Recs(&'a (dyn RecordList + 'a), std::ops::Range<usize>),
@@ -476,7 +478,7 @@ pub(super) fn compare(op: &str, a: &Val<'_>, b: &Val<'_>) -> Result<Ordering, Ev
     match (a.kind(), b.kind()) {
         (Kind::Str(x), Kind::Str(y)) => Ok(x.cmp(y)),
         (Kind::Bool(x), Kind::Bool(y)) => Ok(x.cmp(&y)),
-        (Kind::Quantity(x), Kind::Quantity(y)) => Ok(x.cmp(&y)),
+        (Kind::Quantity(x), Kind::Quantity(y)) => Ok(x.cmp(y)),
         (Kind::Semver(x), Kind::Semver(y)) => Ok(x.cmp(y)),
         _ => Err(EvalError::no_overload(op, &[a, b])),
     }

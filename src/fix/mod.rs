@@ -331,7 +331,7 @@ impl Serialize for Ordered<'_> {
                 let original = self
                     .original
                     .and_then(|(v, pos)| v.as_object().map(|m| (m, pos)));
-                let mut entries: Vec<(&String, Ordered<'_>, (u32, u32))> = map
+                let mut entries: Vec<(&crate::value::Str, Ordered<'_>, (u32, u32))> = map
                     .iter()
                     .map(|(key, value)| {
                         // Positions are listed in the original map's (sorted) key order.

@@ -14,7 +14,7 @@
 
 use std::borrow::Cow;
 
-use crate::value::{Map, Value};
+use crate::value::{Map, Str, Value};
 
 use super::yaml::{ParsedDoc, PosNode, build_map, plain_value};
 
@@ -209,7 +209,7 @@ impl<'a> Reader<'a> {
 
     fn mapping(&mut self, indent: usize) -> Read<Node> {
         // Kubernetes maps are small; starting at eight entries saves most regrowth.
-        let mut entries: Vec<(String, Value, PosNode)> = Vec::with_capacity(8);
+        let mut entries: Vec<(Str, Value, PosNode)> = Vec::with_capacity(8);
         let mut map_pos = None;
         while let Some((line_indent, content)) = self.peek()? {
             if line_indent < indent {
@@ -308,7 +308,10 @@ impl<'a> Reader<'a> {
             seq_pos.children.push(pos);
             items.push(value);
         }
-        let pos = seq_pos.ok_or(GiveUp)?;
+        let mut pos = seq_pos.ok_or(GiveUp)?;
+        // Grown by doubling; the tree is kept for the whole run, so without its spare capacity.
+        items.shrink_to_fit();
+        pos.children.shrink_to_fit();
         Ok((Value::Array(items), pos))
     }
 
@@ -336,10 +339,7 @@ impl<'a> Reader<'a> {
             }
             _ => {
                 let (s, end) = plain_block(text, col)?;
-                (
-                    plain_value(s).unwrap_or_else(|| Value::from(s.to_string())),
-                    end,
-                )
+                (plain_value(s).unwrap_or_else(|| Value::from(s)), end)
             }
         };
         self.rest_is_comment(text, end)?;
@@ -515,7 +515,7 @@ impl<'a> Reader<'a> {
             }
             Some(b'{') => {
                 *i = skip_spaces(text, *i + 1);
-                let mut entries: Vec<(String, Value, PosNode)> = Vec::new();
+                let mut entries: Vec<(Str, Value, PosNode)> = Vec::new();
                 if bytes.get(*i) == Some(&b'}') {
                     *i += 1;
                     return Ok((Value::Object(Map::new()), pos));
@@ -546,7 +546,7 @@ impl<'a> Reader<'a> {
                     let (v, mut p) = self.flow(line, i, depth + 1)?;
                     p.key_line = key_pos.line;
                     p.key_col = key_pos.col;
-                    entries.push((key, v, p));
+                    entries.push((key.into(), v, p));
                     *i = skip_spaces(text, *i);
                     match bytes.get(*i) {
                         Some(b',') => *i = skip_spaces(text, *i + 1),
@@ -571,10 +571,7 @@ impl<'a> Reader<'a> {
             Some(_) => {
                 let (s, end) = flow_plain(text, *i)?;
                 *i = end;
-                Ok((
-                    plain_value(s).unwrap_or_else(|| Value::from(s.to_string())),
-                    pos,
-                ))
+                Ok((plain_value(s).unwrap_or_else(|| Value::from(s)), pos))
             }
             None => Err(GiveUp),
         }

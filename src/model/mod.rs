@@ -577,7 +577,7 @@ fn control_plane_selection(spec: &Value) -> Option<(String, String)> {
     for (key, _) in str_map(spec.get("nodeSelector")) {
         if CONTROL_PLANE_KEYS.contains(&key.as_str()) {
             return Some((
-                key.clone(),
+                key.to_string(),
                 ["/nodeSelector/", &escape_pointer_token(key)].concat(),
             ));
         }
@@ -620,7 +620,7 @@ fn build_selectors(
     let mut out = Vec::new();
     let mut push = |site: &str, value: &Value, pointer: String| {
         let text = match value {
-            Value::String(s) => s.clone(),
+            Value::String(s) => s.to_string(),
             other => other.to_string(),
         };
         let valid = {
@@ -717,7 +717,7 @@ fn affinity_values(spec: &Value, keys: &[&str]) -> Option<(Vec<String>, String)>
     pointer.map(|p| (values, p))
 }
 
-fn str_map(v: Option<&Value>) -> impl Iterator<Item = (&String, &str)> {
+fn str_map(v: Option<&Value>) -> impl Iterator<Item = (&crate::value::Str, &str)> {
     v.and_then(Value::as_object)
         .into_iter()
         .flatten()
@@ -757,9 +757,9 @@ fn runtime_class_facts(ctx: &ModelContext<'_>, spec: &Value) -> Option<Value> {
         .iter()
         .find(|r| r.name == name)?;
     let mut node_selector = Map::new();
-    node_selector.insert("kubernetes.io/os".into(), Value::from("windows"));
+    node_selector.insert("kubernetes.io/os", Value::from("windows"));
     if let Some(b) = &configured.build {
-        node_selector.insert(BUILD_KEY.into(), Value::from(b.as_str()));
+        node_selector.insert(BUILD_KEY, Value::from(b.as_str()));
     }
     Some(Value::object([
         ("name", Value::from(name)),

@@ -1,6 +1,8 @@
 //! `--format json`: the contract in DESIGN.md, serialised straight from the report (no
 //! intermediate `Value` tree: large runs have tens of thousands of findings).
 
+use std::io::Write;
+
 use serde::Serialize;
 
 use super::{ObjectRef, Report};
@@ -18,7 +20,7 @@ struct Output<'r> {
 struct FindingOut<'r> {
     rule: &'r str,
     severity: Severity,
-    message: String,
+    message: FullMessage<'r>,
     file: &'r str,
     line: u32,
     column: u32,
@@ -34,6 +36,19 @@ struct FindingOut<'r> {
     /// file (or stdin) of rendered output.
     #[serde(skip_serializing_if = "Option::is_none")]
     template: Option<&'r str>,
+}
+
+/// A finding's message with its target-OS note ([`crate::engine::Finding::full_message`]),
+/// written into the output as it is serialised rather than built as a string per finding.
+struct FullMessage<'r>(&'r crate::engine::Finding);
+
+impl Serialize for FullMessage<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.0.target {
+            Some(t) => s.collect_str(&format_args!("{}; {t}", self.0.message)),
+            None => s.serialize_str(&self.0.message),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -53,6 +68,14 @@ struct Summary {
 }
 
 pub(super) fn render(report: &Report) -> String {
+    let mut out = Vec::new();
+    write(report, &mut out).expect("writing to memory does not fail");
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// Writes the report as it is serialised (a large run's report is megabytes: building it as a
+/// string first doubled the memory it touched).
+pub(super) fn write(report: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     let out = Output {
         version: 1,
         findings: report
@@ -63,7 +86,7 @@ pub(super) fn render(report: &Report) -> String {
                 FindingOut {
                     rule: &f.finding.rule,
                     severity: f.finding.severity,
-                    message: f.finding.full_message(),
+                    message: FullMessage(&f.finding),
                     file: &f.file,
                     line: f.line,
                     column: f.column,
@@ -93,7 +116,8 @@ pub(super) fn render(report: &Report) -> String {
             warnings: report.count(Severity::Warning),
         },
     };
-    let mut s = serde_json::to_string_pretty(&out).expect("the report serialises");
-    s.push('\n');
-    s
+    let mut w = std::io::BufWriter::with_capacity(64 * 1024, w);
+    serde_json::to_writer_pretty(&mut w, &out)?;
+    w.write_all(b"\n")?;
+    w.flush()
 }

@@ -145,6 +145,19 @@ pub struct RenderOptions<'a> {
     pub quiet: bool,
 }
 
+/// Writes a report in a format to `w`: JSON as it is serialised, the others rendered first.
+pub fn render_to(
+    format: Format,
+    report: &Report,
+    opts: &RenderOptions<'_>,
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    match format {
+        Format::Json => json::write(report, w),
+        _ => w.write_all(render(format, report, opts).as_bytes()),
+    }
+}
+
 /// Renders a report in a format.
 pub fn render(format: Format, report: &Report, opts: &RenderOptions<'_>) -> String {
     match format {

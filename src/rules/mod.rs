@@ -307,7 +307,7 @@ impl ValueTemplate {
                         let t = Self::compile(v, compiler).map_err(|(p, e)| {
                             (format!("/{}{p}", crate::value::escape_pointer_token(k)), e)
                         })?;
-                        Ok((k.clone(), t))
+                        Ok((k.to_string(), t))
                     })
                     .collect::<Result<_, (String, CompileError)>>()?,
             ),
@@ -505,7 +505,7 @@ impl Rule {
             let p = compiler
                 .compile(t)
                 .map_err(|e| fail(&format!("/let/{name}"), e))?;
-            lets.push((name.clone(), p));
+            lets.push((name.to_string(), p));
         }
         for (name, p) in &lets {
             compiler.declare(name, p.ty().clone());

@@ -22,6 +22,10 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 /// A JSON number: `serde_json`'s, which keeps integers apart from floats.
 pub use serde_json::Number;
 
+/// A string of the value tree: inline up to 24 bytes, so most keys and scalars of an object
+/// cost no allocation of their own.
+pub type Str = compact_str::CompactString;
+
 /// A JSON value.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub enum Value {
@@ -29,7 +33,7 @@ pub enum Value {
     Null,
     Bool(bool),
     Number(Number),
-    String(String),
+    String(Str),
     Array(Vec<Value>),
     Object(Map),
 }
@@ -40,7 +44,7 @@ pub static NULL: Value = Value::Null;
 /// A JSON object: entries sorted by key, each key once.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Map {
-    entries: Vec<(String, Value)>,
+    entries: Vec<(Str, Value)>,
 }
 
 impl Map {
@@ -49,11 +53,11 @@ impl Map {
     }
 
     /// A map from entries in any order; of repeated keys the last wins (as in `serde_json`).
-    pub fn from_entries(mut entries: Vec<(String, Value)>) -> Map {
+    pub fn from_entries(mut entries: Vec<(Str, Value)>) -> Map {
         if !entries.windows(2).all(|w| w[0].0 < w[1].0) {
             // Stable, so repeated keys keep their order and the last one can be kept.
             entries.sort_by(|a, b| a.0.cmp(&b.0));
-            let mut kept: Vec<(String, Value)> = Vec::with_capacity(entries.len());
+            let mut kept: Vec<(Str, Value)> = Vec::with_capacity(entries.len());
             for entry in entries {
                 match kept.last_mut() {
                     Some(last) if last.0 == entry.0 => *last = entry,
@@ -99,7 +103,8 @@ impl Map {
     }
 
     /// Sets `key` to `value`, returning the value it replaced.
-    pub fn insert(&mut self, key: String, value: Value) -> Option<Value> {
+    pub fn insert(&mut self, key: impl Into<Str>, value: Value) -> Option<Value> {
+        let key = key.into();
         match self.find(&key) {
             Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, value)),
             Err(i) => {
@@ -114,7 +119,8 @@ impl Map {
     }
 
     /// The entry for `key`, to read or fill in.
-    pub fn entry(&mut self, key: String) -> Entry<'_> {
+    pub fn entry(&mut self, key: impl Into<Str>) -> Entry<'_> {
+        let key = key.into();
         let slot = self.find(&key);
         Entry {
             map: self,
@@ -132,16 +138,16 @@ impl Map {
     }
 
     /// The entries in key order.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&String, &Value)> + ExactSizeIterator {
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&Str, &Value)> + ExactSizeIterator {
         self.entries.iter().map(|(k, v)| (k, v))
     }
 
     /// The entries as a slice, in key order.
-    pub fn entries(&self) -> &[(String, Value)] {
+    pub fn entries(&self) -> &[(Str, Value)] {
         &self.entries
     }
 
-    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator {
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &Str> + ExactSizeIterator {
         self.entries.iter().map(|(k, _)| k)
     }
 
@@ -153,7 +159,7 @@ impl Map {
 /// A map's entry for one key (see [`Map::entry`]).
 pub struct Entry<'m> {
     map: &'m mut Map,
-    key: String,
+    key: Str,
     slot: Result<usize, usize>,
 }
 
@@ -174,25 +180,25 @@ impl<'m> Entry<'m> {
     }
 }
 
-impl<K: Into<String>> FromIterator<(K, Value)> for Map {
+impl<K: Into<Str>> FromIterator<(K, Value)> for Map {
     fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> Map {
         Map::from_entries(iter.into_iter().map(|(k, v)| (k.into(), v)).collect())
     }
 }
 
 impl IntoIterator for Map {
-    type Item = (String, Value);
-    type IntoIter = std::vec::IntoIter<(String, Value)>;
+    type Item = (Str, Value);
+    type IntoIter = std::vec::IntoIter<(Str, Value)>;
     fn into_iter(self) -> Self::IntoIter {
         self.entries.into_iter()
     }
 }
 
 impl<'m> IntoIterator for &'m Map {
-    type Item = (&'m String, &'m Value);
+    type Item = (&'m Str, &'m Value);
     type IntoIter = std::iter::Map<
-        std::slice::Iter<'m, (String, Value)>,
-        fn(&'m (String, Value)) -> (&'m String, &'m Value),
+        std::slice::Iter<'m, (Str, Value)>,
+        fn(&'m (Str, Value)) -> (&'m Str, &'m Value),
     >;
     fn into_iter(self) -> Self::IntoIter {
         self.entries.iter().map(|(k, v)| (k, v))
@@ -448,7 +454,7 @@ impl From<&str> for Value {
 
 impl From<String> for Value {
     fn from(s: String) -> Value {
-        Value::String(s)
+        Value::String(s.into())
     }
 }
 
@@ -495,10 +501,10 @@ impl From<serde_json::Value> for Value {
             serde_json::Value::Null => Value::Null,
             serde_json::Value::Bool(b) => Value::Bool(b),
             serde_json::Value::Number(n) => Value::Number(n),
-            serde_json::Value::String(s) => Value::String(s),
+            serde_json::Value::String(s) => Value::String(s.into()),
             serde_json::Value::Array(a) => Value::Array(a.into_iter().map(Value::from).collect()),
             serde_json::Value::Object(m) => Value::Object(Map::from_entries(
-                m.into_iter().map(|(k, v)| (k, v.into())).collect(),
+                m.into_iter().map(|(k, v)| (k.into(), v.into())).collect(),
             )),
         }
     }
@@ -610,7 +616,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0));
-        while let Some((k, v)) = map.next_entry::<String, Value>()? {
+        while let Some((k, v)) = map.next_entry::<Str, Value>()? {
             entries.push((k, v));
         }
         Ok(Value::Object(Map::from_entries(entries)))
@@ -747,9 +753,9 @@ mod tests {
         assert_eq!(keys, ["a", "b"]);
         assert_eq!(m["b"], Value::from(3));
         let mut m = m;
-        assert_eq!(m.insert("c".into(), Value::Null), None);
-        assert_eq!(m.insert("a".into(), Value::from(5)), Some(Value::from(2)));
-        *m.entry("0".into()).or_insert(Value::from(true)) = Value::from(false);
+        assert_eq!(m.insert("c", Value::Null), None);
+        assert_eq!(m.insert("a", Value::from(5)), Some(Value::from(2)));
+        *m.entry("0").or_insert(Value::from(true)) = Value::from(false);
         let keys: Vec<&str> = m.keys().map(|k| k.as_str()).collect();
         assert_eq!(keys, ["0", "a", "b", "c"]);
         assert_eq!(m["0"], false);

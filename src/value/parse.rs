@@ -11,7 +11,7 @@
 //! and column) or, where `serde_json` accepts what this reader declined, its value. So this
 //! reader never makes an error message of its own and never accepts what `serde_json` rejects.
 
-use super::{Map, Number, Value};
+use super::{Map, Number, Str, Value};
 
 /// What to leave out of the value, by key, from the root down: a review's `oldObject` and an
 /// object's `metadata.managedFields` are most of some reviews' bytes and nothing reads them.
@@ -61,7 +61,7 @@ struct Reader<'t> {
     repeated_keys: bool,
     /// The entries and items of the maps and lists being read, innermost last: each container is
     /// moved out into a vector of its exact size when it ends, instead of growing its own.
-    entries: Vec<(String, Value)>,
+    entries: Vec<(Str, Value)>,
     items: Vec<Value>,
 }
 
@@ -191,7 +191,7 @@ impl Reader<'_> {
                 break;
             }
         }
-        let entries: Vec<(String, Value)> = self.entries.split_off(base);
+        let entries: Vec<(Str, Value)> = self.entries.split_off(base);
         let written = entries.len();
         let map = Map::from_entries(entries);
         self.repeated_keys |= map.len() != written;
@@ -274,20 +274,20 @@ impl Reader<'_> {
 
     /// A string, the reader at its opening quote.
     #[inline(always)]
-    fn string(&mut self) -> Option<String> {
+    fn string(&mut self) -> Option<Str> {
         let start = self.pos + 1;
         let end = self.plain_run(start)?;
         if self.bytes[end] == b'"' {
             self.pos = end + 1;
             // Quotes are ASCII, so both ends are character boundaries of the (UTF-8) text.
-            return Some(String::from(&self.text[start..end]));
+            return Some(Str::from(&self.text[start..end]));
         }
         self.escaped_string(start, end)
     }
 
     /// The rest of a string with escapes, `at` its first backslash.
-    fn escaped_string(&mut self, start: usize, mut at: usize) -> Option<String> {
-        let mut out = String::with_capacity(at - start + 16);
+    fn escaped_string(&mut self, start: usize, mut at: usize) -> Option<Str> {
+        let mut out = Str::with_capacity(at - start + 16);
         out.push_str(&self.text[start..at]);
         loop {
             let escape = *self.bytes.get(at + 1)?;
