@@ -247,8 +247,13 @@ fn label_text(v: &Value) -> Cow<'_, str> {
 impl<'a> CrossIndex<'a> {
     fn build(by_kind: &HashMap<&str, Vec<&'a Value>>) -> Self {
         let list = |kind: &str| by_kind.get(kind).map(Vec::as_slice).unwrap_or_default();
-        let mut index = CrossIndex::default();
-        for (i, hpa) in list("HorizontalPodAutoscaler").iter().enumerate() {
+        let (hpas, services) = (list("HorizontalPodAutoscaler"), list("Service"));
+        // Sized once: growing by rehashing touched fresh memory at every doubling, serially.
+        let mut index = CrossIndex {
+            autoscalers: FxHashMap::with_capacity_and_hasher(hpas.len(), Default::default()),
+            services: FxHashMap::with_capacity_and_hasher(services.len(), Default::default()),
+        };
+        for (i, hpa) in hpas.iter().enumerate() {
             let target = hpa.pointer("/spec/scaleTargetRef");
             let field = |f: &str| target.and_then(|t| t.get(f)).and_then(Value::as_str);
             let key = (
@@ -258,7 +263,7 @@ impl<'a> CrossIndex<'a> {
             );
             index.autoscalers.entry(key).or_default().push(i);
         }
-        for (i, service) in list("Service").iter().enumerate() {
+        for (i, service) in services.iter().enumerate() {
             let first = service
                 .pointer("/spec/selector")
                 .and_then(Value::as_object)
