@@ -124,15 +124,41 @@ fn lint_renders_the_chart_and_points_into_its_templates() {
         assert_eq!(f["file"], template, "{f:#}");
         assert_eq!(f["object"]["name"], "shop-web", "{f:#}");
     }
-    // The line is the rendered document's: `spec:` of the pod template.
+    // The place is the template's: the line holding the offending key when the template wrote
+    // it as text, the action's when an action printed it (the image, from values); and
+    // `rendered` is the line of `winguard render`'s output where it landed.
     let rendered = run(&["render", "shop", &chart("windows-iis")]).stdout;
-    let doc = rendered
-        .split("---\n")
-        .find(|d| d.starts_with("# Source: windows-iis/templates/deployment.yaml"))
-        .unwrap();
-    let line = findings[0]["line"].as_u64().unwrap() as usize;
-    assert_eq!(doc.lines().nth(line).unwrap().trim(), "spec:", "{doc}");
-    // The text output shows those rendered lines.
+    let placed: Vec<(&str, u64, u64)> = findings
+        .iter()
+        .map(|f| {
+            let rule = f["rule"].as_str().unwrap();
+            (
+                rule,
+                f["line"].as_u64().unwrap(),
+                f["column"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        placed,
+        [
+            ("windows-pod-os-missing", 14, 5),
+            ("windows-toleration-missing", 14, 5),
+            ("windows-resource-limits-missing", 17, 11),
+            ("windows-container-administrator", 18, 21),
+        ],
+        "{report:#}"
+    );
+    let image = &findings[3];
+    let line = image["rendered"].as_u64().unwrap() as usize;
+    let rendered_line = rendered.lines().nth(line - 1).unwrap();
+    assert!(
+        rendered_line
+            .trim_start()
+            .starts_with("image: mcr.microsoft.com/"),
+        "{rendered_line}"
+    );
+    // The text output shows the template's lines.
     let text = run(&["lint", "testdata/charts/windows-iis"]);
     assert!(
         text.stdout
@@ -141,6 +167,12 @@ fn lint_renders_the_chart_and_points_into_its_templates() {
         text.stdout
     );
     assert!(text.stdout.contains("|     spec:"), "{}", text.stdout);
+    assert!(
+        text.stdout
+            .contains("18 |           image: {{ .Values.image }}"),
+        "{}",
+        text.stdout
+    );
     // Fixes can't be written into templates: the hint says where they apply.
     assert!(
         text.stdout
@@ -349,4 +381,32 @@ fn numbers_keep_the_go_type_of_where_they_came_from() {
     ] {
         assert!(r.stdout.contains(line), "{line} not in\n{}", r.stdout);
     }
+}
+
+/// Every finding in a shipped chart names a template line that holds what it is about: the
+/// offending key (or, for a missing field, its parent's key or list item), or the action that
+/// printed the value.
+#[test]
+fn chart_findings_name_template_lines_that_hold_them() {
+    let mut checked = 0;
+    for name in ["windows-iis", "windows-daemonsets", "windows-umbrella"] {
+        let (_, report) = json(&["lint", &chart(name), "--fail-on", "never"]);
+        for f in report["findings"].as_array().unwrap() {
+            let file = f["file"].as_str().unwrap();
+            let text = std::fs::read_to_string(file).unwrap();
+            let line = f["line"].as_u64().unwrap() as usize;
+            let held = text.lines().nth(line - 1).unwrap_or("");
+            let pointer = f["pointer"].as_str().unwrap();
+            let tokens: Vec<&str> = pointer.split('/').filter(|t| !t.is_empty()).collect();
+            let holds = held.contains("{{")
+                || held.trim_start().starts_with('-')
+                || tokens.iter().rev().take(3).any(|t| {
+                    held.contains(&format!("{}:", t.replace("~1", "/").replace("~0", "~")))
+                });
+            assert!(holds, "{name}: {file}:{line} is `{held}` for {f:#}");
+            assert!(f["rendered"].is_u64(), "{f:#}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4, "only {checked} findings checked");
 }

@@ -2,8 +2,9 @@
 //! template set, each executed with its chart's data, and `helm template`'s output order.
 
 use crate::error::{Error, ErrorKind};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use serde_json::Value as Json;
 
@@ -11,6 +12,7 @@ use super::load::Chart;
 use super::objects::{ApiVersions, Capabilities, Files, KubeVersion, chart_metadata};
 use super::template::{TemplateSet, Value};
 use super::values::{Values, coalesce, process_dependencies};
+use crate::manifest::origin::Origins;
 
 /// The release and cluster a chart is rendered for.
 #[derive(Debug, Clone)]
@@ -46,6 +48,8 @@ pub const HELM_DEFAULT_KUBE_VERSION: &str = "v1.36.0";
 #[derive(Debug, Clone, Default)]
 pub struct Rendered {
     pub files: BTreeMap<String, String>,
+    /// Where each stretch of each file's output came from (see [`super::template::Mark`]).
+    pub marks: BTreeMap<String, Vec<super::template::Mark>>,
     /// The CRDs of `crds/` directories, for `--include-crds`.
     pub crds: Vec<(String, String)>,
 }
@@ -101,6 +105,7 @@ pub fn render_chart(chart: &Chart, user: &Values, opts: &RenderOptions) -> Resul
         set.add(&t.name, t.text.clone())?;
     }
     let mut files = BTreeMap::new();
+    let mut marks = BTreeMap::new();
     for t in &templates {
         // Partials only define templates; they are not rendered.
         if is_partial(&t.name) {
@@ -113,10 +118,11 @@ pub fn render_chart(chart: &Chart, user: &Values, opts: &RenderOptions) -> Resul
         if let Value::Map(m) = &t.data {
             m.borrow_mut().insert("Template".into(), Value::map(tmpl));
         }
-        let out = set.render(&t.name, &t.data)?;
+        let (out, m) = set.render_marked(&t.name, &t.data)?;
         files.insert(t.name.clone(), out);
+        marks.insert(t.name.clone(), m);
     }
-    Ok(Rendered { files, crds })
+    Ok(Rendered { files, marks, crds })
 }
 
 /// A partial (`_helpers.tpl`): its base name starts with `_`.
@@ -406,6 +412,8 @@ const INSTALL_ORDER: &[&str] = &[
 struct Manifest {
     source: String,
     content: String,
+    /// Where `content` starts in its file's output.
+    offset: usize,
     kind: String,
     hook: bool,
     test: bool,
@@ -418,6 +426,16 @@ pub fn template_output(
     include_crds: bool,
     skip_tests: bool,
 ) -> Result<String, Error> {
+    template_output_traced(rendered, include_crds, skip_tests).map(|(text, _)| text)
+}
+
+/// [`template_output`], with where each stretch of it came from: the template file and place
+/// that wrote it, through `{{ template }}`; what an action printed is the action's.
+pub fn template_output_traced(
+    rendered: &Rendered,
+    include_crds: bool,
+    skip_tests: bool,
+) -> Result<(String, Origins), Error> {
     static SEPARATOR: std::sync::LazyLock<regex::Regex> =
         std::sync::LazyLock::new(|| regex::Regex::new(r"(?:^|\s*\n)---\s*").expect("valid"));
     let mut manifests = Vec::new();
@@ -446,6 +464,8 @@ pub fn template_output(
             let m = Manifest {
                 source: path.clone(),
                 content: doc.to_string(),
+                // `doc` is a slice of `text`.
+                offset: doc.as_ptr() as usize - text.as_ptr() as usize,
                 kind,
                 hook: hook.is_some(),
                 test: hook.is_some_and(|h| {
@@ -472,21 +492,65 @@ pub fn template_output(
     // `helm template` prints the release's manifest (CRDs, then manifests) with the whitespace
     // around it trimmed, then each hook as it is.
     let mut release = String::new();
+    // Where each manifest's content lands in `release` (CRDs are copied files: no marks).
+    let mut placed: Vec<(usize, &Manifest)> = Vec::new();
     if include_crds {
         for (path, text) in &rendered.crds {
             release.push_str(&format!("---\n# Source: {path}\n{text}\n"));
         }
     }
     for m in &manifests {
-        release.push_str(&format!("---\n# Source: {}\n{}\n", m.source, m.content));
+        release.push_str(&format!("---\n# Source: {}\n", m.source));
+        placed.push((release.len(), m));
+        release.push_str(&m.content);
+        release.push('\n');
     }
     // (`fmt.Fprintln(&manifests, strings.TrimSpace(rel.Manifest))`: a line even when empty.)
+    let trimmed = release.len() - release.trim_start().len();
     let mut out = String::from(release.trim());
     out.push('\n');
+    let mut placed: Vec<(usize, &Manifest)> = placed
+        .into_iter()
+        .map(|(at, m)| (at.saturating_sub(trimmed), m))
+        .collect();
     for h in hooks.iter().filter(|h| !(skip_tests && h.test)) {
-        out.push_str(&format!("---\n# Source: {}\n{}\n", h.source, h.content));
+        out.push_str(&format!("---\n# Source: {}\n", h.source));
+        placed.push((out.len(), h));
+        out.push_str(&h.content);
+        out.push('\n');
     }
-    Ok(out)
+    let origins = trace(rendered, &placed);
+    Ok((out, origins))
+}
+
+/// The origins of the output's documents: each one's stretch of its file's marks, moved to
+/// where the document landed; what lies between documents comes from no template.
+fn trace(rendered: &Rendered, placed: &[(usize, &Manifest)]) -> Origins {
+    let mut origins = Origins::default();
+    let mut files: HashMap<*const str, u32> = HashMap::new();
+    origins.push(0, 0, false, None);
+    for &(at, m) in placed {
+        let marks = rendered.marks.get(&m.source).map_or(&[][..], Vec::as_slice);
+        let (start, end) = (m.offset, m.offset + m.content.len());
+        // The mark in force where the document starts, then those inside it.
+        let first = marks
+            .partition_point(|k| k.out as usize <= start)
+            .saturating_sub(1);
+        for k in marks[first..].iter().take_while(|k| (k.out as usize) < end) {
+            let file = *files
+                .entry(Arc::as_ptr(&k.source))
+                .or_insert_with(|| origins.add_file(Arc::from(&*k.file), k.source.clone()));
+            let from = (k.out as usize).max(start);
+            let src = if k.verbatim {
+                k.src as usize + (from - k.out as usize)
+            } else {
+                k.src as usize
+            };
+            origins.push(at + (from - start), src, k.verbatim, Some(file));
+        }
+        origins.push(at + m.content.len(), 0, false, None);
+    }
+    origins
 }
 
 /// A rendered document read as Helm reads its head (`releaseutil.SimpleHead`: apiVersion,

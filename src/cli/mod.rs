@@ -498,8 +498,14 @@ fn read_lint_inputs(args: &LintArgs, setup: &LintSetup) -> (crate::manifest::Sou
             &args.release_name,
             Some(&setup.config.kubernetes_version),
         ) {
-            Ok((text, locations)) => {
-                crate::manifest::read_rendered(&shown, text, locations, &mut sources);
+            Ok(r) => {
+                crate::manifest::read_rendered(
+                    &shown,
+                    r.text,
+                    r.locations,
+                    r.origins,
+                    &mut sources,
+                );
                 rendered.push(shown);
             }
             // A chart that fails is one input that fails; the others are still linted.

@@ -72,6 +72,15 @@ pub struct RenderArgs {
     pub kube_version: Option<String>,
 }
 
+/// A chart rendered to `helm template` text (see [`ChartArgs::render_located`]).
+pub struct RenderedChart {
+    pub text: String,
+    /// Where each template named in a `# Source:` comment is on disk.
+    pub locations: BTreeMap<String, String>,
+    /// Which template place wrote each stretch of `text` (none when Helm rendered it).
+    pub origins: Option<crate::manifest::origin::Origins>,
+}
+
 impl ChartArgs {
     /// The user's values: `-f` files in order, then `--set-json`, `--set`, `--set-string`,
     /// `--set-file` (Helm's order).
@@ -138,17 +147,18 @@ impl ChartArgs {
         kube_version: Option<&str>,
     ) -> Result<String, Error> {
         self.render_located(chart, release, kube_version)
-            .map(|(text, _)| text)
+            .map(|r| r.text)
     }
 
     /// Renders `chart` to `helm template` text, with where each template in its `# Source:`
-    /// comments is on disk ([`crate::chart::load::template_locations`]).
+    /// comments is on disk ([`crate::chart::load::template_locations`]) and, when winguard
+    /// rendered it, which template place wrote each stretch of the text.
     pub fn render_located(
         &self,
         chart: &Path,
         release: &str,
         kube_version: Option<&str>,
-    ) -> Result<(String, BTreeMap<String, String>), Error> {
+    ) -> Result<RenderedChart, Error> {
         if self.renderer == Renderer::Helm {
             let text = self.render_with_helm(chart, release, kube_version)?;
             // Helm names the templates as winguard's loader does; a chart it can't load has
@@ -156,7 +166,11 @@ impl ChartArgs {
             let locations = load_chart(chart)
                 .map(|c| template_locations(&c))
                 .unwrap_or_default();
-            return Ok((text, locations));
+            return Ok(RenderedChart {
+                text,
+                locations,
+                origins: None,
+            });
         }
         let loaded = load_chart(chart)?;
         let values = self.user_values()?;
@@ -177,10 +191,17 @@ impl ChartArgs {
             e
         };
         let rendered = render_chart(&loaded, &values, &opts).map_err(located)?;
-        let text =
-            crate::chart::render::template_output(&rendered, self.include_crds, self.skip_tests)
-                .map_err(located)?;
-        Ok((text, locations))
+        let (text, origins) = crate::chart::render::template_output_traced(
+            &rendered,
+            self.include_crds,
+            self.skip_tests,
+        )
+        .map_err(located)?;
+        Ok(RenderedChart {
+            text,
+            locations,
+            origins: Some(origins),
+        })
     }
 
     /// `helm template` from PATH with the same flags.

@@ -8,6 +8,7 @@
 //! are) when it can, else by [`yaml`] (saphyr-parser): both give the same values and positions.
 
 pub mod block;
+pub mod origin;
 pub mod shape;
 pub mod yaml;
 
@@ -35,6 +36,10 @@ pub struct SourceText {
     /// (`mychart/templates/x.yaml` → `deploy/mychart/templates/x.yaml`), so findings name a
     /// file that opens from the working directory. Other inputs keep Helm's names.
     pub template_locations: Option<Arc<std::collections::BTreeMap<String, String>>>,
+    /// For a chart winguard rendered: which template wrote each stretch of `text`.
+    pub origins: Option<Arc<origin::Origins>>,
+    /// Byte offset of each line's start in `text`, found when first needed.
+    line_starts: std::sync::OnceLock<Vec<u32>>,
 }
 
 impl SourceText {
@@ -43,7 +48,27 @@ impl SourceText {
             name: name.into(),
             text: text.into(),
             template_locations: None,
+            origins: None,
+            line_starts: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The template place that wrote 1-based `line` and `column` (in characters) of `text`,
+    /// for a chart winguard rendered.
+    pub fn origin_at(&self, line: u32, column: u32) -> Option<origin::Origin> {
+        let origins = self.origins.as_ref()?;
+        let starts = self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(memchr::memchr_iter(b'\n', self.text.as_bytes()).map(|i| i as u32 + 1))
+                .collect()
+        });
+        let start = *starts.get(line.checked_sub(1)? as usize)? as usize;
+        let rest = self.text.get(start..)?;
+        let within = rest
+            .char_indices()
+            .nth(column.saturating_sub(1) as usize)
+            .map_or(rest.len(), |(i, _)| i);
+        origins.locate(start + within)
     }
 
     /// The file a template named in a `# Source:` comment is reported in.
@@ -449,6 +474,7 @@ pub fn read_rendered(
     name: &str,
     text: String,
     locations: std::collections::BTreeMap<String, String>,
+    origins: Option<origin::Origins>,
     loaded: &mut Sources,
 ) {
     let before = loaded.texts.len();
@@ -457,6 +483,7 @@ pub fn read_rendered(
         && let Some(source) = Arc::get_mut(source)
     {
         source.template_locations = Some(Arc::new(locations));
+        source.origins = origins.map(Arc::new);
     }
 }
 

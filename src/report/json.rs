@@ -36,6 +36,10 @@ struct FindingOut<'r> {
     /// file (or stdin) of rendered output.
     #[serde(skip_serializing_if = "Option::is_none")]
     template: Option<&'r str>,
+    /// For a chart winguard rendered, where `file`/`line` name the template place that wrote
+    /// the offending text: the line of the rendered output (`winguard render`) it is on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rendered: Option<u32>,
 }
 
 /// A finding's message with its target-OS note ([`crate::engine::Finding::full_message`]),
@@ -96,6 +100,7 @@ pub(super) fn write(report: &Report, w: &mut dyn std::io::Write) -> std::io::Res
                     fix_title: fix.map(|x| x.title.as_str()),
                     applicability: fix.map(|x| x.applicability),
                     template: f.template.as_deref(),
+                    rendered: f.origin.as_ref().map(|_| f.stream_line),
                 }
             })
             .collect(),

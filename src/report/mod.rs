@@ -70,6 +70,9 @@ pub struct Located {
     pub stream_line: u32,
     /// The Helm template the object was rendered from, when `file` is the rendered output.
     pub template: Option<Arc<str>>,
+    /// For a chart winguard rendered: the template place that wrote the offending text, which
+    /// `file`, `line` and `column` then name; `stream_line` is the rendered line.
+    pub origin: Option<crate::manifest::origin::Origin>,
 }
 
 impl Located {
@@ -84,16 +87,27 @@ impl Located {
 
     fn new(finding: Finding, object: &Object, object_ref: Arc<ObjectRef>) -> Self {
         let pos = object.position(&finding.pointer);
+        let stream_line = object.stream_line(pos.line);
+        let origin = object.source.origin_at(stream_line, pos.column);
+        let (file, line, column) = match &origin {
+            Some(o) => (
+                Arc::from(object.source.template_file(&o.file)),
+                o.line,
+                o.column,
+            ),
+            None => (Arc::clone(&object.file), pos.line, pos.column),
+        };
         Located {
-            file: Arc::clone(&object.file),
-            line: pos.line,
-            column: pos.column,
+            file,
+            line,
+            column,
             exact: pos.exact,
             at_key: pos.at_key,
             object: object_ref,
             source: Arc::clone(&object.source),
-            stream_line: object.stream_line(pos.line),
+            stream_line,
             template: object.template.clone(),
+            origin,
             finding,
         }
     }

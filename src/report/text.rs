@@ -51,14 +51,23 @@ impl<'r> SourceLines<'r> {
 
 /// The source line of a finding and the byte span to mark on it.
 fn snippet_span(f: &Located, lines: &SourceLines<'_>) -> Option<(String, std::ops::Range<usize>)> {
-    let line = lines.line(f, f.stream_line)?;
+    // A rendered chart's finding shows the template line that wrote it.
+    let line = match &f.origin {
+        Some(o) => o.source.lines().nth(f.line.checked_sub(1)? as usize)?,
+        None => lines.line(f, f.stream_line)?,
+    };
+    let line = line.trim_end_matches('\r');
     let start = line
         .char_indices()
         .nth(f.column.saturating_sub(1) as usize)
         .map_or(line.len(), |(i, _)| i);
     let rest = &line[start..];
-    // Mark the value (or, for a missing field, the parent's key up to its `:`).
-    let len = if !f.at_key {
+    // Mark the value (or, for a missing field, the parent's key up to its `:`); an action that
+    // printed it, whole.
+    let action = f.origin.as_ref().is_some_and(|o| !o.verbatim);
+    let len = if action {
+        rest.find("}}").map_or(rest.len(), |i| i + 2)
+    } else if !f.at_key {
         let trimmed = rest.trim_end();
         match trimmed.chars().next() {
             Some('{' | '[') => 1,

@@ -208,6 +208,11 @@ impl<'a> TemplateSet<'a> {
     /// Executes the template `name` with `data` as dot and `$`. Helm removes every
     /// `<no value>` from the result.
     pub fn render(&self, name: &str, data: &Value) -> Result<String> {
+        self.render_marked(name, data).map(|(out, _)| out)
+    }
+
+    /// Renders like [`TemplateSet::render`], with where each stretch of the output came from.
+    pub fn render_marked(&self, name: &str, data: &Value) -> Result<(String, Vec<Mark>)> {
         let body = self.bodies.get(name).ok_or_else(|| TemplateError {
             file: name.into(),
             line: 0,
@@ -221,8 +226,24 @@ impl<'a> TemplateSet<'a> {
         exec.out.reserve(body.source.len() + body.source.len() / 2);
         exec.vars.push(Var::new(DOLLAR, data.clone(), false));
         exec.run_list(&body.list, data)?;
-        Ok(without_no_value(exec.out))
+        let mut marks = exec.marks;
+        let out = without_no_value_marked(exec.out, &mut marks);
+        Ok((out, marks))
     }
+}
+
+/// [`without_no_value`], moving the marks after each removed `<no value>` back with the text.
+fn without_no_value_marked(out: String, marks: &mut [Mark]) -> String {
+    let found: Vec<usize> = memchr::memmem::find_iter(out.as_bytes(), b"<no value>").collect();
+    if found.is_empty() {
+        return out;
+    }
+    const LEN: u32 = "<no value>".len() as u32;
+    for mark in marks.iter_mut() {
+        let before = found.partition_point(|&at| (at as u32) < mark.out) as u32;
+        mark.out -= before * LEN;
+    }
+    without_no_value(out)
 }
 
 /// Helm removes every `<no value>` (what Go prints for a missing key) from a rendered
@@ -288,6 +309,19 @@ impl From<String> for Failure {
     }
 }
 
+/// Where a stretch of a render's output came from: from byte `out` of the output on (until the
+/// next mark), the template `file` wrote it, copying its text from byte `src` of `source` on
+/// (`verbatim`), or by the action at byte `src` (what an action prints, including what it
+/// `include`s or `tpl`s, is the action's).
+#[derive(Debug, Clone)]
+pub struct Mark {
+    pub out: u32,
+    pub src: u32,
+    pub verbatim: bool,
+    pub file: Rc<str>,
+    pub source: Arc<str>,
+}
+
 /// One execution: variables, output, and the bounds.
 pub struct Exec<'s, 'a> {
     set: &'s TemplateSet<'a>,
@@ -301,6 +335,8 @@ pub struct Exec<'s, 'a> {
     /// Output buffers of finished `include`s, reused by the next (they grow once, not per call).
     spare: Vec<String>,
     out: String,
+    /// Where each stretch of `out` came from.
+    marks: Vec<Mark>,
     /// The body running: its source for names and texts, its file and name for errors.
     cur: Rc<Body<'a>>,
     /// How deep each template name is being called (Helm's recursion bound is per name).
@@ -338,6 +374,7 @@ impl<'s, 'a> Exec<'s, 'a> {
             overlay: Vec::new(),
             vars: Vec::new(),
             out: String::new(),
+            marks: Vec::new(),
             frame: 0,
             spare: Vec::new(),
             cur: body,
@@ -529,6 +566,7 @@ impl<'s, 'a> Exec<'s, 'a> {
     fn run_node(&mut self, node: &Node, dot: &Value) -> Result<Flow> {
         match node {
             Node::Text(text) => {
+                self.mark(text.start, true);
                 self.out.push_str(text.of(&self.cur.source));
                 Ok(Flow::Normal)
             }
@@ -536,6 +574,7 @@ impl<'s, 'a> Exec<'s, 'a> {
                 self.step(*pos)?;
                 let v = self.pipe(pipe, dot)?;
                 if pipe.decl.is_empty() {
+                    self.mark(pos.offset, false);
                     self.print(&v);
                 }
                 Ok(Flow::Normal)
@@ -558,7 +597,13 @@ impl<'s, 'a> Exec<'s, 'a> {
                         )),
                     ));
                 };
-                let out = self.call_template(body, &data, t.pos)?;
+                let (out, marks) = self.call_template(body, &data, t.pos)?;
+                // What the template wrote is its own: its marks, moved to where it lands.
+                let at = self.out.len() as u32;
+                self.marks.extend(marks.into_iter().map(|m| Mark {
+                    out: m.out + at,
+                    ..m
+                }));
                 self.out.push_str(&out);
                 self.recycle(out);
                 Ok(Flow::Normal)
@@ -568,8 +613,32 @@ impl<'s, 'a> Exec<'s, 'a> {
         }
     }
 
-    /// Runs a named template with its own variables (`$` is its data) into a string.
-    fn call_template(&mut self, body: Rc<Body<'a>>, data: &Value, pos: Pos) -> Result<String> {
+    /// Notes that what is written next comes from byte `src` of the running body.
+    fn mark(&mut self, src: u32, verbatim: bool) {
+        let out = self.out.len() as u32;
+        if let Some(last) = self.marks.last_mut()
+            && last.out == out
+        {
+            // Nothing was written since: the earlier mark covers nothing.
+            self.marks.pop();
+        }
+        self.marks.push(Mark {
+            out,
+            src,
+            verbatim,
+            file: self.cur.file.clone(),
+            source: self.cur.source.clone(),
+        });
+    }
+
+    /// Runs a named template with its own variables (`$` is its data) into a string, with where
+    /// each stretch of it came from.
+    fn call_template(
+        &mut self,
+        body: Rc<Body<'a>>,
+        data: &Value,
+        pos: Pos,
+    ) -> Result<(String, Vec<Mark>)> {
         let name = body.name.clone();
         // Counted by name, as Helm counts.
         let depth = self.include_depth.entry(name.clone()).or_insert(0);
@@ -586,6 +655,7 @@ impl<'s, 'a> Exec<'s, 'a> {
         self.vars.push(Var::new(DOLLAR, data.clone(), false));
         let buffer = self.spare.pop().unwrap_or_default();
         let saved_out = std::mem::replace(&mut self.out, buffer);
+        let saved_marks = std::mem::take(&mut self.marks);
         let saved_body = std::mem::replace(&mut self.cur, body.clone());
         // `include` may nest a thousand deep (Helm's bound): the stack grows on demand instead
         // of overflowing the caller's thread.
@@ -593,6 +663,7 @@ impl<'s, 'a> Exec<'s, 'a> {
             self.run_list(&body.list, data)
         });
         let out = std::mem::replace(&mut self.out, saved_out);
+        let marks = std::mem::replace(&mut self.marks, saved_marks);
         self.vars.truncate(self.frame);
         self.frame = saved_frame;
         self.cur = saved_body;
@@ -600,7 +671,7 @@ impl<'s, 'a> Exec<'s, 'a> {
             *d -= 1;
         }
         result?;
-        Ok(out)
+        Ok((out, marks))
     }
 
     /// Gives a finished output buffer back for the next `include`.
@@ -623,7 +694,10 @@ impl<'s, 'a> Exec<'s, 'a> {
                 "error calling include: template: no template {name:?} associated with template \"gotpl\""
             )));
         };
-        self.call_template(body, data, pos).map_err(Failure::Nested)
+        // Its text becomes a value; where it lands, the calling action wrote it.
+        self.call_template(body, data, pos)
+            .map(|(out, _)| out)
+            .map_err(Failure::Nested)
     }
 
     /// `tpl TEXT DATA` (Helm): the text is parsed as a template of the calling file, sees every
@@ -664,7 +738,9 @@ impl<'s, 'a> Exec<'s, 'a> {
         };
         let result = self.call_template(Rc::new(body), data, pos);
         self.overlay.pop();
-        result.map(without_no_value).map_err(Failure::Nested)
+        result
+            .map(|(out, _)| without_no_value(out))
+            .map_err(Failure::Nested)
     }
 
     fn branch(&mut self, b: &BranchNode, dot: &Value, with: bool) -> Result<Flow> {

@@ -1,0 +1,145 @@
+//! Where the bytes of a rendered text came from: for a chart winguard rendered, each stretch of
+//! its `helm template` output is traced to the template file and place that wrote it, so a
+//! finding names the template's line rather than a line of output no file has.
+//!
+//! The chart renderer fills this in ([`crate::chart::render::template_output`]); the manifest
+//! loader only looks offsets up in it, knowing nothing of templates.
+
+use std::sync::Arc;
+
+/// One template file stretches point into.
+#[derive(Debug)]
+struct File {
+    /// As Helm names it (`mychart/templates/deployment.yaml`).
+    name: Arc<str>,
+    source: Arc<str>,
+    /// Byte offset of each line's start in `source`.
+    line_starts: Vec<u32>,
+}
+
+/// From byte `out` of the rendered text on (until the next stretch): copied from byte `src` of
+/// `file` on (`verbatim`), or written by the action at byte `src`. `file: None` covers what no
+/// template wrote (the `---` and `# Source:` lines between documents).
+#[derive(Debug, Clone, Copy)]
+struct Stretch {
+    out: u32,
+    src: u32,
+    verbatim: bool,
+    file: Option<u32>,
+}
+
+/// Where each stretch of one rendered text came from.
+#[derive(Debug, Default)]
+pub struct Origins {
+    stretches: Vec<Stretch>,
+    files: Vec<File>,
+}
+
+/// A place in a template file.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    /// The template, as Helm names it.
+    pub file: Arc<str>,
+    /// The template's text.
+    pub source: Arc<str>,
+    /// 1-based line and column (in characters) in `source`.
+    pub line: u32,
+    pub column: u32,
+    /// The byte was copied from the template's text (false: an action printed it).
+    pub verbatim: bool,
+}
+
+impl Origins {
+    /// A template file stretches can point into; its index for [`Origins::push`].
+    pub fn add_file(&mut self, name: Arc<str>, source: Arc<str>) -> u32 {
+        if let Some(i) = self
+            .files
+            .iter()
+            .position(|f| Arc::ptr_eq(&f.source, &source) && f.name == name)
+        {
+            return i as u32;
+        }
+        let line_starts = std::iter::once(0)
+            .chain(memchr::memchr_iter(b'\n', source.as_bytes()).map(|i| i as u32 + 1))
+            .collect();
+        self.files.push(File {
+            name,
+            source,
+            line_starts,
+        });
+        (self.files.len() - 1) as u32
+    }
+
+    /// Notes that from byte `out` on, the text comes from `file` (an index from
+    /// [`Origins::add_file`]) at byte `src`, copied or by an action; `None`: from no template.
+    /// Stretches are pushed in order of `out`.
+    pub fn push(&mut self, out: usize, src: usize, verbatim: bool, file: Option<u32>) {
+        let stretch = Stretch {
+            out: out as u32,
+            src: src as u32,
+            verbatim,
+            file,
+        };
+        match self.stretches.last_mut() {
+            Some(last) if last.out == stretch.out => *last = stretch,
+            _ => self.stretches.push(stretch),
+        }
+    }
+
+    /// Where byte `offset` of the rendered text came from.
+    pub fn locate(&self, offset: usize) -> Option<Origin> {
+        let i = self
+            .stretches
+            .partition_point(|s| s.out as usize <= offset)
+            .checked_sub(1)?;
+        let s = self.stretches[i];
+        let file = &self.files[s.file? as usize];
+        let src = if s.verbatim {
+            s.src as usize + (offset - s.out as usize)
+        } else {
+            s.src as usize
+        };
+        let src = src.min(file.source.len());
+        let line = file.line_starts.partition_point(|&l| l as usize <= src);
+        let start = file.line_starts[line - 1] as usize;
+        let column = file
+            .source
+            .get(start..src)
+            .map_or(1, |t| t.chars().count() + 1);
+        Some(Origin {
+            file: file.name.clone(),
+            source: file.source.clone(),
+            line: line as u32,
+            column: column as u32,
+            verbatim: s.verbatim,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_map_into_copied_text_and_onto_actions() {
+        let template: Arc<str> = "a: 1\nimage: {{ .Values.image }}\nb: x\n".into();
+        let mut origins = Origins::default();
+        let f = origins.add_file("c/templates/t.yaml".into(), template.clone());
+        // Rendered: "---\n" (no template) then "a: 1\nimage: " (copied), "nginx" (the
+        // action), "\nb: x\n" (copied).
+        origins.push(0, 0, false, None);
+        origins.push(4, 0, true, Some(f));
+        origins.push(16, 12, false, Some(f));
+        origins.push(21, 31, true, Some(f));
+        assert!(origins.locate(2).is_none());
+        let a = origins.locate(4).unwrap();
+        assert_eq!((a.line, a.column, a.verbatim), (1, 1, true));
+        let key = origins.locate(9).unwrap();
+        assert_eq!((key.line, key.column), (2, 1));
+        let value = origins.locate(18).unwrap();
+        assert_eq!((value.line, value.column, value.verbatim), (2, 8, false));
+        let b = origins.locate(22).unwrap();
+        assert_eq!((b.line, b.column), (3, 1));
+        assert_eq!(&*b.file, "c/templates/t.yaml");
+    }
+}
