@@ -49,7 +49,7 @@ pub const HELM_DEFAULT_KUBE_VERSION: &str = "v1.36.0";
 pub struct Rendered {
     pub files: BTreeMap<String, String>,
     /// Where each stretch of each file's output came from (see [`super::template::Mark`]).
-    pub marks: BTreeMap<String, Vec<super::template::Mark>>,
+    pub marks: BTreeMap<String, super::template::Marks>,
     /// The CRDs of `crds/` directories, for `--include-crds`.
     pub crds: Vec<(String, String)>,
 }
@@ -527,19 +527,27 @@ pub fn template_output_traced(
 /// where the document landed; what lies between documents comes from no template.
 fn trace(rendered: &Rendered, placed: &[(usize, &Manifest)]) -> Origins {
     let mut origins = Origins::default();
-    let mut files: HashMap<*const str, u32> = HashMap::new();
+    let mut files: HashMap<(*const str, u32), u32> = HashMap::new();
     origins.push(0, 0, false, None);
     for &(at, m) in placed {
-        let marks = rendered.marks.get(&m.source).map_or(&[][..], Vec::as_slice);
+        let Some(marks) = rendered.marks.get(&m.source) else {
+            origins.push(at + m.content.len(), 0, false, None);
+            continue;
+        };
         let (start, end) = (m.offset, m.offset + m.content.len());
         // The mark in force where the document starts, then those inside it.
         let first = marks
+            .marks
             .partition_point(|k| k.out as usize <= start)
             .saturating_sub(1);
-        for k in marks[first..].iter().take_while(|k| (k.out as usize) < end) {
+        for k in marks.marks[first..]
+            .iter()
+            .take_while(|k| (k.out as usize) < end)
+        {
+            let (name, source) = &marks.files[k.file as usize];
             let file = *files
-                .entry(Arc::as_ptr(&k.source))
-                .or_insert_with(|| origins.add_file(Arc::from(&*k.file), k.source.clone()));
+                .entry((Arc::as_ptr(source), k.file))
+                .or_insert_with(|| origins.add_file(Arc::from(&**name), source.clone()));
             let from = (k.out as usize).max(start);
             let src = if k.verbatim {
                 k.src as usize + (from - k.out as usize)

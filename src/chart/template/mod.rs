@@ -212,7 +212,7 @@ impl<'a> TemplateSet<'a> {
     }
 
     /// Renders like [`TemplateSet::render`], with where each stretch of the output came from.
-    pub fn render_marked(&self, name: &str, data: &Value) -> Result<(String, Vec<Mark>)> {
+    pub fn render_marked(&self, name: &str, data: &Value) -> Result<(String, Marks)> {
         let body = self.bodies.get(name).ok_or_else(|| TemplateError {
             file: name.into(),
             line: 0,
@@ -228,7 +228,13 @@ impl<'a> TemplateSet<'a> {
         exec.run_list(&body.list, data)?;
         let mut marks = exec.marks;
         let out = without_no_value_marked(exec.out, &mut marks);
-        Ok((out, marks))
+        Ok((
+            out,
+            Marks {
+                marks,
+                files: exec.mark_files,
+            },
+        ))
     }
 }
 
@@ -310,16 +316,23 @@ impl From<String> for Failure {
 }
 
 /// Where a stretch of a render's output came from: from byte `out` of the output on (until the
-/// next mark), the template `file` wrote it, copying its text from byte `src` of `source` on
-/// (`verbatim`), or by the action at byte `src` (what an action prints, including what it
-/// `include`s or `tpl`s, is the action's).
-#[derive(Debug, Clone)]
+/// next mark), template file `file` (an index into [`Marks::files`]) wrote it, copying its text
+/// from byte `src` on (`verbatim`), or by the action at byte `src` (what an action prints,
+/// including what it `include`s or `tpl`s, is the action's).
+#[derive(Debug, Clone, Copy)]
 pub struct Mark {
     pub out: u32,
     pub src: u32,
     pub verbatim: bool,
-    pub file: Rc<str>,
-    pub source: Arc<str>,
+    pub file: u32,
+}
+
+/// Where each stretch of one render's output came from.
+#[derive(Debug, Clone, Default)]
+pub struct Marks {
+    pub marks: Vec<Mark>,
+    /// The template files marks point into: their names and texts.
+    pub files: Vec<(Rc<str>, Arc<str>)>,
 }
 
 /// One execution: variables, output, and the bounds.
@@ -335,8 +348,13 @@ pub struct Exec<'s, 'a> {
     /// Output buffers of finished `include`s, reused by the next (they grow once, not per call).
     spare: Vec<String>,
     out: String,
-    /// Where each stretch of `out` came from.
+    /// Where each stretch of `out` came from, while `marking` (an `include` or `tpl` becomes a
+    /// value, which the action printing it covers: nothing inside it is marked).
     marks: Vec<Mark>,
+    marking: bool,
+    /// The files marks point into, and the running body's among them.
+    mark_files: Vec<(Rc<str>, Arc<str>)>,
+    cur_file: u32,
     /// The body running: its source for names and texts, its file and name for errors.
     cur: Rc<Body<'a>>,
     /// How deep each template name is being called (Helm's recursion bound is per name).
@@ -375,6 +393,9 @@ impl<'s, 'a> Exec<'s, 'a> {
             vars: Vec::new(),
             out: String::new(),
             marks: Vec::new(),
+            marking: true,
+            mark_files: vec![(body.file.clone(), body.source.clone())],
+            cur_file: 0,
             frame: 0,
             spare: Vec::new(),
             cur: body,
@@ -615,6 +636,9 @@ impl<'s, 'a> Exec<'s, 'a> {
 
     /// Notes that what is written next comes from byte `src` of the running body.
     fn mark(&mut self, src: u32, verbatim: bool) {
+        if !self.marking {
+            return;
+        }
         let out = self.out.len() as u32;
         if let Some(last) = self.marks.last_mut()
             && last.out == out
@@ -626,9 +650,23 @@ impl<'s, 'a> Exec<'s, 'a> {
             out,
             src,
             verbatim,
-            file: self.cur.file.clone(),
-            source: self.cur.source.clone(),
+            file: self.cur_file,
         });
+    }
+
+    /// The index of `body`'s file among the files marks point into.
+    fn mark_file(&mut self, body: &Body) -> u32 {
+        let known = self.mark_files.iter().position(|(file, source)| {
+            Arc::ptr_eq(source, &body.source) && Rc::ptr_eq(file, &body.file)
+        });
+        match known {
+            Some(i) => i as u32,
+            None => {
+                self.mark_files
+                    .push((body.file.clone(), body.source.clone()));
+                (self.mark_files.len() - 1) as u32
+            }
+        }
     }
 
     /// Runs a named template with its own variables (`$` is its data) into a string, with where
@@ -656,6 +694,10 @@ impl<'s, 'a> Exec<'s, 'a> {
         let buffer = self.spare.pop().unwrap_or_default();
         let saved_out = std::mem::replace(&mut self.out, buffer);
         let saved_marks = std::mem::take(&mut self.marks);
+        let saved_file = self.cur_file;
+        if self.marking {
+            self.cur_file = self.mark_file(&body);
+        }
         let saved_body = std::mem::replace(&mut self.cur, body.clone());
         // `include` may nest a thousand deep (Helm's bound): the stack grows on demand instead
         // of overflowing the caller's thread.
@@ -664,6 +706,7 @@ impl<'s, 'a> Exec<'s, 'a> {
         });
         let out = std::mem::replace(&mut self.out, saved_out);
         let marks = std::mem::replace(&mut self.marks, saved_marks);
+        self.cur_file = saved_file;
         self.vars.truncate(self.frame);
         self.frame = saved_frame;
         self.cur = saved_body;
@@ -695,9 +738,10 @@ impl<'s, 'a> Exec<'s, 'a> {
             )));
         };
         // Its text becomes a value; where it lands, the calling action wrote it.
-        self.call_template(body, data, pos)
-            .map(|(out, _)| out)
-            .map_err(Failure::Nested)
+        let marking = std::mem::replace(&mut self.marking, false);
+        let result = self.call_template(body, data, pos);
+        self.marking = marking;
+        result.map(|(out, _)| out).map_err(Failure::Nested)
     }
 
     /// `tpl TEXT DATA` (Helm): the text is parsed as a template of the calling file, sees every
@@ -736,7 +780,9 @@ impl<'s, 'a> Exec<'s, 'a> {
             file,
             name: "tpl".into(),
         };
+        let marking = std::mem::replace(&mut self.marking, false);
         let result = self.call_template(Rc::new(body), data, pos);
+        self.marking = marking;
         self.overlay.pop();
         result
             .map(|(out, _)| without_no_value(out))
