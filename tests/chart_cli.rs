@@ -150,6 +150,50 @@ fn lint_renders_the_chart_and_points_into_its_templates() {
         "{report:#}"
     );
     let image = &findings[3];
+    // The image came from a value: its path, and the line of values.yaml that sets it.
+    let values_file = format!("{}/values.yaml", chart("windows-iis"));
+    assert_eq!(
+        image["values"],
+        serde_json::json!({"path": "image", "file": values_file, "line": 1}),
+        "{image:#}"
+    );
+    assert!(
+        findings[..3].iter().all(|f| f["values"].is_null()),
+        "{report:#}"
+    );
+    // A flag that sets it is named instead, and SARIF relates the values file's line.
+    let flag = "image=mcr.microsoft.com/windows/servercore:ltsc2022";
+    let (_, flagged) = json(&["lint", &chart("windows-iis"), "--set", flag]);
+    let admin = flagged["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "windows-container-administrator")
+        .unwrap();
+    assert_eq!(
+        admin["values"]["flag"],
+        format!("--set {flag}"),
+        "{admin:#}"
+    );
+    let sarif = run(&["lint", &chart("windows-iis"), "--format", "sarif"]).stdout;
+    let sarif: serde_json::Value = serde_json::from_str(&sarif).unwrap();
+    let related = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|r| r.get("relatedLocations"))
+        .expect("the image's finding relates its value");
+    assert_eq!(
+        related[0]["physicalLocation"]["region"]["startLine"], 1,
+        "{related:#}"
+    );
+    assert!(
+        related[0]["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap()
+            .ends_with("windows-iis/values.yaml"),
+        "{related:#}"
+    );
     let line = image["rendered"].as_u64().unwrap() as usize;
     let rendered_line = rendered.lines().nth(line - 1).unwrap();
     assert!(
@@ -170,6 +214,13 @@ fn lint_renders_the_chart_and_points_into_its_templates() {
     assert!(
         text.stdout
             .contains("18 |           image: {{ .Values.image }}"),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout.contains(
+            "note: the value `image` is set in testdata/charts/windows-iis/values.yaml:1"
+        ),
         "{}",
         text.stdout
     );

@@ -11,6 +11,7 @@
 
 pub mod load;
 pub mod objects;
+pub mod origin;
 pub mod render;
 pub mod schema;
 pub mod template;

@@ -426,15 +426,18 @@ pub fn template_output(
     include_crds: bool,
     skip_tests: bool,
 ) -> Result<String, Error> {
-    template_output_traced(rendered, include_crds, skip_tests).map(|(text, _)| text)
+    let none = super::origin::ValuesSources::default();
+    template_output_traced(rendered, include_crds, skip_tests, &none).map(|(text, _)| text)
 }
 
 /// [`template_output`], with where each stretch of it came from: the template file and place
-/// that wrote it, through `{{ template }}`; what an action printed is the action's.
+/// that wrote it, through `{{ template }}`; what an action printed is the action's, with the
+/// value it printed and where `values` set it.
 pub fn template_output_traced(
     rendered: &Rendered,
     include_crds: bool,
     skip_tests: bool,
+    values: &super::origin::ValuesSources,
 ) -> Result<(String, Origins), Error> {
     static SEPARATOR: std::sync::LazyLock<regex::Regex> =
         std::sync::LazyLock::new(|| regex::Regex::new(r"(?:^|\s*\n)---\s*").expect("valid"));
@@ -519,13 +522,17 @@ pub fn template_output_traced(
         out.push_str(&h.content);
         out.push('\n');
     }
-    let origins = trace(rendered, &placed);
+    let origins = trace(rendered, &placed, values);
     Ok((out, origins))
 }
 
 /// The origins of the output's documents: each one's stretch of its file's marks, moved to
 /// where the document landed; what lies between documents comes from no template.
-fn trace(rendered: &Rendered, placed: &[(usize, &Manifest)]) -> Origins {
+fn trace(
+    rendered: &Rendered,
+    placed: &[(usize, &Manifest)],
+    values: &super::origin::ValuesSources,
+) -> Origins {
     let mut origins = Origins::default();
     let mut files: HashMap<(*const str, u32), u32> = HashMap::new();
     origins.push(0, 0, false, None);
@@ -555,6 +562,13 @@ fn trace(rendered: &Rendered, placed: &[(usize, &Manifest)]) -> Origins {
                 k.src as usize
             };
             origins.push(at + (from - start), src, k.verbatim, Some(file));
+            // Values paths are a chart's own: a subchart's values are not traced yet.
+            if !k.verbatim
+                && !name.contains("/charts/")
+                && let Some(path) = super::origin::action_values_path(source, k.src as usize)
+            {
+                origins.set_value(values.site(&path));
+            }
         }
         origins.push(at + m.content.len(), 0, false, None);
     }

@@ -195,6 +195,7 @@ impl ChartArgs {
             &rendered,
             self.include_crds,
             self.skip_tests,
+            &self.values_sources(chart),
         )
         .map_err(located)?;
         Ok(RenderedChart {
@@ -202,6 +203,32 @@ impl ChartArgs {
             locations,
             origins: Some(origins),
         })
+    }
+
+    /// Where the render's values came from, for naming where a finding's value was set.
+    fn values_sources(&self, chart: &Path) -> crate::chart::origin::ValuesSources {
+        let read = |path: &Path| {
+            std::fs::read_to_string(path)
+                .ok()
+                .map(|text| (path.display().to_string(), text))
+        };
+        let flags = [
+            ("--set-json", &self.set_json),
+            ("--set", &self.set),
+            ("--set-string", &self.set_string),
+            ("--set-file", &self.set_file),
+        ];
+        crate::chart::origin::ValuesSources {
+            flags: flags
+                .iter()
+                .flat_map(|(flag, args)| args.iter().map(|a| (flag.to_string(), a.clone())))
+                .collect(),
+            files: self.values.iter().filter_map(|f| read(f)).collect(),
+            chart: chart
+                .is_dir()
+                .then(|| read(&chart.join("values.yaml")))
+                .flatten(),
+        }
     }
 
     /// `helm template` from PATH with the same flags.

@@ -26,6 +26,21 @@ struct Stretch {
     src: u32,
     verbatim: bool,
     file: Option<u32>,
+    /// The value the action printed (an index into [`Origins::values`]).
+    value: Option<u32>,
+}
+
+/// A chart value an action printed, and where it was set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueSite {
+    /// Its path in the values (`image.tag`).
+    pub path: String,
+    /// The values file that sets it and the line of its key (`-f` file or the chart's
+    /// `values.yaml`), when a file does.
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    /// The flag that sets it (`--set image.tag=1.2`), when one does.
+    pub flag: Option<String>,
 }
 
 /// Where each stretch of one rendered text came from.
@@ -33,6 +48,7 @@ struct Stretch {
 pub struct Origins {
     stretches: Vec<Stretch>,
     files: Vec<File>,
+    values: Vec<ValueSite>,
 }
 
 /// A place in a template file.
@@ -47,6 +63,8 @@ pub struct Origin {
     pub column: u32,
     /// The byte was copied from the template's text (false: an action printed it).
     pub verbatim: bool,
+    /// The value the action printed, when it printed one.
+    pub value: Option<ValueSite>,
 }
 
 impl Origins {
@@ -79,10 +97,25 @@ impl Origins {
             src: src as u32,
             verbatim,
             file,
+            value: None,
         };
         match self.stretches.last_mut() {
             Some(last) if last.out == stretch.out => *last = stretch,
             _ => self.stretches.push(stretch),
+        }
+    }
+
+    /// Notes that the stretch pushed last printed the value `site`.
+    pub fn set_value(&mut self, site: ValueSite) {
+        let i = match self.values.iter().position(|v| *v == site) {
+            Some(i) => i,
+            None => {
+                self.values.push(site);
+                self.values.len() - 1
+            }
+        };
+        if let Some(last) = self.stretches.last_mut() {
+            last.value = Some(i as u32);
         }
     }
 
@@ -112,6 +145,7 @@ impl Origins {
             line: line as u32,
             column: column as u32,
             verbatim: s.verbatim,
+            value: s.value.map(|v| self.values[v as usize].clone()),
         })
     }
 }

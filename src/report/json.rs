@@ -40,6 +40,20 @@ struct FindingOut<'r> {
     /// the offending text: the line of the rendered output (`winguard render`) it is on.
     #[serde(skip_serializing_if = "Option::is_none")]
     rendered: Option<u32>,
+    /// The chart value the action that wrote it printed, and where that value was set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    values: Option<ValuesOut<'r>>,
+}
+
+#[derive(Serialize)]
+struct ValuesOut<'r> {
+    path: &'r str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<&'r str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    flag: Option<&'r str>,
 }
 
 /// A finding's message with its target-OS note ([`crate::engine::Finding::full_message`]),
@@ -80,47 +94,56 @@ pub(super) fn render(report: &Report) -> String {
 /// Writes the report as it is serialised (a large run's report is megabytes: building it as a
 /// string first doubled the memory it touched).
 pub(super) fn write(report: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
-    let out = Output {
-        version: 1,
-        findings: report
-            .findings
-            .iter()
-            .map(|f| {
-                let fix = f.finding.fix.as_ref();
-                FindingOut {
-                    rule: &f.finding.rule,
-                    severity: f.finding.severity,
-                    message: FullMessage(&f.finding),
-                    file: &f.file,
-                    line: f.line,
-                    column: f.column,
-                    object: f.object.as_ref(),
-                    pointer: &f.finding.pointer,
-                    fix: fix.map(|x| x.patch.as_slice()),
-                    fix_title: fix.map(|x| x.title.as_str()),
-                    applicability: fix.map(|x| x.applicability),
-                    template: f.template.as_deref(),
-                    rendered: f.origin.as_ref().map(|_| f.stream_line),
-                }
-            })
-            .collect(),
-        errors: report
-            .errors
-            .iter()
-            .map(|e| ErrorOut {
-                file: &e.file,
-                line: e.line,
-                column: e.column,
-                message: &e.message,
-            })
-            .collect(),
-        summary: Summary {
-            files: report.files,
-            objects: report.objects,
-            errors: report.count(Severity::Error),
-            warnings: report.count(Severity::Warning),
-        },
-    };
+    let out =
+        Output {
+            version: 1,
+            findings: report
+                .findings
+                .iter()
+                .map(|f| {
+                    let fix = f.finding.fix.as_ref();
+                    FindingOut {
+                        rule: &f.finding.rule,
+                        severity: f.finding.severity,
+                        message: FullMessage(&f.finding),
+                        file: &f.file,
+                        line: f.line,
+                        column: f.column,
+                        object: f.object.as_ref(),
+                        pointer: &f.finding.pointer,
+                        fix: fix.map(|x| x.patch.as_slice()),
+                        fix_title: fix.map(|x| x.title.as_str()),
+                        applicability: fix.map(|x| x.applicability),
+                        template: f.template.as_deref(),
+                        rendered: f.origin.as_ref().map(|_| f.stream_line),
+                        values: f.origin.as_ref().and_then(|o| o.value.as_ref()).map(|v| {
+                            ValuesOut {
+                                path: &v.path,
+                                file: v.file.as_deref(),
+                                line: v.line,
+                                flag: v.flag.as_deref(),
+                            }
+                        }),
+                    }
+                })
+                .collect(),
+            errors: report
+                .errors
+                .iter()
+                .map(|e| ErrorOut {
+                    file: &e.file,
+                    line: e.line,
+                    column: e.column,
+                    message: &e.message,
+                })
+                .collect(),
+            summary: Summary {
+                files: report.files,
+                objects: report.objects,
+                errors: report.count(Severity::Error),
+                warnings: report.count(Severity::Warning),
+            },
+        };
     let mut w = std::io::BufWriter::with_capacity(64 * 1024, w);
     serde_json::to_writer_pretty(&mut w, &out)?;
     w.write_all(b"\n")?;

@@ -100,6 +100,46 @@ fn notification(e: &Error) -> Notification {
         .build()
 }
 
+/// Where a chart value a finding's template line printed was set: its line in a values file,
+/// or the flag that set it (a location with a message only).
+fn value_location(v: &crate::manifest::origin::ValueSite) -> Location {
+    match (&v.file, &v.flag) {
+        (Some(file), _) => {
+            let physical = match region(v.line, None) {
+                Some(r) => PhysicalLocation::builder()
+                    .artifact_location(artifact(file))
+                    .region(r)
+                    .build(),
+                None => PhysicalLocation::builder()
+                    .artifact_location(artifact(file))
+                    .build(),
+            };
+            Location::builder()
+                .id(0)
+                .physical_location(physical)
+                .message(
+                    Message::builder()
+                        .text(format!("the value `{}` is set here", v.path))
+                        .build(),
+                )
+                .build()
+        }
+        (None, flag) => {
+            let text = match flag {
+                Some(flag) => format!("the value `{}` is set by `{flag}`", v.path),
+                None => format!(
+                    "the value `{}` (set nowhere: the template's default)",
+                    v.path
+                ),
+            };
+            Location::builder()
+                .id(0)
+                .message(Message::builder().text(text).build())
+                .build()
+        }
+    }
+}
+
 fn level(s: Severity) -> ResultLevel {
     match s {
         Severity::Error => ResultLevel::Error,
@@ -160,7 +200,7 @@ pub(super) fn render(report: &Report, rules: &RuleSet, working_dir: Option<&Path
             if let Some(fix) = &f.finding.fix {
                 text.push_str(&format!(" (fix: {})", fix.title));
             }
-            SarifResult::builder()
+            let mut result = SarifResult::builder()
                 .rule_id(f.finding.rule.clone())
                 .level(level(f.finding.severity))
                 .message(Message::builder().text(text).build())
@@ -179,7 +219,12 @@ pub(super) fn render(report: &Report, rules: &RuleSet, working_dir: Option<&Path
                         )
                         .build(),
                 ])
-                .build()
+                .build();
+            // In a rendered chart: where the value the template printed was set.
+            if let Some(v) = f.origin.as_ref().and_then(|o| o.value.as_ref()) {
+                result.related_locations = Some(vec![value_location(v)]);
+            }
+            result
         })
         .collect();
     let run = Run::builder()

@@ -147,6 +147,16 @@ fn render_finding(
         if let Some(target) = f.finding.target.as_deref().filter(|_| say_target) {
             group = group.element(Level::NOTE.message(target));
         }
+        if let Some(v) = f.origin.as_ref().and_then(|o| o.value.as_ref()) {
+            let note = match (&v.file, v.line, &v.flag) {
+                (_, _, Some(flag)) => format!("the value `{}` is set by `{flag}`", v.path),
+                (Some(file), Some(line), _) => {
+                    format!("the value `{}` is set in {file}:{line}", v.path)
+                }
+                _ => format!("the value `{}` is set in no values file", v.path),
+            };
+            group = group.element(Level::NOTE.message(note));
+        }
         let mut help = None;
         if let Some(fix) = &f.finding.fix {
             let suffix = match fix.applicability {

@@ -1,0 +1,129 @@
+//! Which value an action printed, and where the user (or the chart) set it: what a finding in a
+//! rendered chart names beside the template line, so the fix goes where the value is.
+
+use crate::manifest::origin::ValueSite;
+
+/// The values path (`image.tag`) of the first `.Values.…` field chain in the action whose
+/// pipeline starts at byte `at` of a template's `source`: what the action prints comes from it
+/// (`{{ .Values.image }}`, `{{ toYaml .Values.nodeSelector | nindent 8 }}`, `{{ $.Values.x }}`).
+pub fn action_values_path(source: &str, at: usize) -> Option<String> {
+    static CHAIN: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?:^|[^\w.])\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_-]*)+)")
+            .expect("valid")
+    });
+    let text = source.get(at..)?;
+    let action = &text[..text.find("}}").unwrap_or(text.len())];
+    let chain = CHAIN.captures(action)?.get(1)?.as_str();
+    Some(chain[1..].to_string())
+}
+
+/// Where the values a render used came from, latest first in precedence: `--set*` flags, then
+/// `-f` files (the last one wins), then the chart's own `values.yaml`.
+#[derive(Debug, Default)]
+pub struct ValuesSources {
+    /// The flags as given (`--set`, `image.tag=1.2`), in order.
+    pub flags: Vec<(String, String)>,
+    /// `-f` files in order: the name they are reported under, and their text.
+    pub files: Vec<(String, String)>,
+    /// The chart's `values.yaml`, when it is a file on disk: its name and text.
+    pub chart: Option<(String, String)>,
+}
+
+impl ValuesSources {
+    /// Where the value at `path` was set: the last flag that sets it (or a value it is in), else
+    /// the last `-f` file that has it, else the chart's `values.yaml` at its line.
+    pub fn site(&self, path: &str) -> ValueSite {
+        let mut site = ValueSite {
+            path: path.to_string(),
+            file: None,
+            line: None,
+            flag: None,
+        };
+        let covers = |key: &str| {
+            key == path
+                || path.starts_with(&format!("{key}."))
+                || key.starts_with(&format!("{path}."))
+        };
+        for (flag, arg) in self.flags.iter().rev() {
+            // `a.b=1,c=2`: any of its keys (a `--set-file`'s one key) may set the value.
+            let sets = arg
+                .split(',')
+                .filter_map(|kv| kv.split_once('=').map(|(k, _)| k.trim()))
+                .any(covers);
+            if sets {
+                site.flag = Some(format!("{flag} {arg}"));
+                return site;
+            }
+        }
+        let files = self.files.iter().rev().chain(self.chart.iter());
+        for (name, text) in files {
+            if let Some(line) = line_of(text, path) {
+                site.file = Some(name.clone());
+                site.line = Some(line);
+                return site;
+            }
+        }
+        site
+    }
+}
+
+/// The line of the key that holds `path` (`a.b`) in a values file, if the file sets it.
+fn line_of(text: &str, path: &str) -> Option<u32> {
+    let (docs, _) = crate::manifest::parse_document_text(text, 0);
+    let doc = docs.first()?;
+    let pointer: String = path
+        .split('.')
+        .map(|k| format!("/{}", crate::manifest::escape_pointer_token(k)))
+        .collect();
+    let (pos, exact) = crate::manifest::resolve(&doc.value, &doc.pos, &pointer);
+    (exact && pos.key_line > 0).then_some(pos.key_line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn actions_name_the_value_they_print() {
+        let src = "image: {{ .Values.image.repository }}:{{ .Values.image.tag }}\n\
+                   sel: {{- toYaml $.Values.nodeSelector | nindent 8 }}\nname: {{ .Release.Name }}";
+        assert_eq!(
+            action_values_path(src, 10).as_deref(),
+            Some("image.repository")
+        );
+        assert_eq!(action_values_path(src, 41).as_deref(), Some("image.tag"));
+        let sel = src.find("toYaml").unwrap();
+        assert_eq!(
+            action_values_path(src, sel).as_deref(),
+            Some("nodeSelector")
+        );
+        let name = src.find(".Release").unwrap();
+        assert_eq!(action_values_path(src, name), None);
+    }
+
+    #[test]
+    fn sites_follow_helms_precedence() {
+        let sources = ValuesSources {
+            flags: vec![("--set".into(), "image.tag=2,replicas=3".into())],
+            files: vec![("prod.yaml".into(), "image:\n  repository: x\n".into())],
+            chart: Some((
+                "c/values.yaml".into(),
+                "image:\n  repository: a\n  tag: '1'\nnodeSelector: {}\n".into(),
+            )),
+        };
+        let tag = sources.site("image.tag");
+        assert_eq!(tag.flag.as_deref(), Some("--set image.tag=2,replicas=3"));
+        let repo = sources.site("image.repository");
+        assert_eq!(
+            (repo.file.as_deref(), repo.line),
+            (Some("prod.yaml"), Some(2))
+        );
+        let sel = sources.site("nodeSelector");
+        assert_eq!(
+            (sel.file.as_deref(), sel.line),
+            (Some("c/values.yaml"), Some(4))
+        );
+        let none = sources.site("missing");
+        assert!(none.file.is_none() && none.flag.is_none());
+    }
+}
