@@ -461,3 +461,61 @@ fn chart_findings_name_template_lines_that_hold_them() {
     }
     assert!(checked >= 4, "only {checked} findings checked");
 }
+
+/// `winguard fix CHART` writes a fix into the values file that sets what it changes (keeping
+/// the file's comments), shows it with `--diff`, and names the template line to change for a
+/// fix only a template can take, exiting 1 rather than 0.
+#[test]
+fn fix_writes_chart_fixes_into_values_and_names_template_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("windows-values-fix");
+    std::fs::create_dir_all(copy.join("templates")).unwrap();
+    let original = root().join("testdata/charts/windows-values-fix");
+    for f in ["Chart.yaml", "values.yaml", "templates/deployment.yaml"] {
+        std::fs::copy(original.join(f), copy.join(f)).unwrap();
+    }
+    let chart = copy.to_str().unwrap();
+    let values = copy.join("values.yaml");
+    let before = std::fs::read_to_string(&values).unwrap();
+
+    let diff = run(&["fix", chart, "--diff"]);
+    assert_eq!(diff.code, 1, "{}{}", diff.stdout, diff.stderr);
+    assert!(
+        diff.stdout
+            .contains("-tolerations: []\n+tolerations:\n+  - effect: NoSchedule\n"),
+        "{}",
+        diff.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(&values).unwrap(),
+        before,
+        "--diff writes nothing"
+    );
+
+    let fixed = run(&["fix", chart]);
+    assert_eq!(fixed.code, 0, "{}{}", fixed.stdout, fixed.stderr);
+    let after = std::fs::read_to_string(&values).unwrap();
+    assert!(after.starts_with("# Where the app runs.\n"), "{after}");
+    assert!(
+        after.contains("kubernetes.io/os: windows  # Windows nodes only\n"),
+        "{after}"
+    );
+    let (_, report) = json(&["lint", chart]);
+    assert!(
+        !common::rules_of(&report).contains(&"windows-toleration-missing".to_string()),
+        "{report:#}"
+    );
+
+    // windows-iis writes the pod's scheduling in its template: those fixes are template
+    // changes, named at the template's `spec:` line.
+    let iis = run(&["fix", &self::chart("windows-iis"), "--diff"]);
+    assert_eq!(iis.code, 1, "{}{}", iis.stdout, iis.stderr);
+    assert!(
+        iis.stderr.contains("the template must change, at ")
+            && iis.stderr.contains(
+                "windows-iis/templates/deployment.yaml:14: add `os: {\"name\":\"windows\"}` there"
+            ),
+        "{}",
+        iis.stderr
+    );
+}

@@ -24,17 +24,26 @@ pub(super) fn run_fix(args: FixArgs, output: Output) -> u8 {
     for note in &sources.notes {
         output.note(note);
     }
-    // A chart's files are templates: the fixes belong in its values or templates, or in its
-    // rendered output (`winguard mutate` as Helm's post-renderer).
-    for chart in &sources.charts {
-        output.note(&format!(
-            "{} is a Helm chart, left as it is: lint it with `winguard lint`, or apply the \
-             fixes to its rendered output with `helm template … | winguard mutate` (or as a \
-             post-renderer)",
-            chart.display()
-        ));
-    }
     let mut failed = !sources.errors.is_empty();
+    // A chart's files are templates: a fix goes into the values file that sets what it
+    // changes, or is a change to a template, which is described.
+    let mut chart_fixed = 0;
+    let mut chart_files = 0;
+    let mut unfixable = false;
+    for chart in &sources.charts {
+        match fix_chart(&setup, &args, chart, &output) {
+            Ok(outcome) => {
+                chart_fixed += outcome.fixed;
+                chart_files += outcome.files;
+                unfixable |= outcome.unfixable;
+                failed |= outcome.failed;
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                failed = true;
+            }
+        }
+    }
     for e in &sources.errors {
         eprintln!("error: {e}");
     }
@@ -42,8 +51,8 @@ pub(super) fn run_fix(args: FixArgs, output: Output) -> u8 {
         unsafe_fixes: args.unsafe_fixes,
     };
     let results = fix_sources(&setup, &sources.texts, opts);
-    let mut changed_files = 0;
-    let mut fixes = 0;
+    let mut changed_files = chart_files;
+    let mut fixes = chart_fixed;
     for r in &results {
         for e in &r.errors {
             eprintln!("error: {e}");
@@ -84,7 +93,7 @@ pub(super) fn run_fix(args: FixArgs, output: Output) -> u8 {
     if args.diff {
         return if failed {
             EXIT_ERROR
-        } else if changed_files > 0 {
+        } else if changed_files > 0 || unfixable {
             EXIT_FINDINGS
         } else {
             EXIT_CLEAN
@@ -117,11 +126,94 @@ pub(super) fn run_fix(args: FixArgs, output: Output) -> u8 {
     }
     if failed || !report.errors.is_empty() {
         EXIT_ERROR
-    } else if args.fail_on.fails(&report) {
+    } else if args.fail_on.fails(&report) || unfixable {
         EXIT_FINDINGS
     } else {
         EXIT_CLEAN
     }
+}
+
+/// What fixing one chart did.
+struct ChartOutcome {
+    fixed: usize,
+    files: usize,
+    /// Some fix could not be written anywhere (or needs a template changed).
+    unfixable: bool,
+    failed: bool,
+}
+
+/// `winguard fix CHART`: renders it, lints the output, and writes each fix into the values
+/// file that sets what it changes (or shows it, with `--diff`); fixes that need a template
+/// changed, or that no file can take, are said, and make the exit code 1.
+fn fix_chart(
+    setup: &crate::policy::LintSetup,
+    args: &FixArgs,
+    chart: &Path,
+    output: &Output,
+) -> Result<ChartOutcome, crate::error::Error> {
+    let rendered = args.chart.render_located(
+        chart,
+        &args.release_name,
+        Some(&setup.config.kubernetes_version),
+    )?;
+    let shown = chart.display().to_string();
+    let mut sources = Sources::default();
+    crate::manifest::read_rendered(
+        &shown,
+        rendered.text,
+        rendered.locations,
+        rendered.origins,
+        &mut sources,
+    );
+    let source = sources.texts[0].clone();
+    let report = lint_sources(setup, sources);
+    let opts = FixOptions {
+        unsafe_fixes: args.unsafe_fixes,
+    };
+    let fixes = crate::fix::chart_fixes(&report, &source, opts);
+    let mut outcome = ChartOutcome {
+        fixed: 0,
+        files: 0,
+        unfixable: !fixes.template_changes.is_empty() || !fixes.not_expressible.is_empty(),
+        failed: false,
+    };
+    for change in &fixes.template_changes {
+        output.note(&format!("{shown}: {change}"));
+    }
+    for why in &fixes.not_expressible {
+        output.note(&format!("{shown}: cannot be fixed in values: {why}"));
+    }
+    for edit in &fixes.edits {
+        outcome.files += 1;
+        outcome.fixed += edit.fixed.len();
+        if args.diff {
+            let mut diff = similar::TextDiff::from_lines(&edit.before, &edit.after)
+                .unified_diff()
+                .context_radius(3)
+                .header(&edit.file, &edit.file)
+                .to_string();
+            if !diff.ends_with('\n') {
+                diff.push('\n');
+            }
+            super::out(&diff);
+            continue;
+        }
+        match crate::atomic::write_atomically(Path::new(&edit.file), edit.after.as_bytes()) {
+            Ok(()) => {
+                for f in &edit.fixed {
+                    eprintln!(
+                        "fixed {}: {}: {} ({})",
+                        edit.file, f.object, f.title, f.rule
+                    );
+                }
+            }
+            Err(e) => {
+                eprintln!("error: cannot write {}: {e}", edit.file);
+                outcome.failed = true;
+            }
+        }
+    }
+    Ok(outcome)
 }
 
 /// `winguard mutate`: stdin to stdout. Whatever happens, every document read is written out

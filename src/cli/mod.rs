@@ -137,6 +137,13 @@ pub struct FixArgs {
     pub diff: bool,
     #[command(flatten)]
     pub setup: SetupArgs,
+    /// For charts: how to render them (the values files fixes go into are these `-f` files
+    /// and the chart's `values.yaml`).
+    #[command(flatten)]
+    pub chart: render::ChartArgs,
+    /// Release name for charts (`.Release.Name`).
+    #[arg(long, value_name = "NAME", default_value = "release-name")]
+    pub release_name: String,
     /// Exit with 1 when a finding at or above this severity remains after fixing.
     #[arg(long, value_enum, default_value = "error")]
     pub fail_on: FailOn,

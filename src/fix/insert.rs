@@ -184,7 +184,7 @@ fn subtree_end(lines: &[&str], first_line: u32, pos: &PosNode, indent: usize) ->
 }
 
 /// `value` (a one-entry map or a one-item list) as block YAML lines indented by `indent`.
-fn yaml_lines(value: &Value, indent: usize) -> Option<String> {
+pub(super) fn yaml_lines(value: &Value, indent: usize) -> Option<String> {
     let text = serde_yaml_ng::to_string(value).ok()?;
     let pad = " ".repeat(indent);
     Some(

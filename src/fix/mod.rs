@@ -10,6 +10,9 @@
 //! then lost).
 
 mod insert;
+mod values;
+
+pub(crate) use values::chart_fixes;
 
 use crate::error::{Error, ErrorKind};
 use std::sync::Arc;

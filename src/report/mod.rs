@@ -88,7 +88,18 @@ impl Located {
     fn new(finding: Finding, object: &Object, object_ref: Arc<ObjectRef>) -> Self {
         let pos = object.position(&finding.pointer);
         let stream_line = object.stream_line(pos.line);
-        let origin = object.source.origin_at(stream_line, pos.column);
+        let mut origin = object.source.origin_at(stream_line, pos.column);
+        // A map or list shown at its key (template text) may be an action's value: named too.
+        if let Some(o) = origin
+            .as_mut()
+            .filter(|o| o.value.is_none() && pos.at_key && pos.exact)
+        {
+            let value = object.value_position(&finding.pointer);
+            o.value = object
+                .source
+                .origin_at(object.stream_line(value.line), value.column)
+                .and_then(|v| v.value);
+        }
         let (file, line, column) = match &origin {
             Some(o) => (
                 Arc::from(object.source.template_file(&o.file)),

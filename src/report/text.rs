@@ -243,7 +243,8 @@ fn render_tail(
         if in_charts > 0 {
             out.push_str(&format!(
                 "{in_charts} fixable in the rendered output with `winguard mutate` (a Helm \
-                 post-renderer; `winguard fix` leaves charts and kustomize overlays alone).\n"
+                 post-renderer); `winguard fix CHART` writes into a chart's values the fixes \
+                 that belong there and names the template lines to change for the others.\n"
             ));
         }
     }
