@@ -519,3 +519,64 @@ fn fix_writes_chart_fixes_into_values_and_names_template_changes() {
         iis.stderr
     );
 }
+
+/// Every finding of every shipped chart, at its expected template place, and the value it came
+/// from where a value did (`rule file:line:col`, then `path@line` of the chart's values.yaml).
+#[test]
+fn shipped_chart_findings_have_their_template_and_values_places() {
+    let expected: [(&str, &[&str]); 4] = [
+        (
+            "basic",
+            &[
+                "linux-os-selector-missing templates/deployment.yaml:25:5",
+                "linux-os-selector-missing templates/tests/test-connection.yaml:9:1",
+            ],
+        ),
+        (
+            "windows-iis",
+            &[
+                "windows-container-administrator templates/deployment.yaml:18:21 image@1",
+                "windows-pod-os-missing templates/deployment.yaml:14:5",
+                "windows-resource-limits-missing templates/deployment.yaml:17:11",
+                "windows-toleration-missing templates/deployment.yaml:14:5",
+            ],
+        ),
+        (
+            "windows-umbrella",
+            &[
+                "windows-pod-os-missing charts/exporter/templates/ds.yaml:7:5",
+                "windows-resource-limits-missing charts/exporter/templates/ds.yaml:10:11",
+                "windows-toleration-missing charts/exporter/templates/ds.yaml:7:5",
+            ],
+        ),
+        (
+            "windows-values-fix",
+            &["windows-toleration-missing templates/deployment.yaml:14:7 tolerations@5"],
+        ),
+    ];
+    for (name, places) in expected {
+        let (_, report) = json(&["lint", &chart(name), "--fail-on", "never"]);
+        let mut found: Vec<String> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let file = f["file"].as_str().unwrap();
+                let within = file.split_once(&format!("{name}/")).unwrap().1;
+                let mut place = format!(
+                    "{} {within}:{}:{}",
+                    f["rule"].as_str().unwrap(),
+                    f["line"],
+                    f["column"]
+                );
+                if let Some(v) = f.get("values") {
+                    assert_eq!(v["file"], format!("{}/values.yaml", chart(name)), "{f:#}");
+                    place.push_str(&format!(" {}@{}", v["path"].as_str().unwrap(), v["line"]));
+                }
+                place
+            })
+            .collect();
+        found.sort();
+        assert_eq!(found, places, "{name}: {report:#}");
+    }
+}

@@ -27,12 +27,41 @@ pub struct ValuesSources {
     pub files: Vec<(String, String)>,
     /// The chart's `values.yaml`, when it is a file on disk: its name and text.
     pub chart: Option<(String, String)>,
+    /// The files parsed (each once, when first needed), and the sites found (each once).
+    parsed: std::cell::OnceCell<Vec<Option<crate::manifest::yaml::ParsedDoc>>>,
+    found: std::cell::RefCell<std::collections::HashMap<String, ValueSite>>,
 }
 
 impl ValuesSources {
+    /// The sources of a render: its flags, `-f` files and the chart's `values.yaml` (each file
+    /// as its name and text).
+    pub fn new(
+        flags: Vec<(String, String)>,
+        files: Vec<(String, String)>,
+        chart: Option<(String, String)>,
+    ) -> Self {
+        ValuesSources {
+            flags,
+            files,
+            chart,
+            ..Default::default()
+        }
+    }
+
     /// Where the value at `path` was set: the last flag that sets it (or a value it is in), else
     /// the last `-f` file that has it, else the chart's `values.yaml` at its line.
     pub fn site(&self, path: &str) -> ValueSite {
+        if let Some(site) = self.found.borrow().get(path) {
+            return site.clone();
+        }
+        let site = self.find(path);
+        self.found
+            .borrow_mut()
+            .insert(path.to_string(), site.clone());
+        site
+    }
+
+    fn find(&self, path: &str) -> ValueSite {
         let mut site = ValueSite {
             path: path.to_string(),
             file: None,
@@ -55,10 +84,25 @@ impl ValuesSources {
                 return site;
             }
         }
-        let files = self.files.iter().rev().chain(self.chart.iter());
-        for (name, text) in files {
-            if let Some(line) = line_of(text, path) {
-                site.file = Some(name.clone());
+        // Latest first: the `-f` files from the last, then the chart's.
+        let files: Vec<&(String, String)> = self.files.iter().chain(self.chart.iter()).collect();
+        let parsed = self.parsed.get_or_init(|| {
+            files
+                .iter()
+                .map(|(_, text)| {
+                    crate::manifest::parse_document_text(text, 0)
+                        .0
+                        .into_iter()
+                        .next()
+                })
+                .collect()
+        });
+        let order = (0..self.files.len())
+            .rev()
+            .chain(self.files.len()..files.len());
+        for i in order {
+            if let Some(line) = parsed[i].as_ref().and_then(|doc| line_of(doc, path)) {
+                site.file = Some(files[i].0.clone());
                 site.line = Some(line);
                 return site;
             }
@@ -68,9 +112,7 @@ impl ValuesSources {
 }
 
 /// The line of the key that holds `path` (`a.b`) in a values file, if the file sets it.
-fn line_of(text: &str, path: &str) -> Option<u32> {
-    let (docs, _) = crate::manifest::parse_document_text(text, 0);
-    let doc = docs.first()?;
+fn line_of(doc: &crate::manifest::yaml::ParsedDoc, path: &str) -> Option<u32> {
     let pointer: String = path
         .split('.')
         .map(|k| format!("/{}", crate::manifest::escape_pointer_token(k)))
@@ -103,14 +145,14 @@ mod tests {
 
     #[test]
     fn sites_follow_helms_precedence() {
-        let sources = ValuesSources {
-            flags: vec![("--set".into(), "image.tag=2,replicas=3".into())],
-            files: vec![("prod.yaml".into(), "image:\n  repository: x\n".into())],
-            chart: Some((
+        let sources = ValuesSources::new(
+            vec![("--set".into(), "image.tag=2,replicas=3".into())],
+            vec![("prod.yaml".into(), "image:\n  repository: x\n".into())],
+            Some((
                 "c/values.yaml".into(),
                 "image:\n  repository: a\n  tag: '1'\nnodeSelector: {}\n".into(),
             )),
-        };
+        );
         let tag = sources.site("image.tag");
         assert_eq!(tag.flag.as_deref(), Some("--set image.tag=2,replicas=3"));
         let repo = sources.site("image.repository");

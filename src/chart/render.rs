@@ -426,8 +426,7 @@ pub fn template_output(
     include_crds: bool,
     skip_tests: bool,
 ) -> Result<String, Error> {
-    let none = super::origin::ValuesSources::default();
-    template_output_traced(rendered, include_crds, skip_tests, &none).map(|(text, _)| text)
+    output(rendered, include_crds, skip_tests, None).map(|(text, _)| text)
 }
 
 /// [`template_output`], with where each stretch of it came from: the template file and place
@@ -438,6 +437,16 @@ pub fn template_output_traced(
     include_crds: bool,
     skip_tests: bool,
     values: &super::origin::ValuesSources,
+) -> Result<(String, Origins), Error> {
+    output(rendered, include_crds, skip_tests, Some(values))
+}
+
+/// The output, and its origins when `values` are given (`winguard render` needs none).
+fn output(
+    rendered: &Rendered,
+    include_crds: bool,
+    skip_tests: bool,
+    values: Option<&super::origin::ValuesSources>,
 ) -> Result<(String, Origins), Error> {
     static SEPARATOR: std::sync::LazyLock<regex::Regex> =
         std::sync::LazyLock::new(|| regex::Regex::new(r"(?:^|\s*\n)---\s*").expect("valid"));
@@ -522,7 +531,7 @@ pub fn template_output_traced(
         out.push_str(&h.content);
         out.push('\n');
     }
-    let origins = trace(rendered, &placed, values);
+    let origins = values.map_or_else(Origins::default, |v| trace(rendered, &placed, v));
     Ok((out, origins))
 }
 

@@ -218,17 +218,17 @@ impl ChartArgs {
             ("--set-string", &self.set_string),
             ("--set-file", &self.set_file),
         ];
-        crate::chart::origin::ValuesSources {
-            flags: flags
+        crate::chart::origin::ValuesSources::new(
+            flags
                 .iter()
                 .flat_map(|(flag, args)| args.iter().map(|a| (flag.to_string(), a.clone())))
                 .collect(),
-            files: self.values.iter().filter_map(|f| read(f)).collect(),
-            chart: chart
+            self.values.iter().filter_map(|f| read(f)).collect(),
+            chart
                 .is_dir()
                 .then(|| read(&chart.join("values.yaml")))
                 .flatten(),
-        }
+        )
     }
 
     /// `helm template` from PATH with the same flags.

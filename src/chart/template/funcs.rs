@@ -329,10 +329,7 @@ fn find(name: &str) -> Option<Func> {
             let name = str_arg(&a, 0)?;
             let data = a.get(1).cloned().unwrap_or(Value::Nil);
             let pos = c.pos;
-            let out = c.exec.include(&name, &data, pos)?;
-            let value = Value::from(out.as_str());
-            c.exec.recycle(out);
-            Ok(value)
+            c.exec.include_value(&name, &data, pos)
         },
         "tpl" => |c, a| {
             let text = str_arg(&a, 0)?;
@@ -519,17 +516,17 @@ fn find(name: &str) -> Option<Func> {
             let parts: Vec<String> = a.iter().filter(|v| !v.is_nil()).map(strval).collect();
             Ok(Value::from(parts.join(" ")))
         },
-        "indent" => |_, a| {
+        "indent" => |c, a| {
             let text = str_arg(&a, 1)?;
             let n = indent_width(&arg(&a, 0)?, &text)?;
-            Ok(Value::from(indent(n, &text)))
+            Ok(traced_indent(c, a.get(1), &text, indent(n, &text), n, 0))
         },
-        "nindent" => |_, a| {
+        "nindent" => |c, a| {
             let text = str_arg(&a, 1)?;
             let n = indent_width(&arg(&a, 0)?, &text)?;
             let mut out = String::from("\n");
             indent_into(&mut out, n, &text);
-            Ok(Value::from(out))
+            Ok(traced_indent(c, a.get(1), &text, out, n, 1))
         },
         "replace" => |_, a| {
             let (old, new, s) = (str_arg(&a, 0)?, str_arg(&a, 1)?, str_arg(&a, 2)?);
@@ -2008,6 +2005,54 @@ fn indent_width(n: &Value, text: &str) -> Result<usize, Failure> {
         ));
     }
     Ok(n)
+}
+
+/// The result of `indent`/`nindent` (`out`, `lead` bytes before the indented `text`) of the
+/// argument `arg`: when that is a traced string (an `include`'s text), so is the result, its
+/// marks moved as the indentation moves the text.
+fn traced_indent(
+    c: &mut Call<'_, '_, '_>,
+    arg: Option<&Value>,
+    text: &str,
+    out: String,
+    n: usize,
+    lead: usize,
+) -> Value {
+    let out: Rc<str> = out.into();
+    if let Some(Value::Str(original)) = arg
+        && let Some(marks) = c.exec.trace_of(original)
+    {
+        // A line's bytes move by the indentation before it; a stretch copied from a template
+        // is cut at each line, as the padding now splits it.
+        let newlines: Vec<usize> = memchr::memchr_iter(b'\n', text.as_bytes()).collect();
+        let moved_to = |o: usize| o + lead + n * (1 + newlines.partition_point(|&i| i < o));
+        let mut moved = Vec::with_capacity(marks.len() + newlines.len());
+        for (k, m) in marks.iter().enumerate() {
+            let start = m.out as usize;
+            let end = marks
+                .get(k + 1)
+                .map_or(text.len(), |next| next.out as usize);
+            moved.push(super::Mark {
+                out: moved_to(start) as u32,
+                ..*m
+            });
+            let first = newlines.partition_point(|&i| i < start);
+            for &nl in newlines[first..].iter().take_while(|&&i| i + 1 < end) {
+                let line = nl + 1;
+                moved.push(super::Mark {
+                    out: moved_to(line) as u32,
+                    src: if m.verbatim {
+                        m.src + (line - start) as u32
+                    } else {
+                        m.src
+                    },
+                    ..*m
+                });
+            }
+        }
+        c.exec.trace(&out, moved);
+    }
+    Value::Str(out)
 }
 
 /// Sprig's `indent`: every line, the first included, gets `n` spaces.

@@ -355,6 +355,10 @@ pub struct Exec<'s, 'a> {
     /// The files marks point into, and the running body's among them.
     mark_files: Vec<(Rc<str>, Arc<str>)>,
     cur_file: u32,
+    /// Strings `include` returned (or `indent`/`nindent` made of one), with the marks of the
+    /// template text in them, while they may still be printed: an action printing one writes
+    /// that text, not its own. The last few only: a string is printed soon after it is made.
+    traced: Vec<(Rc<str>, Rc<Vec<Mark>>)>,
     /// The body running: its source for names and texts, its file and name for errors.
     cur: Rc<Body<'a>>,
     /// How deep each template name is being called (Helm's recursion bound is per name).
@@ -396,6 +400,7 @@ impl<'s, 'a> Exec<'s, 'a> {
             marking: true,
             mark_files: vec![(body.file.clone(), body.source.clone())],
             cur_file: 0,
+            traced: Vec::new(),
             frame: 0,
             spare: Vec::new(),
             cur: body,
@@ -725,23 +730,46 @@ impl<'s, 'a> Exec<'s, 'a> {
         }
     }
 
-    /// `include NAME DATA` (Helm).
-    pub(crate) fn include(
+    /// `include NAME DATA` as a value, traced: where it is printed, the included template's
+    /// text is marked as its own.
+    pub(crate) fn include_value(
         &mut self,
         name: &str,
         data: &Value,
         pos: Pos,
-    ) -> std::result::Result<String, Failure> {
+    ) -> std::result::Result<Value, Failure> {
         let Some(body) = self.body(name) else {
             return Err(Failure::Exec(format!(
                 "error calling include: template: no template {name:?} associated with template \"gotpl\""
             )));
         };
-        // Its text becomes a value; where it lands, the calling action wrote it.
-        let marking = std::mem::replace(&mut self.marking, false);
-        let result = self.call_template(body, data, pos);
-        self.marking = marking;
-        result.map(|(out, _)| out).map_err(Failure::Nested)
+        let (out, marks) = self
+            .call_template(body, data, pos)
+            .map_err(Failure::Nested)?;
+        let text: Rc<str> = out.as_str().into();
+        self.recycle(out);
+        if self.marking {
+            self.trace(&text, marks);
+        }
+        Ok(Value::Str(text))
+    }
+
+    /// Notes the marks of a string made from template text (see `traced`).
+    pub(crate) fn trace(&mut self, text: &Rc<str>, marks: Vec<Mark>) {
+        const KEPT: usize = 16;
+        if self.traced.len() == KEPT {
+            self.traced.remove(0);
+        }
+        self.traced.push((text.clone(), Rc::new(marks)));
+    }
+
+    /// The marks of a traced string.
+    pub(crate) fn trace_of(&self, text: &Rc<str>) -> Option<Rc<Vec<Mark>>> {
+        self.traced
+            .iter()
+            .rev()
+            .find(|(t, _)| Rc::ptr_eq(t, text))
+            .map(|(_, m)| m.clone())
     }
 
     /// `tpl TEXT DATA` (Helm): the text is parsed as a template of the calling file, sees every
@@ -1188,7 +1216,24 @@ impl<'s, 'a> Exec<'s, 'a> {
     /// Writes a value as Go's `fmt.Fprint` does (`nil` is `<no value>`).
     fn print(&mut self, v: &Value) {
         match v {
-            Value::Str(s) => self.out.push_str(s),
+            Value::Str(s) => {
+                // An included template's text is its own, wherever it lands.
+                if self.marking
+                    && let Some(marks) = self.trace_of(s)
+                {
+                    let at = self.out.len() as u32;
+                    if self.marks.last().is_some_and(|m| m.out == at)
+                        && marks.first().is_some_and(|m| m.out == 0)
+                    {
+                        self.marks.pop();
+                    }
+                    self.marks.extend(marks.iter().map(|m| Mark {
+                        out: m.out + at,
+                        ..*m
+                    }));
+                }
+                self.out.push_str(s)
+            }
             Value::Nil => self.out.push_str("<no value>"),
             Value::Object(o) => self.out.push_str(&o.display()),
             other => other.write_go(&mut self.out),
@@ -1228,6 +1273,61 @@ mod tests {
         let mut set = TemplateSet::new(&arena);
         set.add("t.yaml", text.into())?;
         set.render("t.yaml", &Value::map(Default::default()))
+    }
+
+    /// Marks trace every byte of the output to the template text or action that wrote it:
+    /// through `{{ template }}`, and through `include` piped into `nindent`, to the helper's own
+    /// text; what a value printed is the printing action's.
+    #[test]
+    fn marks_trace_output_to_template_text_through_includes() {
+        let arena = Bump::new();
+        let mut set = TemplateSet::new(&arena);
+        let helpers = "{{- define \"sel\" -}}\nkubernetes.io/os: windows\nzone: a\n{{- end -}}\n\
+                       {{- define \"name\" }}web{{ end -}}";
+        set.add("c/templates/_helpers.tpl", helpers.into()).unwrap();
+        let main = "name: {{ template \"name\" }}\nnodeSelector: {{- include \"sel\" . | nindent 2 }}\nimage: {{ .image }}\n";
+        set.add("c/templates/d.yaml", main.into()).unwrap();
+        let data = Value::map(
+            [("image".to_string(), Value::from("nginx"))]
+                .into_iter()
+                .collect(),
+        );
+        let (out, marks) = set.render_marked("c/templates/d.yaml", &data).unwrap();
+        assert_eq!(
+            out,
+            "name: web\nnodeSelector:\n  kubernetes.io/os: windows\n  zone: a\nimage: nginx\n"
+        );
+        // The mark in force at an output byte: its file, and the source byte it comes from.
+        let at = |needle: &str| {
+            let o = out.find(needle).unwrap() as u32;
+            let m = marks.marks.iter().rev().find(|m| m.out <= o).unwrap();
+            let (file, source) = &marks.files[m.file as usize];
+            let src = if m.verbatim {
+                m.src + (o - m.out)
+            } else {
+                m.src
+            };
+            (
+                file.to_string(),
+                source[src as usize..].to_string(),
+                m.verbatim,
+            )
+        };
+        let (file, rest, verbatim) = at("web");
+        assert_eq!(file, "c/templates/_helpers.tpl");
+        assert!(rest.starts_with("web") && verbatim, "{rest}");
+        let (file, rest, verbatim) = at("zone: a");
+        assert_eq!(file, "c/templates/_helpers.tpl");
+        assert!(rest.starts_with("zone: a") && verbatim, "{rest}");
+        let (file, rest, _) = at("kubernetes.io/os");
+        assert_eq!(file, "c/templates/_helpers.tpl");
+        assert!(rest.starts_with("kubernetes.io/os"), "{rest}");
+        let (file, rest, verbatim) = at("nginx");
+        assert_eq!(file, "c/templates/d.yaml");
+        assert!(rest.starts_with(".image }}") && !verbatim, "{rest}");
+        let (file, rest, verbatim) = at("image:");
+        assert_eq!(file, "c/templates/d.yaml");
+        assert!(rest.starts_with("image: ") && verbatim, "{rest}");
     }
 
     /// Templates that used to panic, abort on allocation, overflow the stack or never end:
