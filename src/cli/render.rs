@@ -146,7 +146,7 @@ impl ChartArgs {
         release: &str,
         kube_version: Option<&str>,
     ) -> Result<String, Error> {
-        self.render_located(chart, release, kube_version)
+        self.render_traced(chart, release, kube_version, false)
             .map(|r| r.text)
     }
 
@@ -158,6 +158,17 @@ impl ChartArgs {
         chart: &Path,
         release: &str,
         kube_version: Option<&str>,
+    ) -> Result<RenderedChart, Error> {
+        self.render_traced(chart, release, kube_version, true)
+    }
+
+    /// [`ChartArgs::render_located`], tracing the text's origins only when `traced`.
+    fn render_traced(
+        &self,
+        chart: &Path,
+        release: &str,
+        kube_version: Option<&str>,
+        traced: bool,
     ) -> Result<RenderedChart, Error> {
         if self.renderer == Renderer::Helm {
             let text = self.render_with_helm(chart, release, kube_version)?;
@@ -191,17 +202,28 @@ impl ChartArgs {
             e
         };
         let rendered = render_chart(&loaded, &values, &opts).map_err(located)?;
-        let (text, origins) = crate::chart::render::template_output_traced(
-            &rendered,
-            self.include_crds,
-            self.skip_tests,
-            &self.values_sources(chart),
-        )
-        .map_err(located)?;
+        let (text, origins) = if traced {
+            let (text, origins) = crate::chart::render::template_output_traced(
+                &rendered,
+                self.include_crds,
+                self.skip_tests,
+                &self.values_sources(chart),
+            )
+            .map_err(located)?;
+            (text, Some(origins))
+        } else {
+            let text = crate::chart::render::template_output(
+                &rendered,
+                self.include_crds,
+                self.skip_tests,
+            )
+            .map_err(located)?;
+            (text, None)
+        };
         Ok(RenderedChart {
             text,
             locations,
-            origins: Some(origins),
+            origins,
         })
     }
 

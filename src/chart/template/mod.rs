@@ -247,7 +247,9 @@ fn without_no_value_marked(out: String, marks: &mut [Mark]) -> String {
     const LEN: u32 = "<no value>".len() as u32;
     for mark in marks.iter_mut() {
         let before = found.partition_point(|&at| (at as u32) < mark.out) as u32;
-        mark.out -= before * LEN;
+        // Saturating: a mark inside a removed `<no value>` (text and action writing one) goes
+        // to where it was.
+        mark.out = mark.out.saturating_sub(before * LEN);
     }
     without_no_value(out)
 }
@@ -1345,6 +1347,9 @@ mod tests {
         // A cut inside a character, Go's byte slicing.
         assert_eq!(ends(r#"{{ trunc 2 "héllo" }}"#).unwrap(), "h\u{fffd}");
         assert_eq!(ends(r#"{{ trunc -3 "héllo" }}"#).unwrap(), "llo");
+        // Text and an action that together write `<no value>`, which Helm removes: the mark
+        // inside it moves with the text.
+        assert_eq!(ends(r#"a<no {{ "value>" }}b"#).unwrap(), "ab");
         for t in [
             r#"{{ "x" | indent 9999999999 }}"#,
             r#"{{ "x" | nindent 99999999999999 }}"#,
