@@ -580,3 +580,32 @@ fn shipped_chart_findings_have_their_template_and_values_places() {
         assert_eq!(found, places, "{name}: {report:#}");
     }
 }
+
+/// Inside `with .Values.X`, what an action prints from dot (`toYaml .`) is the value `X`.
+#[test]
+fn values_printed_from_dot_inside_with_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      {{- with .Values.nodeSelector }}\n      nodeSelector:\n        {{- toYaml . | nindent 8 }}\n      {{- end }}\n      containers:\n        - name: web\n          image: mcr.microsoft.com/windows/nanoserver:ltsc2022\n";
+    let chart = write_chart(
+        dir.path(),
+        "withdot",
+        "",
+        &[
+            (
+                "values.yaml",
+                "nodeSelector:\n  beta.kubernetes.io/os: windows\n",
+            ),
+            ("templates/d.yaml", deployment),
+        ],
+    );
+    let (_, report) = json(&["lint", chart.to_str().unwrap(), "--fail-on", "never"]);
+    let label = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "deprecated-os-label")
+        .unwrap_or_else(|| panic!("{report:#}"));
+    assert_eq!(label["line"], 12, "{label:#}");
+    assert_eq!(label["values"]["path"], "nodeSelector", "{label:#}");
+    assert_eq!(label["values"]["line"], 1, "{label:#}");
+}

@@ -17,6 +17,19 @@ pub fn action_values_path(source: &str, at: usize) -> Option<String> {
     Some(chain[1..].to_string())
 }
 
+/// Whether the action whose pipeline starts at byte `at` of `source` prints dot: `Some(None)`
+/// for dot itself (`toYaml .`), `Some(Some(field))` for a field of it (`.tag`).
+pub fn action_dot_field(source: &str, at: usize) -> Option<Option<String>> {
+    static DOT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?:^|[\s(|])\.(?:([A-Za-z_][A-Za-z0-9_]*)|(?:$|[\s)|]))")
+            .expect("valid")
+    });
+    let text = source.get(at..)?;
+    let action = &text[..text.find("}}").unwrap_or(text.len())];
+    let found = DOT.captures(action)?;
+    Some(found.get(1).map(|f| f.as_str().to_string()))
+}
+
 /// Where the values a render used came from, latest first in precedence: `--set*` flags, then
 /// `-f` files (the last one wins), then the chart's own `values.yaml`.
 #[derive(Debug, Default)]
@@ -141,6 +154,21 @@ mod tests {
         );
         let name = src.find(".Release").unwrap();
         assert_eq!(action_values_path(src, name), None);
+    }
+
+    #[test]
+    fn actions_that_print_dot_are_found() {
+        let src = "a: {{ toYaml . | nindent 8 }}\nb: {{ .tag }}\nc: {{ $x }}\nd: {{.}}";
+        assert_eq!(action_dot_field(src, 6), Some(None));
+        assert_eq!(
+            action_dot_field(src, src.find(".tag").unwrap()),
+            Some(Some("tag".into()))
+        );
+        assert_eq!(action_dot_field(src, src.find("$x").unwrap()), None);
+        assert_eq!(
+            action_dot_field(src, src.find("{{.}}").unwrap() + 2),
+            Some(None)
+        );
     }
 
     #[test]

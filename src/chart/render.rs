@@ -572,10 +572,14 @@ fn trace(
             };
             origins.push(at + (from - start), src, k.verbatim, Some(file));
             // Values paths are a chart's own: a subchart's values are not traced yet.
-            if !k.verbatim
-                && !name.contains("/charts/")
-                && let Some(path) = super::origin::action_values_path(source, k.src as usize)
-            {
+            let path = if k.verbatim || name.contains("/charts/") {
+                None
+            } else if let Some(path) = marks.values.get(k.value as usize) {
+                Some(path.to_string())
+            } else {
+                super::origin::action_values_path(source, k.src as usize)
+            };
+            if let Some(path) = path {
                 origins.set_value(values.site(&path));
             }
         }

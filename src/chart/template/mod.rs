@@ -233,6 +233,7 @@ impl<'a> TemplateSet<'a> {
             Marks {
                 marks,
                 files: exec.mark_files,
+                values: exec.mark_values,
             },
         ))
     }
@@ -327,6 +328,9 @@ pub struct Mark {
     pub src: u32,
     pub verbatim: bool,
     pub file: u32,
+    /// The values path the action printed when it printed dot inside `with .Values.X` (an
+    /// index into [`Marks::values`]; `u32::MAX`: none known).
+    pub value: u32,
 }
 
 /// Where each stretch of one render's output came from.
@@ -335,6 +339,8 @@ pub struct Marks {
     pub marks: Vec<Mark>,
     /// The template files marks point into: their names and texts.
     pub files: Vec<(Rc<str>, Arc<str>)>,
+    /// Values paths marks name.
+    pub values: Vec<Rc<str>>,
 }
 
 /// One execution: variables, output, and the bounds.
@@ -361,6 +367,10 @@ pub struct Exec<'s, 'a> {
     /// template text in them, while they may still be printed: an action printing one writes
     /// that text, not its own. The last few only: a string is printed soon after it is made.
     traced: Vec<(Rc<str>, Rc<Vec<Mark>>)>,
+    /// The values path dot stands for, inside `with .Values.X` (else unknown), and the paths
+    /// marks name.
+    dot_path: Option<Rc<str>>,
+    mark_values: Vec<Rc<str>>,
     /// The body running: its source for names and texts, its file and name for errors.
     cur: Rc<Body<'a>>,
     /// How deep each template name is being called (Helm's recursion bound is per name).
@@ -403,6 +413,8 @@ impl<'s, 'a> Exec<'s, 'a> {
             mark_files: vec![(body.file.clone(), body.source.clone())],
             cur_file: 0,
             traced: Vec::new(),
+            dot_path: None,
+            mark_values: Vec::new(),
             frame: 0,
             spare: Vec::new(),
             cur: body,
@@ -603,6 +615,7 @@ impl<'s, 'a> Exec<'s, 'a> {
                 let v = self.pipe(pipe, dot)?;
                 if pipe.decl.is_empty() {
                     self.mark(pos.offset, false);
+                    self.mark_dot_value(pos.offset);
                     self.print(&v);
                 }
                 Ok(Flow::Normal)
@@ -658,7 +671,38 @@ impl<'s, 'a> Exec<'s, 'a> {
             src,
             verbatim,
             file: self.cur_file,
+            value: u32::MAX,
         });
+    }
+
+    /// Inside `with .Values.X`: an action at byte `at` that prints dot (`toYaml .`) or a field of
+    /// it (`.tag`) printed `X` or `X.tag`; noted on the mark just made.
+    fn mark_dot_value(&mut self, at: u32) {
+        let Some(dot) = &self.dot_path else { return };
+        if !self.marking {
+            return;
+        }
+        let source = &self.cur.source;
+        if crate::chart::origin::action_values_path(source, at as usize).is_some() {
+            return;
+        }
+        let Some(field) = crate::chart::origin::action_dot_field(source, at as usize) else {
+            return;
+        };
+        let path: Rc<str> = match field {
+            Some(f) => format!("{dot}.{f}").into(),
+            None => dot.clone(),
+        };
+        let index = match self.mark_values.iter().position(|p| *p == path) {
+            Some(i) => i,
+            None => {
+                self.mark_values.push(path);
+                self.mark_values.len() - 1
+            }
+        };
+        if let Some(last) = self.marks.last_mut() {
+            last.value = index as u32;
+        }
     }
 
     /// The index of `body`'s file among the files marks point into.
@@ -701,6 +745,7 @@ impl<'s, 'a> Exec<'s, 'a> {
         let buffer = self.spare.pop().unwrap_or_default();
         let saved_out = std::mem::replace(&mut self.out, buffer);
         let saved_marks = std::mem::take(&mut self.marks);
+        let saved_dot = self.dot_path.take();
         let saved_file = self.cur_file;
         if self.marking {
             self.cur_file = self.mark_file(&body);
@@ -713,6 +758,7 @@ impl<'s, 'a> Exec<'s, 'a> {
         });
         let out = std::mem::replace(&mut self.out, saved_out);
         let marks = std::mem::replace(&mut self.marks, saved_marks);
+        self.dot_path = saved_dot;
         self.cur_file = saved_file;
         self.vars.truncate(self.frame);
         self.frame = saved_frame;
@@ -825,7 +871,19 @@ impl<'s, 'a> Exec<'s, 'a> {
         let v = self.pipe(&b.pipe, dot)?;
         let flow = if v.truthy() {
             let inner = if with { v } else { dot.clone() };
-            self.run_list(&b.body, &inner)?
+            // `with .Values.X`: dot is that value while the body runs.
+            let saved = with.then(|| {
+                let path = crate::chart::origin::action_values_path(
+                    &self.cur.source,
+                    b.pos.offset as usize,
+                );
+                std::mem::replace(&mut self.dot_path, path.map(Rc::from))
+            });
+            let flow = self.run_list(&b.body, &inner);
+            if let Some(saved) = saved {
+                self.dot_path = saved;
+            }
+            flow?
         } else if let Some(e) = &b.else_body {
             self.run_list(e, dot)?
         } else {
@@ -836,6 +894,14 @@ impl<'s, 'a> Exec<'s, 'a> {
     }
 
     fn range(&mut self, b: &BranchNode, dot: &Value) -> Result<Flow> {
+        // Dot is each element in turn: no values path is known for it.
+        let saved = self.dot_path.take();
+        let flow = self.range_items(b, dot);
+        self.dot_path = saved;
+        flow
+    }
+
+    fn range_items(&mut self, b: &BranchNode, dot: &Value) -> Result<Flow> {
         self.step(b.pos)?;
         let mark = self.vars.len();
         // The range pipeline's variables are the loop's, not the pipeline's result.
