@@ -57,11 +57,9 @@ impl SourceText {
     /// for a chart winguard rendered.
     pub fn origin_at(&self, line: u32, column: u32) -> Option<origin::Origin> {
         let origins = self.origins.as_ref()?;
-        let starts = self.line_starts.get_or_init(|| {
-            std::iter::once(0)
-                .chain(memchr::memchr_iter(b'\n', self.text.as_bytes()).map(|i| i as u32 + 1))
-                .collect()
-        });
+        let starts = self
+            .line_starts
+            .get_or_init(|| origin::line_starts(&self.text));
         let start = *starts.get(line.checked_sub(1)? as usize)? as usize;
         let rest = self.text.get(start..)?;
         let within = rest

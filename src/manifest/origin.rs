@@ -7,6 +7,25 @@
 
 use std::sync::Arc;
 
+/// Byte offset of each line's start in `text`.
+pub fn line_starts(text: &str) -> Vec<u32> {
+    std::iter::once(0)
+        .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i as u32 + 1))
+        .collect()
+}
+
+/// The index of `item` in `table`, added at the end if it is not there (tables of a few
+/// entries, each named by many stretches or marks).
+pub fn index_in<T: PartialEq>(table: &mut Vec<T>, item: T) -> u32 {
+    match table.iter().position(|t| *t == item) {
+        Some(i) => i as u32,
+        None => {
+            table.push(item);
+            (table.len() - 1) as u32
+        }
+    }
+}
+
 /// One template file stretches point into.
 #[derive(Debug)]
 struct File {
@@ -77,13 +96,10 @@ impl Origins {
         {
             return i as u32;
         }
-        let line_starts = std::iter::once(0)
-            .chain(memchr::memchr_iter(b'\n', source.as_bytes()).map(|i| i as u32 + 1))
-            .collect();
         self.files.push(File {
             name,
+            line_starts: line_starts(&source),
             source,
-            line_starts,
         });
         (self.files.len() - 1) as u32
     }
@@ -107,15 +123,9 @@ impl Origins {
 
     /// Notes that the stretch pushed last printed the value `site`.
     pub fn set_value(&mut self, site: ValueSite) {
-        let i = match self.values.iter().position(|v| *v == site) {
-            Some(i) => i,
-            None => {
-                self.values.push(site);
-                self.values.len() - 1
-            }
-        };
+        let i = index_in(&mut self.values, site);
         if let Some(last) = self.stretches.last_mut() {
-            last.value = Some(i as u32);
+            last.value = Some(i);
         }
     }
 

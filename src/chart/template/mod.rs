@@ -693,15 +693,9 @@ impl<'s, 'a> Exec<'s, 'a> {
             Some(f) => format!("{dot}.{f}").into(),
             None => dot.clone(),
         };
-        let index = match self.mark_values.iter().position(|p| *p == path) {
-            Some(i) => i,
-            None => {
-                self.mark_values.push(path);
-                self.mark_values.len() - 1
-            }
-        };
+        let index = crate::manifest::origin::index_in(&mut self.mark_values, path);
         if let Some(last) = self.marks.last_mut() {
-            last.value = index as u32;
+            last.value = index;
         }
     }
 
