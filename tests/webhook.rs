@@ -498,18 +498,28 @@ fn malformed_reviews_get_structured_rejections_and_the_server_goes_on() {
         message.contains("spec.containers: expected a list"),
         "{message}"
     );
-    // Larger than 3 MiB: 413, without reading it.
+    // Larger than 3 MiB: a 413 the client can read, however it sends: HTTP/1.1 written whole
+    // before reading (no `Expect: 100-continue`), and HTTP/2.
     let big = dir.path().join("big.json");
     std::fs::write(&big, format!("{{\"pad\":\"{}\"}}", "x".repeat(4 << 20))).unwrap();
+    let reply = client(&["write-first", &server.url, &ca, big.to_str().unwrap()]);
+    assert_eq!(reply["status"], 413, "{reply}");
+    assert!(
+        reply["body"]
+            .as_str()
+            .unwrap()
+            .contains("larger than 3 MiB"),
+        "{reply}"
+    );
     let reply = client(&[
         "review",
         &server.url,
         &ca,
         "/validate",
         big.to_str().unwrap(),
-        "--http1",
     ]);
     assert_eq!(reply["status"], 413, "{reply}");
+    assert_eq!(reply["http_version"], "HTTP/2", "{reply}");
     // A client that stops sending its body is cut off after the request timeout.
     let (mut slow, mut stdin, mut lines) = half_sent_request(&server, &ca);
     std::thread::sleep(Duration::from_millis(2500));
@@ -553,11 +563,37 @@ fn audit_mode_and_config_reload_without_restart() {
         let r = post(&server, &ca, "/validate", &unpinned);
         (response(&r)["allowed"] == true).then_some(r)
     });
+    // What enforcing would deny is marked so, one warning per finding, and every finding is in
+    // the audit annotation the API server records under the webhook's name.
     let w = warnings(&reply);
     assert!(
         w.iter()
-            .any(|w| w.starts_with("error windows-os-selector-missing: ")),
+            .any(|w| w.starts_with("would deny: error windows-os-selector-missing: spec")),
         "{w:?}"
+    );
+    assert!(w.iter().all(|w| w.chars().count() <= 256), "{w:?}");
+    let listed: Value = serde_json::from_str(
+        response(&reply)["auditAnnotations"]["findings"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    let listed = listed.as_array().unwrap();
+    assert!(
+        listed
+            .iter()
+            .any(|f| f["rule"] == "windows-os-selector-missing" && f["severity"] == "error"),
+        "{listed:?}"
+    );
+    assert_eq!(listed.len(), w.len(), "{listed:?} {w:?}");
+    let metrics = client(&["metrics", &server.url, &ca]);
+    assert!(
+        sample(
+            &metrics,
+            "winguard_admission_requests_total",
+            &[("endpoint", "validate"), ("verdict", "would-deny")]
+        ) >= 1.0,
+        "{metrics}"
     );
 
     // A bad new config is rejected; the last good one stays in force.
@@ -722,6 +758,12 @@ fn metrics_are_prometheus_text_that_prometheus_client_parses() {
     send(&server, &ca, "/validate", "pod-windows-unpinned-v1.json");
     send(&server, &ca, "/mutate", "pod-windows-unpinned-v1.json");
     send(&server, &ca, "/validate", "pod-windows-pinned-v1.json");
+    send(
+        &server,
+        &ca,
+        "/validate",
+        "pod-windows-unpinned-kube-system-v1.json",
+    );
     let metrics = client(&["metrics", &server.url, &ca]);
     assert_eq!(metrics["status"], 200);
     let families = metrics["families"].as_object().unwrap();
@@ -754,6 +796,11 @@ fn metrics_are_prometheus_text_that_prometheus_client_parses() {
         value(requests, &[("endpoint", "mutate"), ("verdict", "patched")]),
         1.0
     );
+    // An exempt namespace's review is counted as exempt, not as allowed after a check.
+    assert_eq!(
+        value(requests, &[("endpoint", "validate"), ("verdict", "exempt")]),
+        1.0
+    );
     assert_eq!(
         value(
             "winguard_admission_findings_total",
@@ -761,12 +808,13 @@ fn metrics_are_prometheus_text_that_prometheus_client_parses() {
         ),
         2.0
     );
+    // Every /validate review is timed, the exempt one too.
     assert_eq!(
         value(
             "winguard_admission_duration_seconds_count",
             &[("endpoint", "validate")]
         ),
-        2.0
+        3.0
     );
     assert_eq!(value("winguard_ready", &[]), 1.0);
 }
@@ -804,4 +852,29 @@ fn connections_past_the_limit_are_refused() {
         (r["status"] == 200).then_some(r)
     });
     assert_eq!(ok["text"], "ok\n");
+}
+
+/// Oversized and valid reviews mixed, over HTTP/1.1 clients that write the whole body first and
+/// over one HTTP/2 connection kept throughout, for a few seconds: every oversized review gets its
+/// 413, and no valid one fails (the HTTP/2 connection survives every 413).
+#[test]
+fn oversized_reviews_get_their_413_and_valid_ones_never_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, ca) = self_signed(dir.path(), &[]);
+    let big = dir.path().join("big.json");
+    std::fs::write(&big, format!("{{\"pad\":\"{}\"}}", "x".repeat(4 << 20))).unwrap();
+    let soak = client(&[
+        "soak",
+        &server.url,
+        &ca,
+        &fixture("pod-windows-realistic-v1.json"),
+        big.to_str().unwrap(),
+        "6",
+    ]);
+    let count = |k: &str| soak[k].as_u64().unwrap();
+    assert_eq!(count("valid_failed"), 0, "{soak}");
+    assert_eq!(count("big_failed"), 0, "{soak}");
+    assert!(count("valid_ok") >= 6 && count("big_413") >= 4, "{soak}");
+    eprintln!("soak: {soak}");
+    assert!(server.running(), "{}", server.log());
 }

@@ -12,6 +12,10 @@ standard library's http.client and ssl, with PyPI `jsonpatch` applying the patch
     slow URL CA BODYFILE                    send half a body, wait for a line on stdin, send the rest
     idle URL CA N                           open N TLS connections, report which handshakes held
     tls URL CA VERSION                      handshake with only TLS VERSION (1.1, 1.2, 1.3) allowed
+    write-first URL CA BODYFILE             HTTP/1.1 over a raw TLS socket: write the whole request
+                                            (no Expect: 100-continue), only then read the answer
+    soak URL CA VALID BIG SECONDS           valid and oversized reviews mixed, over HTTP/1.1 written
+                                            first and over one HTTP/2 connection, until SECONDS pass
 """
 import base64
 import http.client
@@ -189,6 +193,87 @@ def tls(url, ca, version):
         out({"error": repr(e)})
 
 
+def write_first(host, port, ctx, body, path="/validate"):
+    """One HTTP/1.1 request written whole before anything is read, as a client without
+    `Expect: 100-continue` sends it; returns (status, body) or raises what the socket raised."""
+    sock = ctx.wrap_socket(socket.create_connection((host, port), timeout=30), server_hostname=host)
+    try:
+        head = (f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n").encode()
+        sock.sendall(head + body)
+        data = b""
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+            head_end = data.find(b"\r\n\r\n")
+            if head_end >= 0:
+                headers = data[:head_end].decode(errors="replace").lower()
+                length = [int(line.split(":", 1)[1]) for line in headers.split("\r\n")
+                          if line.startswith("content-length:")]
+                if length and len(data) >= head_end + 4 + length[0]:
+                    break
+        status_line, _, rest = data.partition(b"\r\n")
+        status = int(status_line.split()[1])
+        return status, rest.partition(b"\r\n\r\n")[2].decode(errors="replace")
+    finally:
+        sock.close()
+
+
+def write_first_cmd(url, ca, body_file):
+    with open(body_file, "rb") as f:
+        body = f.read()
+    host, port = split(url)
+    try:
+        status, text = write_first(host, port, context(ca), body)
+        out({"status": status, "body": text})
+    except Exception as e:
+        out({"error": repr(e)})
+
+
+def soak(url, ca, valid_file, big_file, seconds):
+    """Each round: a valid and an oversized review written first over HTTP/1.1, then a valid, an
+    oversized and a valid review in turn over one HTTP/2 connection kept for the whole soak.
+    Every valid review must get its 200 and every oversized one its 413."""
+    import httpx
+
+    with open(valid_file, "rb") as f:
+        valid = f.read()
+    with open(big_file, "rb") as f:
+        big = f.read()
+    host, port = split(url)
+    ctx = context(ca)
+    counts = {"valid_ok": 0, "valid_failed": 0, "big_413": 0, "big_failed": 0}
+    errors = []
+
+    def record(kind, ok, what):
+        counts[f"{kind}_{'ok' if kind == 'valid' else '413'}" if ok else f"{kind}_failed"] += 1
+        if not ok and len(errors) < 5:
+            errors.append(what)
+
+    end = time.time() + float(seconds)
+    headers = {"content-type": "application/json"}
+    with httpx.Client(http2=True, verify=ctx, timeout=20) as h2:
+        while time.time() < end:
+            for kind, body in (("valid", valid), ("big", big)):
+                want = 200 if kind == "valid" else 413
+                try:
+                    status, _ = write_first(host, port, ctx, body)
+                    record(kind, status == want, f"http/1.1 {kind}: status {status}")
+                except Exception as e:
+                    record(kind, False, f"http/1.1 {kind}: {e!r}")
+            for kind, body in (("valid", valid), ("big", big), ("valid", valid)):
+                want = 200 if kind == "valid" else 413
+                try:
+                    r = h2.post(url + "/validate", content=body, headers=headers)
+                    ok = r.status_code == want and r.http_version == "HTTP/2"
+                    record(kind, ok, f"http/2 {kind}: {r.http_version} {r.status_code}")
+                except Exception as e:
+                    record(kind, False, f"http/2 {kind}: {e!r}")
+    out({**counts, "errors": errors})
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "review":
@@ -209,6 +294,10 @@ def main():
         idle(*args[:3])
     elif cmd == "tls":
         tls(*args[:3])
+    elif cmd == "write-first":
+        write_first_cmd(*args[:3])
+    elif cmd == "soak":
+        soak(*args[:5])
     else:
         sys.exit(f"unknown command {cmd}")
 

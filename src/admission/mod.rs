@@ -44,10 +44,14 @@ impl Endpoint {
 /// What became of a review, for logs and metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
-    /// Allowed with nothing to say (clean, exempt, or not a kind or operation winguard checks).
+    /// Allowed with nothing to say (clean, or not an operation winguard checks).
     Allowed,
+    /// Allowed unchecked: the namespace is exempt (`webhook.exemptNamespaces`).
+    Exempt,
     /// Allowed with warnings.
     Warned,
+    /// Allowed in audit mode, where enforcing would have denied it.
+    WouldDeny,
     /// Denied for findings.
     Denied,
     /// Allowed with a patch (mutate).
@@ -60,7 +64,9 @@ impl Verdict {
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Allowed => "allowed",
+            Verdict::Exempt => "exempt",
             Verdict::Warned => "warned",
+            Verdict::WouldDeny => "would-deny",
             Verdict::Denied => "denied",
             Verdict::Patched => "patched",
             Verdict::Invalid => "invalid",
@@ -406,6 +412,9 @@ fn decide(setup: &LintSetup, endpoint: Endpoint, read: Read) -> Answer {
     };
     let checked = matches!(read.operation, Operation::Create | Operation::Update);
     if !checked || policy.exempt_namespaces.contains(&namespace) {
+        if checked {
+            answer.verdict = Verdict::Exempt;
+        }
         answer.body = encode(response);
         return answer;
     }
@@ -462,7 +471,7 @@ fn decide(setup: &LintSetup, endpoint: Endpoint, read: Read) -> Answer {
             &mut answer,
             response,
             &findings,
-            &setup.rules,
+            &object,
             policy.enforcement,
             policy.deny_on,
         ),
@@ -481,56 +490,196 @@ fn invalid(mut answer: Answer, response: AdmissionResponse, message: String) -> 
     answer
 }
 
-/// `rule: message (at /pointer)`, as the deny message and warnings show a finding.
+/// `rule: message (at /pointer)`, as the deny message shows a finding.
 fn describe(f: &Finding) -> String {
     format!("{}: {} (at {})", f.rule, f.full_message(), f.pointer)
 }
 
-/// The API server may cut warnings past this many characters (`AdmissionResponse.warnings`).
+/// What the API server passes on of a webhook's warnings (`k8s.io/apiserver`,
+/// `endpoints/filters/warning.go`): warnings of up to [`WARNINGS_TOTAL`] characters in all go to
+/// the client whole; past that total, every warning is cut to [`WARNING_LIMIT`] characters and
+/// those past the total are dropped. A warning with a control character is dropped whole.
 const WARNING_LIMIT: usize = 256;
+const WARNINGS_TOTAL: usize = 4096;
+/// The audit annotation that lists every finding of a review. The API server records it under
+/// the webhook's name: `validate.winguard.io/findings` with the shipped chart.
+pub const FINDINGS_ANNOTATION: &str = "findings";
+/// How many findings the audit annotation left out, when it had to (see [`ANNOTATION_LIMIT`]).
+pub const OMITTED_ANNOTATION: &str = "findings-omitted";
+/// The most bytes of the findings annotation: an audit event carries it with the request's
+/// metadata, and the API server's truncating audit backends cut events at 100 KiB.
+const ANNOTATION_LIMIT: usize = 32 * 1024;
+/// The webhook name the shipped chart registers `/validate` under, for the pointer to the audit
+/// annotation in the last warning.
+const VALIDATE_WEBHOOK: &str = "validate.winguard.io";
 
-/// A finding as a warning `kubectl` prints: `severity rule: message (at /pointer)`; when that is
-/// longer than [`WARNING_LIMIT`], the rule's one-line summary stands in for the message (the
-/// message leads with why the pod targets Windows, and a cut would lose what is wrong).
-fn warning(f: &Finding, rules: &crate::rules::RuleSet) -> String {
-    let full = format!("{} {}", f.severity.as_str(), describe(f));
-    // The byte length bounds the character count, so most warnings need no counting.
-    if full.len() <= WARNING_LIMIT || full.chars().count() <= WARNING_LIMIT {
-        return full;
+/// A JSON pointer as a Kubernetes field path, the way the API server's own errors name fields:
+/// `/spec/containers/0/image` → `spec.containers[0].image`, a key that is not a plain name in
+/// brackets (`spec.nodeSelector[kubernetes.io/os]`). List indexes are told from keys by walking
+/// the object.
+fn field_path(object: &Value, pointer: &str) -> String {
+    let mut out = String::new();
+    let mut at = Some(object);
+    for token in pointer.split('/').skip(1) {
+        let token = crate::value::unescape_pointer_token(token);
+        let in_list = matches!(at, Some(Value::Array(_)));
+        let plain = !token.is_empty()
+            && token
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if in_list || !plain {
+            out.push('[');
+            out.push_str(&token);
+            out.push(']');
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&token);
+        }
+        at = match at {
+            Some(Value::Array(items)) => token.parse::<usize>().ok().and_then(|i| items.get(i)),
+            Some(Value::Object(map)) => map.get(token.as_ref()),
+            _ => None,
+        };
     }
-    let summary = rules.get(&f.rule).map_or("", |r| r.summary.as_str());
-    let mut short = format!(
-        "{} {}: {summary} (at {}; `winguard explain {}`)",
+    out
+}
+
+/// Cuts `text` to at most `limit` characters, at a word boundary with `…` when it must cut.
+fn cut_at_word(text: &str, limit: usize) -> String {
+    if text.chars().count() <= limit {
+        return text.to_string();
+    }
+    // Room for the ellipsis; then back to the last space, unless that loses most of the text.
+    let hard: String = text.chars().take(limit - 1).collect();
+    let kept = match hard.rfind(' ') {
+        Some(i) if hard[..i].chars().count() >= limit / 2 => hard[..i].trim_end(),
+        _ => hard.as_str(),
+    };
+    format!("{kept}…")
+}
+
+/// A finding as one warning: `severity rule: field: message`, in audit mode `would deny: …` for
+/// what enforcing would deny; control characters (which make the API server drop a warning)
+/// become spaces, and the whole is cut at a word to [`WARNING_LIMIT`] characters.
+fn warning(f: &Finding, object: &Value, would_deny: bool) -> String {
+    let text = format!(
+        "{}{} {}: {}: {}",
+        if would_deny { "would deny: " } else { "" },
         f.severity.as_str(),
         f.rule,
-        f.pointer,
-        f.rule
+        field_path(object, &f.pointer),
+        f.message
     );
-    if let Some((cut, _)) = short.char_indices().nth(WARNING_LIMIT) {
-        short.truncate(cut);
+    let text: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    cut_at_word(&text, WARNING_LIMIT)
+}
+
+/// The warnings of a review: one per finding while they fit the API server's total, then one
+/// saying how many more there are and where the audit log lists them all.
+fn warnings(findings: &[(&Finding, bool)], object: &Value) -> Vec<String> {
+    let all: Vec<String> = findings
+        .iter()
+        .map(|(f, would_deny)| warning(f, object, *would_deny))
+        .collect();
+    let chars = |w: &String| w.chars().count();
+    if all.iter().map(chars).sum::<usize>() <= WARNINGS_TOTAL {
+        return all;
     }
-    short
+    let more = |n: usize| {
+        format!("and {n} more; see the audit annotation {VALIDATE_WEBHOOK}/{FINDINGS_ANNOTATION}")
+    };
+    // The last line's length with the most digits it can need.
+    let reserve = chars(&more(all.len()));
+    let mut used = 0;
+    let mut kept: Vec<String> = all
+        .iter()
+        .take_while(|w| {
+            used += chars(w);
+            used + reserve <= WARNINGS_TOTAL
+        })
+        .cloned()
+        .collect();
+    kept.push(more(all.len() - kept.len()));
+    kept
+}
+
+/// One finding as the audit annotation lists it.
+#[derive(serde::Serialize)]
+struct Annotated<'f> {
+    rule: &'f str,
+    severity: &'static str,
+    pointer: &'f str,
+    message: String,
+}
+
+/// The audit annotations of a review with findings: all of them as compact JSON (as many as fit
+/// [`ANNOTATION_LIMIT`], and then how many were left out).
+fn audit_annotations(findings: &[Finding]) -> std::collections::HashMap<String, String> {
+    let mut listed = Vec::with_capacity(findings.len());
+    let mut omitted = 0;
+    let mut size = 2;
+    for f in findings {
+        let entry = serde_json::to_string(&Annotated {
+            rule: &f.rule,
+            severity: f.severity.as_str(),
+            pointer: &f.pointer,
+            message: f.full_message(),
+        })
+        .unwrap_or_default();
+        if omitted > 0 || size + entry.len() + 1 > ANNOTATION_LIMIT {
+            omitted += 1;
+            continue;
+        }
+        size += entry.len() + 1;
+        listed.push(entry);
+    }
+    let mut annotations = std::collections::HashMap::new();
+    annotations.insert(
+        FINDINGS_ANNOTATION.to_string(),
+        format!("[{}]", listed.join(",")),
+    );
+    if omitted > 0 {
+        annotations.insert(OMITTED_ANNOTATION.to_string(), omitted.to_string());
+    }
+    annotations
 }
 
 fn validate(
     answer: &mut Answer,
     response: AdmissionResponse,
     findings: &[Finding],
-    rules: &crate::rules::RuleSet,
+    object: &Value,
     enforcement: Enforcement,
     deny_on: crate::rules::Severity,
 ) -> AdmissionResponse {
-    let denies = |f: &&Finding| enforcement == Enforcement::Enforce && f.severity >= deny_on;
-    let denied: Vec<&Finding> = findings.iter().filter(denies).collect();
-    let warnings: Vec<String> = findings
-        .iter()
-        .filter(|f| !denies(f))
-        .map(|f| warning(f, rules))
-        .collect();
     let mut response = response;
-    if !warnings.is_empty() {
-        response.warnings = Some(warnings);
-        answer.verdict = Verdict::Warned;
+    if findings.is_empty() {
+        return response;
+    }
+    let at_deny_level = |f: &Finding| f.severity >= deny_on;
+    let enforcing = enforcement == Enforcement::Enforce;
+    let denied: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| enforcing && at_deny_level(f))
+        .collect();
+    let warned: Vec<(&Finding, bool)> = findings
+        .iter()
+        .filter(|f| !(enforcing && at_deny_level(f)))
+        .map(|f| (f, at_deny_level(f)))
+        .collect();
+    response.audit_annotations = audit_annotations(findings);
+    if !warned.is_empty() {
+        response.warnings = Some(warnings(&warned, object));
+        answer.verdict = if warned.iter().any(|(_, would_deny)| *would_deny) {
+            Verdict::WouldDeny
+        } else {
+            Verdict::Warned
+        };
     }
     if !denied.is_empty() {
         let lines: Vec<String> = denied
@@ -740,36 +889,128 @@ mod tests {
         assert_eq!(got, expected);
     }
 
-    /// A warning is the finding in full up to the limit in characters (not bytes); past it, the
-    /// rule's summary stands in, cut at the limit on a character boundary.
-    #[test]
-    fn warnings_keep_to_the_limit_in_characters() {
-        let rules = crate::policy::builtin_rules().unwrap();
-        let finding = |message: String| Finding {
-            rule: "windows-pod-os-missing".into(),
+    fn finding(rule: &str, pointer: &str, message: String) -> Finding {
+        Finding {
+            rule: rule.into(),
             severity: crate::rules::Severity::Warning,
             message,
-            target: None,
-            pointer: "/spec/os".into(),
+            target: Some("the pod targets Windows because of its image".into()),
+            pointer: pointer.into(),
             fix: None,
-        };
-        // 200 two-byte characters: over the limit in bytes, within it in characters.
-        let fits = warning(&finding("é".repeat(200)), &rules);
+        }
+    }
+
+    #[test]
+    fn pointers_read_as_kubernetes_field_paths() {
+        let object = crate::json!({"spec": {"containers": [{"name": "a"}],
+            "nodeSelector": {"kubernetes.io/os": "linux"}, "7": {"x": 1}}});
+        for (pointer, path) in [
+            ("/spec/containers/0/image", "spec.containers[0].image"),
+            (
+                "/spec/nodeSelector/kubernetes.io~1os",
+                "spec.nodeSelector[kubernetes.io/os]",
+            ),
+            ("/spec/7/x", "spec.7.x"),
+            ("/spec/tolerations", "spec.tolerations"),
+            ("", ""),
+        ] {
+            assert_eq!(field_path(&object, pointer), path, "{pointer}");
+        }
+    }
+
+    /// A warning names severity, rule and field before the message, keeps to the limit in
+    /// characters (not bytes), and is cut at a word with an ellipsis.
+    #[test]
+    fn warnings_keep_to_the_limit_in_characters_cut_at_a_word() {
+        let object = crate::json!({"spec": {}});
+        // 120 two-byte characters: over the limit in bytes, within it in characters.
+        let fits = warning(
+            &finding("windows-pod-os-missing", "/spec/os", "é".repeat(120)),
+            &object,
+            false,
+        );
         assert!(fits.len() > WARNING_LIMIT && fits.chars().count() <= WARNING_LIMIT);
-        assert!(fits.contains(&"é".repeat(200)), "{fits}");
-        let long = warning(&finding("é".repeat(300)), &rules);
+        assert_eq!(
+            fits,
+            format!(
+                "warning windows-pod-os-missing: spec.os: {}",
+                "é".repeat(120)
+            )
+        );
+        let long = warning(
+            &finding("windows-pod-os-missing", "/spec/os", "word ".repeat(80)),
+            &object,
+            true,
+        );
         assert!(
-            long.starts_with("warning windows-pod-os-missing: A Windows workload"),
+            long.starts_with("would deny: warning windows-pod-os-missing: spec.os: word word"),
             "{long}"
         );
-        assert!(!long.contains('é'), "{long}");
+        assert!(long.ends_with("word…"), "{long}");
         assert!(long.chars().count() <= WARNING_LIMIT, "{long}");
-        // A summary line still too long (here by its pointer) is cut at exactly the limit.
-        let mut deep = finding("x".repeat(300));
-        deep.pointer = format!("/spec/{}", "é".repeat(300));
-        let cut = warning(&deep, &rules);
-        assert_eq!(cut.chars().count(), WARNING_LIMIT, "{cut}");
-        assert!(cut.ends_with('é'), "{cut}");
+        // No place to cut at a word: cut at the limit.
+        let solid = warning(&finding("r", "/spec", "x".repeat(400)), &object, false);
+        assert_eq!(solid.chars().count(), WARNING_LIMIT, "{solid}");
+        // A line break would make the API server drop the warning.
+        let broken = warning(&finding("r", "/spec", "a\nb".into()), &object, false);
+        assert_eq!(broken, "warning r: spec: a b");
+    }
+
+    /// Warnings stop within the API server's total, and the last one says how many more there are
+    /// and where they are listed; the audit annotation lists every finding.
+    #[test]
+    fn many_findings_keep_to_the_total_and_the_annotation_lists_them_all() {
+        let object = crate::json!({"spec": {}});
+        let findings: Vec<Finding> = (0..40)
+            .map(|i| {
+                finding(
+                    &format!("rule-{i}"),
+                    "/spec",
+                    format!("{i} {}", "text ".repeat(40)),
+                )
+            })
+            .collect();
+        let pairs: Vec<(&Finding, bool)> = findings.iter().map(|f| (f, false)).collect();
+        let w = warnings(&pairs, &object);
+        let total: usize = w.iter().map(|w| w.chars().count()).sum();
+        assert!(total <= WARNINGS_TOTAL, "{total}");
+        let last = w.last().unwrap();
+        assert_eq!(
+            last,
+            &format!(
+                "and {} more; see the audit annotation validate.winguard.io/findings",
+                40 - (w.len() - 1)
+            )
+        );
+        assert!(w.len() > 10, "{w:?}");
+        let few = warnings(&pairs[..3], &object);
+        assert_eq!(few.len(), 3);
+
+        let annotations = audit_annotations(&findings);
+        let listed: serde_json::Value = serde_json::from_str(&annotations["findings"]).unwrap();
+        assert_eq!(listed.as_array().unwrap().len(), 40);
+        assert_eq!(listed[3]["rule"], "rule-3");
+        assert_eq!(listed[3]["severity"], "warning");
+        assert_eq!(listed[3]["pointer"], "/spec");
+        assert!(
+            listed[3]["message"]
+                .as_str()
+                .unwrap()
+                .ends_with("because of its image")
+        );
+        assert!(!annotations.contains_key("findings-omitted"));
+        // Past the size bound: the first ones listed, the rest counted.
+        let huge: Vec<Finding> = (0..100)
+            .map(|i| finding("r", "/spec", format!("{i} {}", "y".repeat(1000))))
+            .collect();
+        let annotations = audit_annotations(&huge);
+        let value = &annotations["findings"];
+        assert!(value.len() <= ANNOTATION_LIMIT, "{}", value.len());
+        let listed: Vec<serde_json::Value> = serde_json::from_str(value).unwrap();
+        assert_eq!(
+            listed.len() + annotations["findings-omitted"].parse::<usize>().unwrap(),
+            100
+        );
     }
 
     /// The fast reader and serde_json's read every review fixture the same way (where the fast

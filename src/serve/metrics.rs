@@ -46,7 +46,7 @@ impl Default for Metrics {
         let requests = Family::<RequestLabels, Counter>::default();
         registry.register(
             "admission_requests",
-            "Admission reviews answered, by endpoint and verdict",
+            "Admission reviews answered, by endpoint and verdict (allowed, exempt, warned, would-deny in audit mode, denied, patched, invalid)",
             requests.clone(),
         );
         let findings = Family::<RuleLabels, Counter>::default();

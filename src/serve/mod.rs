@@ -31,6 +31,12 @@ use tls::CertFiles;
 
 /// The largest AdmissionReview read (the API server's own request limit is 3 MiB).
 pub(crate) const MAX_BODY: usize = 3 * 1024 * 1024;
+/// How much of a body past [`MAX_BODY`] is read and thrown away before the 413 is sent. A client
+/// that writes its whole body before reading (HTTP/1.1 without `Expect: 100-continue`) would
+/// otherwise find the connection reset under it and never see the 413; over HTTP/2 the answer
+/// would come with a RST_STREAM before the client finished sending. Past this bound (or the
+/// request timeout) the 413 goes out at once and the connection is closed.
+const MAX_DISCARD: usize = 32 * 1024 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormat {
@@ -290,6 +296,49 @@ fn plain_error(status: StatusCode, message: &str) -> Response {
         .into_response()
 }
 
+/// What became of a request body.
+enum Received {
+    Body(Vec<u8>),
+    /// Larger than [`MAX_BODY`]; `drained` when all of it was read (and thrown away).
+    TooLarge {
+        drained: bool,
+    },
+    Failed(String),
+}
+
+/// Reads a request body of up to [`MAX_BODY`] bytes. A larger one is read to its end and thrown
+/// away, up to [`MAX_DISCARD`] bytes, so the client can finish sending and then read the 413.
+async fn receive(body: Body, declared: Option<usize>) -> Received {
+    use http_body_util::BodyExt;
+    if declared.is_some_and(|n| n > MAX_DISCARD) {
+        return Received::TooLarge { drained: false };
+    }
+    let mut body = body;
+    let mut kept: Vec<u8> = Vec::with_capacity(declared.unwrap_or(0).min(MAX_BODY));
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = match frame {
+            Ok(f) => f,
+            Err(e) => return Received::Failed(e.to_string()),
+        };
+        let Ok(data) = frame.into_data() else {
+            continue; // trailers
+        };
+        seen += data.len();
+        if seen > MAX_DISCARD {
+            return Received::TooLarge { drained: false };
+        }
+        if seen <= MAX_BODY {
+            kept.extend_from_slice(&data);
+        }
+    }
+    if seen > MAX_BODY || declared.is_some_and(|n| n > MAX_BODY) {
+        Received::TooLarge { drained: true }
+    } else {
+        Received::Body(kept)
+    }
+}
+
 /// Reads the body within the limits, has the admission adapter answer it, counts and logs.
 async fn admit(state: Arc<AppState>, endpoint: Endpoint, req: Request) -> Response {
     let started = Instant::now();
@@ -298,35 +347,39 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, req: Request) -> Respon
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY) {
-        count(&state, endpoint, Verdict::Invalid, started);
-        return plain_error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "the review is larger than 3 MiB",
-        );
-    }
-    let body = match tokio::time::timeout(
-        state.request_timeout,
-        axum::body::to_bytes(req.into_body(), MAX_BODY),
-    )
-    .await
-    {
-        Ok(Ok(bytes)) => bytes,
-        Ok(Err(e)) => {
+    let http1 = req.version() <= axum::http::Version::HTTP_11;
+    let received = tokio::time::timeout(state.request_timeout, receive(req.into_body(), declared));
+    let body = match received.await {
+        Ok(Received::Body(bytes)) => bytes,
+        Ok(Received::TooLarge { drained }) => {
             count(&state, endpoint, Verdict::Invalid, started);
-            let too_large = std::error::Error::source(&e)
-                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
-            return if too_large {
-                plain_error(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "the review is larger than 3 MiB",
-                )
-            } else {
-                plain_error(
-                    StatusCode::BAD_REQUEST,
-                    &format!("cannot read the request body: {e}"),
-                )
-            };
+            tracing::info!(
+                endpoint = endpoint.as_str(),
+                declared_bytes = declared,
+                drained,
+                "review body over 3 MiB: 413"
+            );
+            let mut response = plain_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "the review is larger than 3 MiB",
+            );
+            // HTTP/1.1: closed after the answer, so a client sending such bodies cannot hold the
+            // connection (and one whose body was not read whole cannot be reused). HTTP/2 has no
+            // such header: there the stream ended with the body, or is reset past the bound.
+            if http1 {
+                response.headers_mut().insert(
+                    header::CONNECTION,
+                    axum::http::HeaderValue::from_static("close"),
+                );
+            }
+            return response;
+        }
+        Ok(Received::Failed(e)) => {
+            count(&state, endpoint, Verdict::Invalid, started);
+            return plain_error(
+                StatusCode::BAD_REQUEST,
+                &format!("cannot read the request body: {e}"),
+            );
         }
         Err(_) => {
             count(&state, endpoint, Verdict::Invalid, started);
