@@ -154,3 +154,188 @@ fn the_chart_deploys_a_hardened_linux_webhook_with_safe_webhook_settings() {
 fn objects_self_signed() -> Vec<Value> {
     objects(&render(r#"{"tls": {"mode": "selfSigned"}}"#))
 }
+
+/// Every option of the chart, rendered (`helm template`) and linted (`helm lint --strict`) by the
+/// real `helm` binary, then linted by winguard: each must pass all three, and each option must
+/// show in what is rendered.
+#[test]
+fn every_option_renders_and_lints_with_real_helm() {
+    let helm = common::tool("helm");
+    let chart = root().join("webhook/chart");
+    type Check = fn(&[Value]);
+    let cases: Vec<(&str, Vec<&str>, Check)> = vec![
+        ("defaults", vec![], |objects| {
+            let deployment = of_kind(objects, "Deployment")[0];
+            let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+            assert!(
+                container["args"]
+                    .as_array()
+                    .unwrap()
+                    .contains(&Value::from("--metrics-listen=0.0.0.0:9090")),
+                "{container}"
+            );
+            let annotations = &deployment["spec"]["template"]["metadata"]["annotations"];
+            assert_eq!(annotations["prometheus.io/port"], "9090");
+            assert!(of_kind(objects, "ServiceMonitor").is_empty());
+            let policy = of_kind(objects, "NetworkPolicy")[0];
+            let ingress = policy["spec"]["ingress"].as_array().unwrap();
+            assert_eq!(ingress.len(), 2, "{policy}");
+            assert!(ingress.iter().all(|rule| rule.get("from").is_none()));
+        }),
+        (
+            "self-signed TLS",
+            vec!["--set", "tls.mode=selfSigned"],
+            |objects| {
+                assert!(of_kind(objects, "Certificate").is_empty());
+            },
+        ),
+        (
+            "cert-manager with an issuer",
+            vec![
+                "--set",
+                "tls.certManager.issuerRef.name=corp-ca",
+                "--set",
+                "tls.certManager.issuerRef.kind=ClusterIssuer",
+            ],
+            |objects| {
+                let certificate = of_kind(objects, "Certificate")[0];
+                assert_eq!(certificate["spec"]["issuerRef"]["name"], "corp-ca");
+            },
+        ),
+        (
+            "audit, deny on warnings",
+            vec![
+                "--set",
+                "config.webhook.enforcement=audit",
+                "--set",
+                "config.webhook.denyOn=warning",
+            ],
+            |objects| {
+                let config = of_kind(objects, "ConfigMap")[0];
+                let text = config["data"]["winguard.yaml"].as_str().unwrap();
+                assert!(text.contains("enforcement: audit"), "{text}");
+            },
+        ),
+        (
+            "failure policy Fail",
+            vec!["--set", "webhook.failurePolicy=Fail"],
+            |objects| {
+                let hooks = of_kind(objects, "ValidatingWebhookConfiguration")[0];
+                assert_eq!(hooks["webhooks"][0]["failurePolicy"], "Fail");
+            },
+        ),
+        (
+            "metrics off",
+            vec!["--set", "metrics.enabled=false"],
+            |objects| {
+                let deployment = of_kind(objects, "Deployment")[0];
+                let text = deployment.to_string();
+                assert!(!text.contains("metrics-listen") && !text.contains("prometheus.io"));
+                let policy = of_kind(objects, "NetworkPolicy")[0];
+                assert_eq!(policy["spec"]["ingress"].as_array().unwrap().len(), 1);
+            },
+        ),
+        (
+            "ServiceMonitor",
+            vec![
+                "--set",
+                "metrics.serviceMonitor.enabled=true",
+                "--set",
+                "metrics.serviceMonitor.labels.release=kube-prometheus-stack",
+            ],
+            |objects| {
+                let monitor = of_kind(objects, "ServiceMonitor")[0];
+                assert_eq!(monitor["apiVersion"], "monitoring.coreos.com/v1");
+                assert_eq!(
+                    monitor["metadata"]["labels"]["release"],
+                    "kube-prometheus-stack"
+                );
+                assert_eq!(monitor["spec"]["endpoints"][0]["port"], "metrics");
+                let service = of_kind(objects, "Service")[0];
+                assert!(service["spec"]["ports"].to_string().contains("\"metrics\""));
+            },
+        ),
+        (
+            "NetworkPolicy from the API server's range and the scrapers' namespace",
+            vec![
+                "--set-json",
+                r#"networkPolicy.apiServerCIDRs=["10.0.0.0/16","172.16.0.10/32"]"#,
+                "--set-json",
+                r#"networkPolicy.metricsNamespaces=["monitoring"]"#,
+            ],
+            |objects| {
+                let policy = of_kind(objects, "NetworkPolicy")[0];
+                let ingress = &policy["spec"]["ingress"];
+                assert_eq!(ingress[0]["ports"][0]["port"], 8443);
+                assert_eq!(ingress[0]["from"][1]["ipBlock"]["cidr"], "172.16.0.10/32");
+                assert_eq!(ingress[1]["ports"][0]["port"], 9090);
+                assert_eq!(
+                    ingress[1]["from"][0]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"],
+                    "monitoring"
+                );
+            },
+        ),
+        (
+            "NetworkPolicy off",
+            vec!["--set", "networkPolicy.enabled=false"],
+            |objects| {
+                assert!(of_kind(objects, "NetworkPolicy").is_empty());
+            },
+        ),
+        (
+            "validate only",
+            vec!["--set", "webhook.mutate=false"],
+            |objects| {
+                assert!(of_kind(objects, "MutatingWebhookConfiguration").is_empty());
+            },
+        ),
+        (
+            "pushed image",
+            vec![
+                "--set",
+                "image.repository=registry.internal/platform/winguard",
+                "--set",
+                "image.tag=0.1.0",
+            ],
+            |objects| {
+                let deployment = of_kind(objects, "Deployment")[0];
+                assert_eq!(
+                    deployment["spec"]["template"]["spec"]["containers"][0]["image"],
+                    "registry.internal/platform/winguard:0.1.0"
+                );
+            },
+        ),
+    ];
+    for (name, args, check) in cases {
+        let mut template = std::process::Command::new(&helm);
+        template
+            .args(["template", "winguard"])
+            .arg(&chart)
+            .args(["--namespace", "winguard"])
+            .args(&args);
+        let rendered = common::run_cmd(template, None);
+        assert_eq!(
+            rendered.code, 0,
+            "{name}: helm template: {}",
+            rendered.stderr
+        );
+        let mut lint = std::process::Command::new(&helm);
+        lint.args(["lint", "--strict"]).arg(&chart).args(&args);
+        let linted = common::run_cmd(lint, None);
+        assert_eq!(
+            linted.code, 0,
+            "{name}: helm lint --strict:\n{}{}",
+            linted.stdout, linted.stderr
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("winguard-chart.yaml");
+        std::fs::write(&file, &rendered.stdout).unwrap();
+        let (code, report) = common::json(&["lint", file.to_str().unwrap()]);
+        assert_eq!(
+            (code, report["findings"].as_array().unwrap().len()),
+            (0, 0),
+            "{name}: winguard's chart fails winguard: {report:#}"
+        );
+        check(&objects(&rendered.stdout));
+    }
+}

@@ -878,3 +878,33 @@ fn oversized_reviews_get_their_413_and_valid_ones_never_fail() {
     eprintln!("soak: {soak}");
     assert!(server.running(), "{}", server.log());
 }
+
+/// `--metrics-listen` serves the same metrics over plain HTTP on a port of their own (what the
+/// chart's ServiceMonitor and NetworkPolicy use), and nothing of the webhook there.
+#[test]
+fn metrics_are_also_served_over_plain_http_off_the_webhook_port() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, ca) = self_signed(dir.path(), &["--metrics-listen", "127.0.0.1:0"]);
+    send(&server, &ca, "/validate", "pod-windows-unpinned-v1.json");
+    let url = wait_for(|| {
+        server.log().lines().find_map(|l| {
+            l.strip_prefix("winguard serve: metrics on ")
+                .and_then(|u| u.strip_suffix("/metrics"))
+                .map(str::to_string)
+        })
+    });
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let metrics = client(&["metrics", &url, &ca]);
+    assert_eq!(metrics["status"], 200, "{metrics}");
+    assert_eq!(
+        sample(
+            &metrics,
+            "winguard_admission_requests_total",
+            &[("endpoint", "validate"), ("verdict", "denied")]
+        ),
+        1.0,
+        "{metrics}"
+    );
+    let review = client(&["get", &url, &ca, "/validate"]);
+    assert_eq!(review["status"], 404, "{review}");
+}

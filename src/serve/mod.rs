@@ -81,6 +81,11 @@ pub struct ServeArgs {
     /// How often the certificate and config files are checked for changes.
     #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
     pub reload_interval: f64,
+    /// Also serve `GET /metrics` (and `/healthz`) over plain HTTP on this address, off the
+    /// webhook port: for a Prometheus that scrapes without the webhook's CA, and a NetworkPolicy
+    /// that admits scrapers to this port only. `/metrics` stays on the webhook port too.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 /// What the handlers share.
@@ -210,6 +215,31 @@ async fn serve(args: ServeArgs) -> bool {
             eprintln!("winguard serve: listening on https://{addr}");
         }
     });
+
+    if let Some(addr) = args.metrics_listen {
+        let listener = match tokio::net::TcpListener::bind(addr).await {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::error!(%addr, error = %e, "cannot listen for metrics");
+                return false;
+            }
+        };
+        let bound = listener.local_addr().unwrap_or(addr);
+        tracing::info!(addr = %bound, "metrics over plain HTTP");
+        eprintln!("winguard serve: metrics on http://{bound}/metrics");
+        let metrics_app = Router::new()
+            .route("/metrics", get(metrics_text))
+            .route("/healthz", get(|| async { "ok\n" }))
+            .with_state(Arc::clone(&state));
+        tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, metrics_app)
+                .with_graceful_shutdown(shutdown_signal())
+                .await
+            {
+                tracing::error!(error = %e, "metrics listener failed");
+            }
+        });
+    }
 
     let interval = Duration::from_secs_f64(args.reload_interval.max(0.05));
     let drain_timeout = Duration::from_secs(args.drain_timeout);
