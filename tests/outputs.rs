@@ -294,3 +294,159 @@ fn the_target_os_reason_is_said_once_per_object() {
     let iis = of_rule("config-copy-entrypoint-missing");
     assert!(!iis.is_empty() && !iis.iter().any(says_it), "{report:#}");
 }
+
+/// Checks that `value` is exactly what type `T` (generated from the published CRD) reads and
+/// writes back: an unknown field, a wrong type or a value outside an enum would not survive.
+fn round_trips_as<T: serde::de::DeserializeOwned + serde::Serialize>(value: &Value, what: &str) {
+    let typed: T = serde_json::from_value(value.clone())
+        .unwrap_or_else(|e| panic!("{what} does not fit the published schema: {e}\n{value:#}"));
+    assert_eq!(
+        &serde_json::to_value(&typed).unwrap(),
+        value,
+        "{what} has fields the published schema lacks"
+    );
+}
+
+/// `--format policyreport` and `--format openreports` write one report per namespace and one for
+/// cluster-scoped objects, every result as the published wgpolicyk8s.io v1alpha2 schema reads it
+/// (the CRD's kopium-generated types, `kcr_wgpolicyk8s_io`; OpenReports v1alpha1 keeps the same
+/// result schema), and lose no finding of the JSON report.
+#[test]
+fn policy_reports_fit_the_published_schema_and_carry_every_finding() {
+    use kcr_wgpolicyk8s_io::v1alpha2::{clusterpolicyreports as cluster, policyreports as ns};
+    let args = |format: &str| {
+        vec![
+            "lint",
+            "testdata/policyreport/cluster-dump.yaml",
+            "--rules",
+            "testdata/policyreport/rules",
+            "--format",
+            format,
+        ]
+        .into_iter()
+        .map(str::to_string)
+        .collect::<Vec<_>>()
+    };
+    let json_args = args("json");
+    let (code, report) = json(
+        &json_args[..json_args.len() - 2]
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(code, 1);
+    let mut expected: Vec<(String, String)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["object"]["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    expected.sort();
+    assert!(expected.len() >= 5, "{expected:?}");
+
+    for (format, group, namespaced, cluster_kind, top_level) in [
+        (
+            "policyreport",
+            "wgpolicyk8s.io/v1alpha2",
+            "PolicyReport",
+            "ClusterPolicyReport",
+            &["apiVersion", "kind", "metadata", "results", "summary"][..],
+        ),
+        (
+            "openreports",
+            "openreports.io/v1alpha1",
+            "Report",
+            "ClusterReport",
+            &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "results",
+                "source",
+                "summary",
+            ][..],
+        ),
+    ] {
+        let run_args = args(format);
+        let r = run(&run_args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        let reports: Vec<Value> = r
+            .stdout
+            .split("\n---")
+            .filter(|d| !d.trim().trim_start_matches("---").trim().is_empty())
+            .map(|d| serde_yaml_ng::from_str(d).unwrap())
+            .collect();
+        let mut got = Vec::new();
+        let mut namespaces = Vec::new();
+        for report in &reports {
+            assert_eq!(report["apiVersion"], group, "{report:#}");
+            let keys: Vec<&str> = report
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            assert_eq!(keys, top_level, "{format}");
+            let is_cluster = report["kind"] == cluster_kind;
+            assert!(is_cluster || report["kind"] == namespaced, "{report:#}");
+            assert_eq!(report["metadata"]["name"], "winguard");
+            let results = report["results"].as_array().unwrap();
+            let counted = |k: &str| report["summary"][k].as_u64().unwrap() as usize;
+            assert_eq!(
+                counted("fail") + counted("warn"),
+                results.len(),
+                "{report:#}"
+            );
+            if is_cluster {
+                assert!(report["metadata"].get("namespace").is_none());
+                round_trips_as::<cluster::ClusterPolicyReportSummary>(
+                    &report["summary"],
+                    "summary",
+                );
+            } else {
+                namespaces.push(
+                    report["metadata"]["namespace"]
+                        .as_str()
+                        .unwrap()
+                        .to_string(),
+                );
+                round_trips_as::<ns::PolicyReportSummary>(&report["summary"], "summary");
+            }
+            for result in results {
+                if is_cluster {
+                    round_trips_as::<cluster::ClusterPolicyReportResults>(result, "a result");
+                } else {
+                    round_trips_as::<ns::PolicyReportResults>(result, "a result");
+                }
+                let subject = &result["resources"][0];
+                // Objects read from a cluster are named by their uid too.
+                assert!(
+                    subject["uid"].as_str().is_some_and(|u| u.len() == 36),
+                    "{result:#}"
+                );
+                if !is_cluster {
+                    assert_eq!(subject["namespace"], report["metadata"]["namespace"]);
+                }
+                assert_eq!(result["source"], "winguard");
+                assert_eq!(result["scored"], result["result"] == "fail");
+                got.push((
+                    result["policy"].as_str().unwrap().to_string(),
+                    subject["name"].as_str().unwrap().to_string(),
+                ));
+            }
+        }
+        assert_eq!(namespaces, ["finance", "shop"], "{format}");
+        assert_eq!(
+            reports.iter().filter(|r| r["kind"] == cluster_kind).count(),
+            1,
+            "{format}: the RuntimeClass's finding is cluster-wide"
+        );
+        got.sort();
+        assert_eq!(got, expected, "{format}: every finding, once");
+    }
+}

@@ -4,6 +4,7 @@
 mod github;
 mod json;
 mod junit;
+mod policyreport;
 mod sarif;
 mod text;
 
@@ -22,6 +23,12 @@ pub enum Format {
     Sarif,
     Junit,
     Github,
+    /// `wgpolicyk8s.io/v1alpha2` PolicyReports (one per namespace) and a ClusterPolicyReport, as
+    /// Kyverno writes them by default.
+    Policyreport,
+    /// The same as `openreports.io/v1alpha1` Reports and a ClusterReport, the successor API
+    /// Kyverno writes with `--openreportsEnabled`.
+    Openreports,
 }
 
 /// Identity of the object a finding is about.
@@ -32,6 +39,10 @@ pub struct ObjectRef {
     pub kind: String,
     pub namespace: Option<String>,
     pub name: String,
+    /// `metadata.uid`, when the input has it (objects read from a cluster): policy reports name
+    /// their subjects by it. Not part of the JSON output's object identity.
+    #[serde(skip)]
+    pub uid: Option<String>,
 }
 
 impl ObjectRef {
@@ -41,6 +52,11 @@ impl ObjectRef {
             kind: o.kind().to_string(),
             namespace: o.namespace().map(str::to_string),
             name: o.name().to_string(),
+            uid: o
+                .value
+                .pointer("/metadata/uid")
+                .and_then(crate::value::Value::as_str)
+                .map(str::to_string),
         }
     }
     /// `Deployment default/web`
@@ -191,5 +207,7 @@ pub fn render(format: Format, report: &Report, opts: &RenderOptions<'_>) -> Stri
         Format::Sarif => sarif::render(report, opts.rules, opts.working_dir),
         Format::Junit => junit::render(report),
         Format::Github => github::render(report),
+        Format::Policyreport => policyreport::render(report, policyreport::Api::WgPolicy),
+        Format::Openreports => policyreport::render(report, policyreport::Api::OpenReports),
     }
 }
