@@ -43,6 +43,8 @@ pub struct LintSetup {
     pub today: jiff::civil::Date,
     /// The config as the engine reads it, prepared once (every context of the setup borrows it).
     pub settings: crate::engine::Settings,
+    /// The rules the settings turn on (indexes into `rules`), likewise.
+    active: Vec<(usize, Option<crate::rules::Severity>)>,
 }
 
 /// The Windows model is the engine's domain: it gives the facts of each input set's pods.
@@ -65,6 +67,7 @@ impl LintSetup {
         crate::engine::Basis {
             rules: &self.rules,
             settings: &self.settings,
+            active: &self.active,
             domain: self,
             today: self.today,
         }
@@ -113,9 +116,11 @@ impl LintSetup {
                 }
             }
         }
+        let settings = config.settings();
         Ok(LintSetup {
+            active: crate::engine::active_rules(&rules, &settings),
             rules,
-            settings: config.settings(),
+            settings,
             config,
             catalog,
             today: jiff::Zoned::now().date(),

@@ -506,6 +506,8 @@ const WARNINGS_TOTAL: usize = 4096;
 pub const FINDINGS_ANNOTATION: &str = "findings";
 /// How many findings the audit annotation left out, when it had to (see [`ANNOTATION_LIMIT`]).
 pub const OMITTED_ANNOTATION: &str = "findings-omitted";
+/// Why winguard takes the pod to target the OS it does: said once, not in every finding.
+pub const TARGET_ANNOTATION: &str = "target";
 /// The most bytes of the findings annotation: an audit event carries it with the request's
 /// metadata, and the API server's truncating audit backends cut events at 100 KiB.
 const ANNOTATION_LIMIT: usize = 32 * 1024;
@@ -516,23 +518,23 @@ const VALIDATE_WEBHOOK: &str = "validate.winguard.io";
 /// A JSON pointer as a Kubernetes field path, the way the API server's own errors name fields:
 /// `/spec/containers/0/image` → `spec.containers[0].image`, a key that is not a plain name in
 /// brackets (`spec.nodeSelector[kubernetes.io/os]`). List indexes are told from keys by walking
-/// the object.
-fn field_path(object: &Value, pointer: &str) -> String {
-    let mut out = String::new();
+/// the object. Written onto `out`.
+fn push_field_path(out: &mut String, object: &Value, pointer: &str) {
+    let start = out.len();
     let mut at = Some(object);
     for token in pointer.split('/').skip(1) {
         let token = crate::value::unescape_pointer_token(token);
         let in_list = matches!(at, Some(Value::Array(_)));
         let plain = !token.is_empty()
             && token
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-');
         if in_list || !plain {
             out.push('[');
             out.push_str(&token);
             out.push(']');
         } else {
-            if !out.is_empty() {
+            if out.len() > start {
                 out.push('.');
             }
             out.push_str(&token);
@@ -543,40 +545,61 @@ fn field_path(object: &Value, pointer: &str) -> String {
             _ => None,
         };
     }
+}
+
+#[cfg(test)]
+fn field_path(object: &Value, pointer: &str) -> String {
+    let mut out = String::new();
+    push_field_path(&mut out, object, pointer);
     out
 }
 
 /// Cuts `text` to at most `limit` characters, at a word boundary with `…` when it must cut.
-fn cut_at_word(text: &str, limit: usize) -> String {
-    if text.chars().count() <= limit {
-        return text.to_string();
+fn cut_at_word(mut text: String, limit: usize) -> String {
+    // The byte length bounds the character count: most warnings need no counting.
+    if text.len() <= limit || text.chars().count() <= limit {
+        return text;
     }
     // Room for the ellipsis; then back to the last space, unless that loses most of the text.
-    let hard: String = text.chars().take(limit - 1).collect();
-    let kept = match hard.rfind(' ') {
-        Some(i) if hard[..i].chars().count() >= limit / 2 => hard[..i].trim_end(),
-        _ => hard.as_str(),
+    let hard = text
+        .char_indices()
+        .nth(limit - 1)
+        .map_or(text.len(), |(i, _)| i);
+    let cut = match text[..hard].rfind(' ') {
+        Some(i) if text[..i].chars().count() >= limit / 2 => text[..i].trim_end().len(),
+        _ => hard,
     };
-    format!("{kept}…")
+    text.truncate(cut);
+    text.push('…');
+    text
 }
 
 /// A finding as one warning: `severity rule: field: message`, in audit mode `would deny: …` for
 /// what enforcing would deny; control characters (which make the API server drop a warning)
 /// become spaces, and the whole is cut at a word to [`WARNING_LIMIT`] characters.
 fn warning(f: &Finding, object: &Value, would_deny: bool) -> String {
-    let text = format!(
-        "{}{} {}: {}: {}",
-        if would_deny { "would deny: " } else { "" },
-        f.severity.as_str(),
-        f.rule,
-        field_path(object, &f.pointer),
-        f.message
-    );
-    let text: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    cut_at_word(&text, WARNING_LIMIT)
+    let mut text = String::with_capacity(f.rule.len() + f.message.len() + f.pointer.len() + 32);
+    if would_deny {
+        text.push_str("would deny: ");
+    }
+    text.push_str(f.severity.as_str());
+    text.push(' ');
+    text.push_str(&f.rule);
+    text.push_str(": ");
+    push_field_path(&mut text, object, &f.pointer);
+    text.push_str(": ");
+    text.push_str(&f.message);
+    // Control characters are C0 (bytes below 0x20), DEL and C1 (U+0080–U+009F, led by 0xC2 in
+    // UTF-8): a byte scan finds whether the character scan is needed at all.
+    if text.bytes().any(|b| b < 0x20 || b == 0x7f || b == 0xc2)
+        && text.chars().any(char::is_control)
+    {
+        text = text
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+    }
+    cut_at_word(text, WARNING_LIMIT)
 }
 
 /// The warnings of a review: one per finding while they fit the API server's total, then one
@@ -614,37 +637,45 @@ struct Annotated<'f> {
     rule: &'f str,
     severity: &'static str,
     pointer: &'f str,
-    message: String,
+    message: &'f str,
 }
 
 /// The audit annotations of a review with findings: all of them as compact JSON (as many as fit
-/// [`ANNOTATION_LIMIT`], and then how many were left out).
+/// [`ANNOTATION_LIMIT`], and then how many were left out), and, once, why the pod targets the OS
+/// it does (the note every finding about it shares).
 fn audit_annotations(findings: &[Finding]) -> std::collections::HashMap<String, String> {
-    let mut listed = Vec::with_capacity(findings.len());
+    let mut listed: Vec<u8> = Vec::with_capacity(256 * findings.len());
+    listed.push(b'[');
     let mut omitted = 0;
-    let mut size = 2;
     for f in findings {
-        let entry = serde_json::to_string(&Annotated {
+        let before = listed.len();
+        if before > 1 {
+            listed.push(b',');
+        }
+        let entry = Annotated {
             rule: &f.rule,
             severity: f.severity.as_str(),
             pointer: &f.pointer,
-            message: f.full_message(),
-        })
-        .unwrap_or_default();
-        if omitted > 0 || size + entry.len() + 1 > ANNOTATION_LIMIT {
+            message: &f.message,
+        };
+        // Writing JSON into memory cannot fail.
+        let _ = serde_json::to_writer(&mut listed, &entry);
+        if omitted > 0 || listed.len() + 1 > ANNOTATION_LIMIT {
+            listed.truncate(before);
             omitted += 1;
-            continue;
         }
-        size += entry.len() + 1;
-        listed.push(entry);
     }
+    listed.push(b']');
     let mut annotations = std::collections::HashMap::new();
     annotations.insert(
         FINDINGS_ANNOTATION.to_string(),
-        format!("[{}]", listed.join(",")),
+        String::from_utf8(listed).unwrap_or_default(),
     );
     if omitted > 0 {
         annotations.insert(OMITTED_ANNOTATION.to_string(), omitted.to_string());
+    }
+    if let Some(target) = findings.iter().find_map(|f| f.target.as_deref()) {
+        annotations.insert(TARGET_ANNOTATION.to_string(), target.to_string());
     }
     annotations
 }
@@ -992,11 +1023,10 @@ mod tests {
         assert_eq!(listed[3]["rule"], "rule-3");
         assert_eq!(listed[3]["severity"], "warning");
         assert_eq!(listed[3]["pointer"], "/spec");
-        assert!(
-            listed[3]["message"]
-                .as_str()
-                .unwrap()
-                .ends_with("because of its image")
+        assert!(listed[3]["message"].as_str().unwrap().starts_with("3 text"));
+        assert_eq!(
+            annotations["target"],
+            "the pod targets Windows because of its image"
         );
         assert!(!annotations.contains_key("findings-omitted"));
         // Past the size bound: the first ones listed, the rest counted.
