@@ -7,7 +7,7 @@
 //! Options (env): `WINGUARD_BENCH_ROUNDS` (default 15): passes over all cases, per engine.
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: winguard::allocator::Mimalloc = winguard::allocator::Mimalloc;
 
 use std::io::Write;
 use std::path::Path;

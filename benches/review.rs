@@ -13,7 +13,7 @@
 
 // The same allocator as the `winguard` binary (src/main.rs).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: winguard::allocator::Mimalloc = winguard::allocator::Mimalloc;
 
 use std::time::Instant;
 

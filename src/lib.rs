@@ -11,6 +11,7 @@
 #![warn(unreachable_pub)]
 
 pub mod admission;
+pub mod allocator;
 pub(crate) mod atomic;
 pub mod chart;
 pub mod cli;
