@@ -524,7 +524,7 @@ fn fix_writes_chart_fixes_into_values_and_names_template_changes() {
 /// from where a value did (`rule file:line:col`, then `path@line` of the chart's values.yaml).
 #[test]
 fn shipped_chart_findings_have_their_template_and_values_places() {
-    let expected: [(&str, &[&str]); 4] = [
+    let expected: [(&str, &[&str]); 5] = [
         (
             "basic",
             &[
@@ -553,6 +553,28 @@ fn shipped_chart_findings_have_their_template_and_values_places() {
             "windows-values-fix",
             &["windows-toleration-missing templates/deployment.yaml:14:7 tolerations@5"],
         ),
+        // Values through a variable and `range` (a key with dots escaped as `--set` writes
+        // it), a helper called with `dict` data, `tpl` (the values string it rendered), an image
+        // written inside quotes (the first action's), and a subchart's values: the parent's
+        // `agent.nodeSelector` over the subchart's default, and the subchart's own default.
+        (
+            "windows-values-paths",
+            &[
+                "deprecated-os-label charts/agent/templates/daemonset.yaml:13:13 agent.nodeSelector@21",
+                "memory-in-millibytes templates/deployment.yaml:30:24 memoryLimit@16",
+                "memory-in-millibytes templates/deployment.yaml:33:24 memoryLimit@16",
+                "windows-build-selector-invalid templates/deployment.yaml:15:24 nodeSelector.node\\.kubernetes\\.io/windows-build@7",
+                "windows-container-administrator charts/agent/templates/daemonset.yaml:18:19 image.repository@charts/agent/values.yaml:2",
+                "windows-container-administrator templates/_helpers.tpl:2:5 image.repository@2",
+                "windows-container-administrator templates/deployment.yaml:35:20 image.repository@2",
+                "windows-image-build-mismatch templates/_helpers.tpl:2:5 image.repository@2",
+                "windows-image-build-mismatch templates/deployment.yaml:35:20 image.repository@2",
+                "windows-pod-os-missing charts/agent/templates/daemonset.yaml:11:5",
+                "windows-pod-os-missing templates/deployment.yaml:12:5",
+                "windows-resource-limits-missing templates/deployment.yaml:34:9",
+                "windows-toleration-missing templates/deployment.yaml:17:7",
+            ],
+        ),
     ];
     for (name, places) in expected {
         let (_, report) = json(&["lint", &chart(name), "--fail-on", "never"]);
@@ -570,8 +592,14 @@ fn shipped_chart_findings_have_their_template_and_values_places() {
                     f["column"]
                 );
                 if let Some(v) = f.get("values") {
-                    assert_eq!(v["file"], format!("{}/values.yaml", chart(name)), "{f:#}");
-                    place.push_str(&format!(" {}@{}", v["path"].as_str().unwrap(), v["line"]));
+                    let file = v["file"].as_str().unwrap();
+                    let path = v["path"].as_str().unwrap();
+                    if file == format!("{}/values.yaml", chart(name)) {
+                        place.push_str(&format!(" {path}@{}", v["line"]));
+                    } else {
+                        let within = file.split_once(&format!("{name}/")).unwrap().1;
+                        place.push_str(&format!(" {path}@{within}:{}", v["line"]));
+                    }
                 }
                 place
             })

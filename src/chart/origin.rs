@@ -30,6 +30,9 @@ pub fn action_dot_field(source: &str, at: usize) -> Option<Option<String>> {
     Some(found.get(1).map(|f| f.as_str().to_string()))
 }
 
+/// A values file: its name and its parsed document.
+type ValuesFile = (String, crate::manifest::yaml::ParsedDoc);
+
 /// Where the values a render used came from, latest first in precedence: `--set*` flags, then
 /// `-f` files (the last one wins), then the chart's own `values.yaml`.
 #[derive(Debug, Default)]
@@ -40,6 +43,10 @@ pub struct ValuesSources {
     pub files: Vec<(String, String)>,
     /// The chart's `values.yaml`, when it is a file on disk: its name and text.
     pub chart: Option<(String, String)>,
+    /// The chart's directory, when it is one: where its subcharts' `values.yaml` files are.
+    pub chart_dir: Option<std::path::PathBuf>,
+    /// Subcharts' `values.yaml` files read so far (by the chain of names), parsed.
+    subcharts: std::cell::RefCell<std::collections::HashMap<Vec<String>, Option<ValuesFile>>>,
     /// The files parsed (each once, when first needed), and the sites found (each once).
     parsed: std::cell::OnceCell<Vec<Option<crate::manifest::yaml::ParsedDoc>>>,
     found: std::cell::RefCell<std::collections::HashMap<String, ValueSite>>,
@@ -72,6 +79,47 @@ impl ValuesSources {
             .borrow_mut()
             .insert(path.to_string(), site.clone());
         site
+    }
+
+    /// Where the value at `path` of a subchart's values was set: the subchart is `chain` (its
+    /// names from the top chart down, as its templates' paths give them). The user and the
+    /// parent chart set it under the subchart's name (`exporter.image.tag`: a flag, a `-f` file
+    /// or the parent's `values.yaml`); else it is the subchart's own `values.yaml` default.
+    pub fn subchart_site(&self, chain: &[&str], path: &str) -> ValueSite {
+        // `global` values are the top chart's, shared with every subchart.
+        let top_level = path == "global" || path.starts_with("global.");
+        let site = if top_level {
+            self.site(path)
+        } else {
+            self.site(&format!("{}.{path}", chain.join(".")))
+        };
+        if site.file.is_some() || site.flag.is_some() {
+            return site;
+        }
+        let key: Vec<String> = chain.iter().map(|c| c.to_string()).collect();
+        let mut subcharts = self.subcharts.borrow_mut();
+        let own = subcharts.entry(key).or_insert_with(|| {
+            let dir = self.chart_dir.as_ref()?;
+            let file = chain
+                .iter()
+                .fold(dir.clone(), |d, c| d.join("charts").join(c))
+                .join("values.yaml");
+            let text = std::fs::read_to_string(&file).ok()?;
+            let doc = crate::manifest::parse_document_text(&text, 0)
+                .0
+                .into_iter()
+                .next()?;
+            Some((file.display().to_string(), doc))
+        });
+        match own {
+            Some((file, doc)) => ValueSite {
+                path: path.to_string(),
+                line: line_of(doc, path),
+                file: line_of(doc, path).map(|_| file.clone()),
+                flag: None,
+            },
+            None => site,
+        }
     }
 
     fn find(&self, path: &str) -> ValueSite {
@@ -124,14 +172,42 @@ impl ValuesSources {
     }
 }
 
-/// The line of the key that holds `path` (`a.b`) in a values file, if the file sets it.
+/// A values path as `--set` writes it (`a.b`, `list[0].c`, `a\\.b` for a key with a dot) as a
+/// JSON pointer (`/a/b`, `/list/0/c`, `/a.b`).
+pub(crate) fn path_pointer(path: &str) -> String {
+    let mut pointer = String::from("/");
+    let mut chars = path.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'.') => {
+                chars.next();
+                pointer.push('.');
+            }
+            '.' => pointer.push('/'),
+            '[' => {
+                if !pointer.ends_with('/') {
+                    pointer.push('/');
+                }
+                pointer.extend(chars.by_ref().take_while(|&d| d != ']'));
+            }
+            '~' => pointer.push_str("~0"),
+            '/' => pointer.push_str("~1"),
+            c => pointer.push(c),
+        }
+    }
+    pointer
+}
+
+/// The line of the key that holds `path` (`a.b`, `list[0]`) in a values file, if the file sets
+/// it: a list item's is the line of its first key or its dash.
 fn line_of(doc: &crate::manifest::yaml::ParsedDoc, path: &str) -> Option<u32> {
-    let pointer: String = path
-        .split('.')
-        .map(|k| format!("/{}", crate::manifest::escape_pointer_token(k)))
-        .collect();
-    let (pos, exact) = crate::manifest::resolve(&doc.value, &doc.pos, &pointer);
-    (exact && pos.key_line > 0).then_some(pos.key_line)
+    let (pos, exact) = crate::manifest::resolve(&doc.value, &doc.pos, &path_pointer(path));
+    let line = if pos.key_line > 0 {
+        pos.key_line
+    } else {
+        pos.line
+    };
+    (exact && line > 0).then_some(line)
 }
 
 #[cfg(test)]
@@ -169,6 +245,21 @@ mod tests {
             action_dot_field(src, src.find("{{.}}").unwrap() + 2),
             Some(None)
         );
+    }
+
+    #[test]
+    fn values_paths_read_as_pointers() {
+        for (path, pointer) in [
+            ("image.tag", "/image/tag"),
+            ("tolerations[1].key", "/tolerations/1/key"),
+            ("list[0]", "/list/0"),
+            (
+                "nodeSelector.kubernetes\\.io/os",
+                "/nodeSelector/kubernetes.io~1os",
+            ),
+        ] {
+            assert_eq!(path_pointer(path), pointer, "{path}");
+        }
     }
 
     #[test]

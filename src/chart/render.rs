@@ -571,8 +571,7 @@ fn trace(
                 k.src as usize
             };
             origins.push(at + (from - start), src, k.verbatim, Some(file));
-            // Values paths are a chart's own: a subchart's values are not traced yet.
-            let path = if k.verbatim || name.contains("/charts/") {
+            let path = if k.verbatim {
                 None
             } else if let Some(path) = marks.values.get(k.value as usize) {
                 Some(path.to_string())
@@ -580,7 +579,18 @@ fn trace(
                 super::origin::action_values_path(source, k.src as usize)
             };
             if let Some(path) = path {
-                origins.set_value(values.site(&path));
+                // A subchart's template reads the subchart's values (`top/charts/a/templates/…`:
+                // the chain is `a`).
+                let chain: Vec<&str> = name
+                    .split("/charts/")
+                    .skip(1)
+                    .filter_map(|part| part.split('/').next())
+                    .collect();
+                origins.set_value(if chain.is_empty() {
+                    values.site(&path)
+                } else {
+                    values.subchart_site(&chain, &path)
+                });
             }
         }
         origins.push(at + m.content.len(), 0, false, None);

@@ -240,7 +240,7 @@ impl ChartArgs {
             ("--set-string", &self.set_string),
             ("--set-file", &self.set_file),
         ];
-        crate::chart::origin::ValuesSources::new(
+        let mut sources = crate::chart::origin::ValuesSources::new(
             flags
                 .iter()
                 .flat_map(|(flag, args)| args.iter().map(|a| (flag.to_string(), a.clone())))
@@ -250,7 +250,9 @@ impl ChartArgs {
                 .is_dir()
                 .then(|| read(&chart.join("values.yaml")))
                 .flatten(),
-        )
+        );
+        sources.chart_dir = chart.is_dir().then(|| chart.to_path_buf());
+        sources
     }
 
     /// `helm template` from PATH with the same flags.

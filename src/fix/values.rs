@@ -9,7 +9,7 @@ use std::sync::Arc;
 use json_patch::PatchOperation;
 
 use super::{FixOptions, FixedFinding};
-use crate::manifest::{Object, SourceText, escape_pointer_token, parse_document_text};
+use crate::manifest::{Object, SourceText, parse_document_text};
 use crate::report::Report;
 use crate::rules::Applicability;
 use crate::value::Value;
@@ -194,12 +194,8 @@ fn place(object: &Object, op: &PatchOperation) -> Place {
                 None => format!("the value `{}` is set in no values file", site.path),
             });
         };
-        let values_path: String = site
-            .path
-            .split('.')
-            .map(|t| format!("/{}", escape_pointer_token(t)))
-            .chain(tokens.get(k).map(|t| format!("/{t}")))
-            .collect();
+        let values_path: String = crate::chart::origin::path_pointer(&site.path)
+            + &tokens.get(k).map(|t| format!("/{t}")).unwrap_or_default();
         let Ok(values_path) = values_path.parse() else {
             return Place::Nowhere(format!("`{values_path}` is not a JSON pointer"));
         };

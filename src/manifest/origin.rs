@@ -129,12 +129,24 @@ impl Origins {
         }
     }
 
-    /// Where byte `offset` of the rendered text came from.
+    /// Where byte `offset` of the rendered text came from. A quote the template wrote right
+    /// before an action (`image: "{{ .Values.image.repository }}:{{ … }}"`) opens a scalar
+    /// that action wrote: the action is its origin, and names the value.
     pub fn locate(&self, offset: usize) -> Option<Origin> {
-        let i = self
+        let mut i = self
             .stretches
             .partition_point(|s| s.out as usize <= offset)
             .checked_sub(1)?;
+        let mut offset = offset;
+        if let Some(next) = self
+            .stretches
+            .get(i + 1)
+            .filter(|n| !n.verbatim && n.file.is_some() && n.out as usize == offset + 1)
+            && self.quote_at(self.stretches[i], offset)
+        {
+            i += 1;
+            offset = next.out as usize;
+        }
         let s = self.stretches[i];
         let file = &self.files[s.file? as usize];
         let src = if s.verbatim {
@@ -157,6 +169,18 @@ impl Origins {
             verbatim: s.verbatim,
             value: s.value.map(|v| self.values[v as usize].clone()),
         })
+    }
+
+    /// Whether byte `offset` of the output, in copied stretch `s`, is a quote of the template.
+    fn quote_at(&self, s: Stretch, offset: usize) -> bool {
+        let Some(file) = s.file.filter(|_| s.verbatim) else {
+            return false;
+        };
+        let src = s.src as usize + (offset - s.out as usize);
+        matches!(
+            self.files[file as usize].source.as_bytes().get(src),
+            Some(b'"' | b'\'')
+        )
     }
 }
 
@@ -185,5 +209,22 @@ mod tests {
         let b = origins.locate(22).unwrap();
         assert_eq!((b.line, b.column), (3, 1));
         assert_eq!(&*b.file, "c/templates/t.yaml");
+    }
+
+    /// A quoted scalar an action writes is the action's, from its opening quote on.
+    #[test]
+    fn a_quote_before_an_action_is_the_actions() {
+        let template: Arc<str> = "image: \"{{ .Values.repo }}:{{ .Values.tag }}\"\n".into();
+        let mut origins = Origins::default();
+        let f = origins.add_file("c/templates/t.yaml".into(), template.clone());
+        // Rendered: `image: "` (copied), `nginx` (action 1), `:` (copied), `1.27` (action 2).
+        origins.push(0, 0, true, Some(f));
+        origins.push(8, 8, false, Some(f));
+        origins.push(13, 26, true, Some(f));
+        origins.push(14, 27, false, Some(f));
+        let quote = origins.locate(7).unwrap();
+        assert_eq!((quote.line, quote.column, quote.verbatim), (1, 9, false));
+        let key = origins.locate(0).unwrap();
+        assert_eq!((key.column, key.verbatim), (1, true));
     }
 }

@@ -371,6 +371,14 @@ pub struct Exec<'s, 'a> {
     /// marks name.
     dot_path: Option<Rc<str>>,
     mark_values: Vec<Rc<str>>,
+    /// The render's `.Values` nodes (maps, lists, strings) by address, with their values path
+    /// (`image.tag`, `tolerations[0].key`): built when an action first reads a value while
+    /// marking. Values reach templates as shared references (a field, a variable, `range`'s
+    /// element, `with`'s dot, a `dict` a helper is called with all hold the same node), so a
+    /// value's address tells which value it is however it travelled.
+    value_paths: Option<HashMap<usize, Rc<str>>>,
+    /// The values paths of the nodes the running action read, in order.
+    touched: Vec<Rc<str>>,
     /// The body running: its source for names and texts, its file and name for errors.
     cur: Rc<Body<'a>>,
     /// How deep each template name is being called (Helm's recursion bound is per name).
@@ -415,6 +423,8 @@ impl<'s, 'a> Exec<'s, 'a> {
             traced: Vec::new(),
             dot_path: None,
             mark_values: Vec::new(),
+            value_paths: None,
+            touched: Vec::new(),
             frame: 0,
             spare: Vec::new(),
             cur: body,
@@ -612,10 +622,11 @@ impl<'s, 'a> Exec<'s, 'a> {
             }
             Node::Action(pos, pipe) => {
                 self.step(*pos)?;
+                self.touched.clear();
                 let v = self.pipe(pipe, dot)?;
                 if pipe.decl.is_empty() {
                     self.mark(pos.offset, false);
-                    self.mark_dot_value(pos.offset);
+                    self.mark_value(pos.offset, &v);
                     self.print(&v);
                 }
                 Ok(Flow::Normal)
@@ -673,6 +684,57 @@ impl<'s, 'a> Exec<'s, 'a> {
             file: self.cur_file,
             value: u32::MAX,
         });
+    }
+
+    /// The values path of a `.Values` node, when `v` is one (see [`Exec::value_paths`]).
+    fn value_path(&mut self, v: &Value) -> Option<Rc<str>> {
+        let address = node_address(v)?;
+        let paths = self.value_paths.get_or_insert_with(|| {
+            let mut paths = HashMap::default();
+            let root = self.vars.first().and_then(|d| match &d.value {
+                Value::Map(m) => m.borrow().get("Values").cloned(),
+                _ => None,
+            });
+            if let Some(root) = root {
+                index_values(&root, &mut String::new(), &mut paths, 0);
+            }
+            paths
+        });
+        paths.get(&address).cloned()
+    }
+
+    /// Notes that the running action read `v` (when marking): its values path, if it is a
+    /// `.Values` node, may name what the action prints.
+    fn touch(&mut self, v: &Value) {
+        if self.marking
+            && self.touched.len() < 8
+            && let Some(path) = self.value_path(v)
+        {
+            self.touched.push(path);
+        }
+    }
+
+    /// Which value the action at byte `at` printed, noted on the mark just made: the `.Values`
+    /// node it printed (`{{ .Values.image.tag }}`, `{{ $img.tag }}`, `{{ .key }}` in a `range`),
+    /// else the first one it read (`{{ toYaml .Values.nodeSelector | nindent 8 }}`, `{{ tpl
+    /// .Values.x . }}`), else, for a number or a bool (which have no identity), a field of dot
+    /// inside `with .Values.X`.
+    fn mark_value(&mut self, at: u32, printed: &Value) {
+        if !self.marking {
+            return;
+        }
+        let path = self
+            .value_path(printed)
+            .or_else(|| self.touched.first().cloned());
+        match path {
+            Some(path) => {
+                let index = crate::manifest::origin::index_in(&mut self.mark_values, path);
+                if let Some(last) = self.marks.last_mut() {
+                    last.value = index;
+                }
+            }
+            None => self.mark_dot_value(at),
+        }
     }
 
     /// Inside `with .Values.X`: an action at byte `at` that prints dot (`toYaml .`) or a field of
@@ -1007,6 +1069,22 @@ impl<'s, 'a> Exec<'s, 'a> {
     }
 
     fn command(&mut self, cmd: &CommandNode, dot: &Value, piped: Option<Value>) -> Result<Value> {
+        let v = self.command_value(cmd, dot, piped)?;
+        if matches!(
+            cmd.args.first(),
+            Some(Expr::Field(..) | Expr::Variable(..) | Expr::Chain(..))
+        ) {
+            self.touch(&v);
+        }
+        Ok(v)
+    }
+
+    fn command_value(
+        &mut self,
+        cmd: &CommandNode,
+        dot: &Value,
+        piped: Option<Value>,
+    ) -> Result<Value> {
         let Some(first) = cmd.args.first() else {
             return Ok(Value::Nil);
         };
@@ -1086,6 +1164,17 @@ impl<'s, 'a> Exec<'s, 'a> {
     }
 
     fn arg(&mut self, e: &Expr, dot: &Value) -> Result<Value> {
+        let v = self.arg_value(e, dot)?;
+        if matches!(
+            e,
+            Expr::Dot(_) | Expr::Field(..) | Expr::Variable(..) | Expr::Chain(..)
+        ) {
+            self.touch(&v);
+        }
+        Ok(v)
+    }
+
+    fn arg_value(&mut self, e: &Expr, dot: &Value) -> Result<Value> {
         match e {
             Expr::Dot(_) => Ok(dot.clone()),
             Expr::Field(pos, names) => self.chain(dot.clone(), names, &[], *pos, None, false),
@@ -1311,6 +1400,55 @@ const DOLLAR: Span = Span {
 
 /// A variable's name: `$` for [`DOLLAR`], else its text in `src`.
 /// Whether an expression is a parenthesised pipeline (whose value Go unwraps).
+/// The address that tells a shared value apart: a map's, a list's or a string's allocation.
+/// Numbers and bools are copied, so they have none.
+fn node_address(v: &Value) -> Option<usize> {
+    match v {
+        Value::Map(m) => Some(Rc::as_ptr(m) as *const () as usize),
+        Value::List(l) => Some(Rc::as_ptr(l) as *const () as usize),
+        Value::Str(s) => Some(Rc::as_ptr(s) as *const u8 as usize),
+        _ => None,
+    }
+}
+
+/// Indexes the nodes of a values tree by address, with their path as `--set` writes it
+/// (`a.b`, `list[0].c`, a dot in a key escaped `a\.b`). Bounded in depth: a map can hold itself
+/// after Sprig's `set`.
+fn index_values(v: &Value, path: &mut String, out: &mut HashMap<usize, Rc<str>>, depth: u32) {
+    if depth > 64 {
+        return;
+    }
+    if let Some(address) = node_address(v)
+        && !path.is_empty()
+    {
+        out.entry(address)
+            .or_insert_with(|| Rc::from(path.as_str()));
+    }
+    let len = path.len();
+    match v {
+        Value::Map(m) => {
+            for (key, child) in m.borrow().iter() {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(&key.replace('.', "\\."));
+                index_values(child, path, out, depth + 1);
+                path.truncate(len);
+            }
+        }
+        Value::List(items) => {
+            for (i, child) in items.iter().enumerate() {
+                path.push('[');
+                path.push_str(itoa::Buffer::new().format(i));
+                path.push(']');
+                index_values(child, path, out, depth + 1);
+                path.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
 fn is_pipe(e: &Expr) -> bool {
     matches!(e, Expr::Pipe(..))
 }

@@ -1,0 +1,3 @@
+{{- define "vp.image" -}}
+"{{ .image.repository }}:{{ .image.tag }}"
+{{- end -}}
