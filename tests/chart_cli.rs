@@ -528,7 +528,8 @@ fn shipped_chart_findings_have_their_template_and_values_places() {
         (
             "basic",
             &[
-                "linux-os-selector-missing templates/deployment.yaml:25:5",
+                // helm create's `{{- with .Values.nodeSelector }}`, empty: the value names it.
+                "linux-os-selector-missing templates/deployment.yaml:25:5 nodeSelector@157",
                 "linux-os-selector-missing templates/tests/test-connection.yaml:9:1",
             ],
         ),
@@ -556,7 +557,8 @@ fn shipped_chart_findings_have_their_template_and_values_places() {
         // Values through a variable and `range` (a key with dots escaped as `--set` writes
         // it), a helper called with `dict` data, `tpl` (the values string it rendered), an image
         // written inside quotes (the first action's), and a subchart's values: the parent's
-        // `agent.nodeSelector` over the subchart's default, and the subchart's own default.
+        // `agent.nodeSelector` over the subchart's default, and the subchart's own default. A
+        // field an empty `with .Values.worker.X` left out names that value.
         (
             "windows-values-paths",
             &[
@@ -569,10 +571,12 @@ fn shipped_chart_findings_have_their_template_and_values_places() {
                 "windows-container-administrator templates/deployment.yaml:35:20 image.repository@2",
                 "windows-image-build-mismatch templates/_helpers.tpl:2:5 image.repository@2",
                 "windows-image-build-mismatch templates/deployment.yaml:35:20 image.repository@2",
+                "windows-os-selector-missing templates/worker.yaml:11:5 worker.nodeSelector@26",
                 "windows-pod-os-missing charts/agent/templates/daemonset.yaml:11:5",
                 "windows-pod-os-missing templates/deployment.yaml:12:5",
                 "windows-resource-limits-missing templates/deployment.yaml:34:9",
                 "windows-toleration-missing templates/deployment.yaml:17:7",
+                "windows-toleration-missing templates/worker.yaml:11:5 worker.tolerations@27",
             ],
         ),
     ];
@@ -636,4 +640,46 @@ fn values_printed_from_dot_inside_with_are_named() {
     assert_eq!(label["line"], 12, "{label:#}");
     assert_eq!(label["values"]["path"], "nodeSelector", "{label:#}");
     assert_eq!(label["values"]["line"], 1, "{label:#}");
+}
+
+/// helm create's pattern, `{{- with .Values.nodeSelector }}nodeSelector: {{- toYaml . | nindent
+/// 8 }}{{- end }}` with `nodeSelector: {}`: the missing nodeSelector and toleration are written
+/// into those empty values, and the chart then renders them (as real Helm renders it too).
+#[test]
+fn fix_fills_the_empty_values_an_empty_with_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("windows-values-paths");
+    let original = root().join("testdata/charts/windows-values-paths");
+    for entry in walkdir::WalkDir::new(&original) {
+        let entry = entry.unwrap();
+        let to = copy.join(entry.path().strip_prefix(&original).unwrap());
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &to).unwrap();
+        }
+    }
+    let chart = copy.to_str().unwrap();
+    let fixed = run(&["fix", chart]);
+    let values = std::fs::read_to_string(copy.join("values.yaml")).unwrap();
+    assert!(
+        values.contains(
+            "worker:\n  nodeSelector:\n    kubernetes.io/os: windows\n  tolerations:\n    - effect: NoSchedule\n"
+        ),
+        "{values}\n{}{}",
+        fixed.stdout,
+        fixed.stderr
+    );
+    assert!(
+        values.contains("# helm create's pattern"),
+        "comments are kept: {values}"
+    );
+    let (_, report) = json(&["lint", chart, "--fail-on", "never"]);
+    let worker: Vec<&serde_json::Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["file"].as_str().unwrap().ends_with("worker.yaml"))
+        .collect();
+    assert!(worker.is_empty(), "{worker:#?}");
 }

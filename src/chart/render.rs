@@ -561,6 +561,28 @@ fn trace(
             .take_while(|k| (k.out as usize) < end)
         {
             let (name, source) = &marks.files[k.file as usize];
+            // A subchart's template reads the subchart's values (`top/charts/a/templates/…`:
+            // the chain is `a`).
+            let site = |path: &str| {
+                let chain: Vec<&str> = name
+                    .split("/charts/")
+                    .skip(1)
+                    .filter_map(|part| part.split('/').next())
+                    .collect();
+                if chain.is_empty() {
+                    values.site(path)
+                } else {
+                    values.subchart_site(&chain, path)
+                }
+            };
+            if k.hole {
+                if let Some(path) = marks.values.get(k.value as usize)
+                    && (k.out as usize) >= start
+                {
+                    origins.add_hole(at + (k.out as usize - start), site(path));
+                }
+                continue;
+            }
             let file = *files
                 .entry((Arc::as_ptr(source), k.file))
                 .or_insert_with(|| origins.add_file(Arc::from(&**name), source.clone()));
@@ -579,18 +601,7 @@ fn trace(
                 super::origin::action_values_path(source, k.src as usize)
             };
             if let Some(path) = path {
-                // A subchart's template reads the subchart's values (`top/charts/a/templates/…`:
-                // the chain is `a`).
-                let chain: Vec<&str> = name
-                    .split("/charts/")
-                    .skip(1)
-                    .filter_map(|part| part.split('/').next())
-                    .collect();
-                origins.set_value(if chain.is_empty() {
-                    values.site(&path)
-                } else {
-                    values.subchart_site(&chain, &path)
-                });
+                origins.set_value(site(&path));
             }
         }
         origins.push(at + m.content.len(), 0, false, None);

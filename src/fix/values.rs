@@ -61,7 +61,9 @@ pub(crate) fn chart_fixes(
         let mut failed = None;
         for op in &fix.patch {
             match place(object, op) {
-                Place::Values(file, op) => ops.push((file, op)),
+                Place::Values(file, added) => {
+                    ops.extend(added.into_iter().map(|op| (file.clone(), op)))
+                }
                 Place::Template(at) => template = Some(at),
                 Place::Nowhere(why) => failed = Some(why),
             }
@@ -122,8 +124,8 @@ pub(crate) fn chart_fixes(
 }
 
 enum Place {
-    /// An operation against this values file.
-    Values(String, PatchOperation),
+    /// Operations against this values file.
+    Values(String, Vec<PatchOperation>),
     /// The template text at this place must change.
     Template(String),
     Nowhere(String),
@@ -183,7 +185,20 @@ fn place(object: &Object, op: &PatchOperation) -> Place {
             ))
         };
         if origin.verbatim {
-            return template_change();
+            // A field an empty `with .Values.X` left out (helm create's `nodeSelector: {}`):
+            // what it lacks goes into that value, which the `with` then writes.
+            let hole = tokens.get(k).and_then(|key| {
+                let key = crate::manifest::unescape_pointer_token(key);
+                // From the parent's key on: the `with` may stand before its first entry.
+                let at = object.position(&parent);
+                object
+                    .source
+                    .hole_at(object.stream_line(at.line), at.column, &key)
+            });
+            return match hole {
+                Some(site) => into_empty_value(&site, &value),
+                None => template_change(),
+            };
         }
         let Some(site) = &origin.value else {
             return template_change();
@@ -203,9 +218,45 @@ fn place(object: &Object, op: &PatchOperation) -> Place {
             path: values_path,
             value,
         });
-        return Place::Values(file.clone(), op);
+        return Place::Values(file.clone(), vec![op]);
     }
     Place::Nowhere("nothing of its path was rendered".into())
+}
+
+/// Additions that fill the empty value `site` (a map or a list a `with` skipped) with the entries
+/// or items of `value`, the field the rendered object lacks.
+fn into_empty_value(site: &crate::manifest::origin::ValueSite, value: &serde_json::Value) -> Place {
+    let Some(file) = &site.file else {
+        return Place::Nowhere(match &site.flag {
+            Some(flag) => format!("the value `{}` is set by `{flag}`", site.path),
+            None => format!("the value `{}` is set in no values file", site.path),
+        });
+    };
+    let base = crate::chart::origin::path_pointer(&site.path);
+    let add = |suffix: String, value: &serde_json::Value| {
+        format!("{base}/{suffix}").parse().ok().map(|path| {
+            PatchOperation::Add(json_patch::AddOperation {
+                path,
+                value: value.clone(),
+            })
+        })
+    };
+    let ops: Option<Vec<PatchOperation>> = match value {
+        serde_json::Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| add(crate::manifest::escape_pointer_token(k).into_owned(), v))
+            .collect(),
+        serde_json::Value::Array(items) => items.iter().map(|v| add("-".into(), v)).collect(),
+        _ => None,
+    };
+    // An empty map or list (a fix creating the parent first) is the empty value itself.
+    match ops {
+        Some(ops) => Place::Values(file.clone(), ops),
+        None => Place::Nowhere(format!(
+            "the value `{}` would have to become `{value}`",
+            site.path
+        )),
+    }
 }
 
 /// `text` (a values file) with `ops` written in, keeping every other line; `None` when they

@@ -56,7 +56,11 @@ impl SourceText {
     /// The template place that wrote 1-based `line` and `column` (in characters) of `text`,
     /// for a chart winguard rendered.
     pub fn origin_at(&self, line: u32, column: u32) -> Option<origin::Origin> {
-        let origins = self.origins.as_ref()?;
+        self.origins.as_ref()?.locate(self.offset_of(line, column)?)
+    }
+
+    /// The byte offset of a 1-based line and column (in characters) of the text.
+    fn offset_of(&self, line: u32, column: u32) -> Option<usize> {
         let starts = self
             .line_starts
             .get_or_init(|| origin::line_starts(&self.text));
@@ -66,7 +70,15 @@ impl SourceText {
             .char_indices()
             .nth(column.saturating_sub(1) as usize)
             .map_or(rest.len(), |(i, _)| i);
-        origins.locate(start + within)
+        Some(start + within)
+    }
+
+    /// The value an empty `with`/`if` left out the key `key` for, in the document from the 1-based
+    /// `line` and `column` on (see [`origin::Origins::hole_after`]).
+    pub fn hole_at(&self, line: u32, column: u32, key: &str) -> Option<origin::ValueSite> {
+        self.origins
+            .as_ref()?
+            .hole_after(self.offset_of(line, column)?, key)
     }
 
     /// The file a template named in a `# Source:` comment is reported in.

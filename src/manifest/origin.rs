@@ -16,6 +16,26 @@ pub fn line_starts(text: &str) -> Vec<u32> {
 
 /// The index of `item` in `table`, added at the end if it is not there (tables of a few
 /// entries, each named by many stretches or marks).
+/// The last key of a values path as `--set` writes it (`a.b\\.c` → `b.c`; `list[0]` → `list`).
+fn last_key(path: &str) -> String {
+    let mut key = String::new();
+    let mut chars = path.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'.') => {
+                chars.next();
+                key.push('.');
+            }
+            '.' => key.clear(),
+            '[' => {
+                chars.by_ref().take_while(|&d| d != ']').for_each(drop);
+            }
+            c => key.push(c),
+        }
+    }
+    key
+}
+
 pub fn index_in<T: PartialEq>(table: &mut Vec<T>, item: T) -> u32 {
     match table.iter().position(|t| *t == item) {
         Some(i) => i as u32,
@@ -68,6 +88,9 @@ pub struct Origins {
     stretches: Vec<Stretch>,
     files: Vec<File>,
     values: Vec<ValueSite>,
+    /// Where a `with` or `if` on an empty value rendered nothing: the output byte and the value
+    /// (an index into `values`), in output order.
+    holes: Vec<(u32, u32)>,
 }
 
 /// A place in a template file.
@@ -119,6 +142,35 @@ impl Origins {
             Some(last) if last.out == stretch.out => *last = stretch,
             _ => self.stretches.push(stretch),
         }
+    }
+
+    /// Notes that at output byte `out` a `with` or `if` on the (empty) value `site` rendered
+    /// nothing. Holes are added in order of `out`.
+    pub fn add_hole(&mut self, out: usize, site: ValueSite) {
+        let i = index_in(&mut self.values, site);
+        self.holes.push((out as u32, i));
+    }
+
+    /// The value whose `with` or `if` left out the key `key` in the document holding output
+    /// byte `offset`, from there on: `nodeSelector` when `{{- with .Values.nodeSelector }}`
+    /// (which would have written `nodeSelector:`) rendered nothing because the value is empty.
+    pub fn hole_after(&self, offset: usize, key: &str) -> Option<ValueSite> {
+        // The document ends where the next stretch of no template starts.
+        let end = self
+            .stretches
+            .iter()
+            .skip(self.stretches.partition_point(|s| s.out as usize <= offset))
+            .find(|s| s.file.is_none())
+            .map_or(u32::MAX, |s| s.out);
+        let first = self
+            .holes
+            .partition_point(|&(out, _)| (out as usize) < offset);
+        self.holes[first..]
+            .iter()
+            .take_while(|&&(out, _)| out <= end)
+            .map(|&(_, v)| &self.values[v as usize])
+            .find(|site| last_key(&site.path) == key)
+            .cloned()
     }
 
     /// Notes that the stretch pushed last printed the value `site`.

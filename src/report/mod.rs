@@ -116,6 +116,12 @@ impl Located {
                 .origin_at(object.stream_line(value.line), value.column)
                 .and_then(|v| v.value);
         }
+        // A missing field an empty `with`/`if` on a value left out: that value is where it goes.
+        if let Some(o) = origin.as_mut().filter(|o| o.value.is_none() && !pos.exact)
+            && let Some(key) = missing_key(&object.value, &finding.pointer)
+        {
+            o.value = object.source.hole_at(stream_line, pos.column, &key);
+        }
         let (file, line, column) = match &origin {
             Some(o) => (
                 Arc::from(object.source.template_file(&o.file)),
@@ -138,6 +144,22 @@ impl Located {
             finding,
         }
     }
+}
+
+/// The first key of `pointer` that `value` lacks.
+pub(crate) fn missing_key(value: &crate::value::Value, pointer: &str) -> Option<String> {
+    let mut at = value;
+    for token in pointer.split('/').skip(1) {
+        let token = crate::value::unescape_pointer_token(token);
+        match at.pointer(&format!(
+            "/{}",
+            crate::manifest::escape_pointer_token(&token)
+        )) {
+            Some(next) if !next.is_null() => at = next,
+            _ => return Some(token.into_owned()),
+        }
+    }
+    None
 }
 
 /// Everything one run reports.

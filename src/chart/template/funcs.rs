@@ -2036,6 +2036,9 @@ fn traced_indent(
                 out: moved_to(start) as u32,
                 ..*m
             });
+            if m.hole {
+                continue;
+            }
             let first = newlines.partition_point(|&i| i < start);
             for &nl in newlines[first..].iter().take_while(|&&i| i + 1 < end) {
                 let line = nl + 1;

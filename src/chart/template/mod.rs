@@ -331,6 +331,10 @@ pub struct Mark {
     /// The values path the action printed when it printed dot inside `with .Values.X` (an
     /// index into [`Marks::values`]; `u32::MAX`: none known).
     pub value: u32,
+    /// Not a stretch but a place: a `with` or `if` on the value `value` (an empty one) at `src`
+    /// rendered nothing here. What it would have written (`nodeSelector:` and the map) is
+    /// missing from the output, and the value is where it goes.
+    pub hole: bool,
 }
 
 /// Where each stretch of one render's output came from.
@@ -673,6 +677,7 @@ impl<'s, 'a> Exec<'s, 'a> {
         let out = self.out.len() as u32;
         if let Some(last) = self.marks.last_mut()
             && last.out == out
+            && !last.hole
         {
             // Nothing was written since: the earlier mark covers nothing.
             self.marks.pop();
@@ -683,6 +688,27 @@ impl<'s, 'a> Exec<'s, 'a> {
             verbatim,
             file: self.cur_file,
             value: u32::MAX,
+            hole: false,
+        });
+    }
+
+    /// Notes that the `with` or `if` at byte `at`, on the value `v`, rendered nothing here.
+    fn mark_hole(&mut self, at: u32, v: &Value) {
+        if !self.marking {
+            return;
+        }
+        let path = self.value_path(v).or_else(|| {
+            crate::chart::origin::action_values_path(&self.cur.source, at as usize).map(Rc::from)
+        });
+        let Some(path) = path else { return };
+        let value = crate::manifest::origin::index_in(&mut self.mark_values, path);
+        self.marks.push(Mark {
+            out: self.out.len() as u32,
+            src: at,
+            verbatim: false,
+            file: self.cur_file,
+            value,
+            hole: true,
         });
     }
 
@@ -925,6 +951,9 @@ impl<'s, 'a> Exec<'s, 'a> {
         self.step(b.pos)?;
         let mark = self.vars.len();
         let v = self.pipe(&b.pipe, dot)?;
+        if !v.truthy() && b.else_body.is_none() {
+            self.mark_hole(b.pos.offset, &v);
+        }
         let flow = if v.truthy() {
             let inner = if with { v } else { dot.clone() };
             // `with .Values.X`: dot is that value while the body runs.
@@ -1373,7 +1402,7 @@ impl<'s, 'a> Exec<'s, 'a> {
                     && let Some(marks) = self.trace_of(s)
                 {
                     let at = self.out.len() as u32;
-                    if self.marks.last().is_some_and(|m| m.out == at)
+                    if self.marks.last().is_some_and(|m| m.out == at && !m.hole)
                         && marks.first().is_some_and(|m| m.out == 0)
                     {
                         self.marks.pop();
