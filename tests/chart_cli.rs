@@ -346,17 +346,7 @@ fn the_helm_renderer_needs_helm_on_path() {
 #[test]
 fn a_directory_walk_renders_the_charts_it_finds() {
     let dir = tempfile::tempdir().unwrap();
-    let copy = |from: &std::path::Path, to: &std::path::Path| {
-        for entry in walkdir::WalkDir::new(from) {
-            let entry = entry.unwrap();
-            let target = to.join(entry.path().strip_prefix(from).unwrap());
-            if entry.file_type().is_dir() {
-                std::fs::create_dir_all(&target).unwrap();
-            } else {
-                std::fs::copy(entry.path(), &target).unwrap();
-            }
-        }
-    };
+    let copy = common::copy_dir;
     copy(
         &root().join("testdata/charts/windows-iis"),
         &dir.path().join("charts/windows-iis"),
@@ -649,16 +639,7 @@ fn values_printed_from_dot_inside_with_are_named() {
 fn fix_fills_the_empty_values_an_empty_with_skipped() {
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("windows-values-paths");
-    let original = root().join("testdata/charts/windows-values-paths");
-    for entry in walkdir::WalkDir::new(&original) {
-        let entry = entry.unwrap();
-        let to = copy.join(entry.path().strip_prefix(&original).unwrap());
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&to).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &to).unwrap();
-        }
-    }
+    common::copy_dir(&root().join("testdata/charts/windows-values-paths"), &copy);
     let chart = copy.to_str().unwrap();
     let fixed = run(&["fix", chart]);
     let values = std::fs::read_to_string(copy.join("values.yaml")).unwrap();

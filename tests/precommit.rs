@@ -49,15 +49,7 @@ fn pre_commit(hook: &str, manifest: &str, home: &Path) -> Run {
     if source.is_dir() {
         // A chart: copied whole, as a repository holds it.
         let dest = repo.path().join(source.file_name().unwrap());
-        for entry in walkdir::WalkDir::new(&source) {
-            let entry = entry.unwrap();
-            let to = dest.join(entry.path().strip_prefix(&source).unwrap());
-            if entry.file_type().is_dir() {
-                std::fs::create_dir_all(&to).unwrap();
-            } else {
-                std::fs::copy(entry.path(), &to).unwrap();
-            }
-        }
+        common::copy_dir(&source, &dest);
     } else {
         std::fs::copy(source, repo.path().join("app.yaml")).unwrap();
     }

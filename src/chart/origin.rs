@@ -175,27 +175,10 @@ impl ValuesSources {
 /// A values path as `--set` writes it (`a.b`, `list[0].c`, `a\\.b` for a key with a dot) as a
 /// JSON pointer (`/a/b`, `/list/0/c`, `/a.b`).
 pub(crate) fn path_pointer(path: &str) -> String {
-    let mut pointer = String::from("/");
-    let mut chars = path.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&'.') => {
-                chars.next();
-                pointer.push('.');
-            }
-            '.' => pointer.push('/'),
-            '[' => {
-                if !pointer.ends_with('/') {
-                    pointer.push('/');
-                }
-                pointer.extend(chars.by_ref().take_while(|&d| d != ']'));
-            }
-            '~' => pointer.push_str("~0"),
-            '/' => pointer.push_str("~1"),
-            c => pointer.push(c),
-        }
-    }
-    pointer
+    crate::manifest::origin::values_path_tokens(path)
+        .iter()
+        .map(|t| format!("/{}", crate::manifest::escape_pointer_token(t)))
+        .collect()
 }
 
 /// The line of the key that holds `path` (`a.b`, `list[0]`) in a values file, if the file sets

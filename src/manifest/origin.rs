@@ -14,28 +14,33 @@ pub fn line_starts(text: &str) -> Vec<u32> {
         .collect()
 }
 
-/// The index of `item` in `table`, added at the end if it is not there (tables of a few
-/// entries, each named by many stretches or marks).
-/// The last key of a values path as `--set` writes it (`a.b\\.c` → `b.c`; `list[0]` → `list`).
-fn last_key(path: &str) -> String {
-    let mut key = String::new();
+/// The keys of a values path as `--set` writes it: `a.b` → `a`, `b`; `list[0].c` → `list`,
+/// `0`, `c`; `a\\.b` (a key with a dot) → `a.b`.
+pub fn values_path_tokens(path: &str) -> Vec<String> {
+    let mut tokens = vec![String::new()];
     let mut chars = path.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
             '\\' if chars.peek() == Some(&'.') => {
                 chars.next();
-                key.push('.');
+                tokens.last_mut().expect("never empty").push('.');
             }
-            '.' => key.clear(),
+            '.' => tokens.push(String::new()),
             '[' => {
-                chars.by_ref().take_while(|&d| d != ']').for_each(drop);
+                if !tokens.last().is_some_and(String::is_empty) {
+                    tokens.push(String::new());
+                }
+                let index: String = chars.by_ref().take_while(|&d| d != ']').collect();
+                tokens.last_mut().expect("never empty").push_str(&index);
             }
-            c => key.push(c),
+            c => tokens.last_mut().expect("never empty").push(c),
         }
     }
-    key
+    tokens
 }
 
+/// The index of `item` in `table`, added at the end if it is not there (tables of a few
+/// entries, each named by many stretches or marks).
 pub fn index_in<T: PartialEq>(table: &mut Vec<T>, item: T) -> u32 {
     match table.iter().position(|t| *t == item) {
         Some(i) => i as u32,
@@ -169,7 +174,15 @@ impl Origins {
             .iter()
             .take_while(|&&(out, _)| out <= end)
             .map(|&(_, v)| &self.values[v as usize])
-            .find(|site| last_key(&site.path) == key)
+            .find(|site| {
+                // The key the value stands for: a list item's is its list's.
+                let tokens = values_path_tokens(&site.path);
+                tokens
+                    .iter()
+                    .rev()
+                    .find(|t| t.parse::<usize>().is_err())
+                    .is_some_and(|t| t == key)
+            })
             .cloned()
     }
 

@@ -151,3 +151,17 @@ pub fn python(code: &str, args: &[&Path]) -> Run {
     c.arg("-c").arg(code).args(args);
     run_cmd(c, None)
 }
+
+/// Copies the directory tree `from` to `to` (a chart, to change it in a test).
+#[allow(dead_code)]
+pub fn copy_dir(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let target = to.join(entry.path().strip_prefix(from).unwrap());
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
