@@ -164,7 +164,13 @@ pub struct TemplateSet<'a> {
     /// [`MAX_DEPTH`]). Every container made during a render is a function's result and is
     /// entered when it is made; a function that changes a map in place clears it all.
     depths: std::cell::RefCell<rustc_hash::FxHashMap<usize, u32>>,
+    /// The `.Values` trees renders of this set have traced, by the tree's address: each
+    /// indexed once for all of a chart's templates (see [`Exec::value_paths`]).
+    value_indexes: std::cell::RefCell<rustc_hash::FxHashMap<usize, Rc<ValueIndex>>>,
 }
+
+/// A `.Values` tree's nodes by address, with their values paths.
+type ValueIndex = HashMap<usize, Rc<str>>;
 
 impl<'a> TemplateSet<'a> {
     pub fn new(arena: &'a Bump) -> Self {
@@ -173,6 +179,7 @@ impl<'a> TemplateSet<'a> {
             bodies: HashMap::default(),
             allocated: std::cell::Cell::new(0),
             depths: Default::default(),
+            value_indexes: Default::default(),
         }
     }
 
@@ -380,7 +387,7 @@ pub struct Exec<'s, 'a> {
     /// marking. Values reach templates as shared references (a field, a variable, `range`'s
     /// element, `with`'s dot, a `dict` a helper is called with all hold the same node), so a
     /// value's address tells which value it is however it travelled.
-    value_paths: Option<HashMap<usize, Rc<str>>>,
+    value_paths: Option<Rc<ValueIndex>>,
     /// The values paths of the nodes the running action read, in order.
     touched: Vec<Rc<str>>,
     /// The body running: its source for names and texts, its file and name for errors.
@@ -715,16 +722,26 @@ impl<'s, 'a> Exec<'s, 'a> {
     /// The values path of a `.Values` node, when `v` is one (see [`Exec::value_paths`]).
     fn value_path(&mut self, v: &Value) -> Option<Rc<str>> {
         let address = node_address(v)?;
+        let set = self.set;
+        let vars = &self.vars;
         let paths = self.value_paths.get_or_insert_with(|| {
-            let mut paths = HashMap::default();
-            let root = self.vars.first().and_then(|d| match &d.value {
+            let root = vars.first().and_then(|d| match &d.value {
                 Value::Map(m) => m.borrow().get("Values").cloned(),
                 _ => None,
             });
-            if let Some(root) = root {
-                index_values(&root, &mut String::new(), &mut paths, 0);
-            }
-            paths
+            let Some(root) = root else {
+                return Rc::default();
+            };
+            let key = node_address(&root).unwrap_or(0);
+            set.value_indexes
+                .borrow_mut()
+                .entry(key)
+                .or_insert_with(|| {
+                    let mut paths = HashMap::default();
+                    index_values(&root, &mut String::new(), &mut paths, 0);
+                    Rc::new(paths)
+                })
+                .clone()
         });
         paths.get(&address).cloned()
     }
