@@ -634,9 +634,11 @@ fn values_printed_from_dot_inside_with_are_named() {
 
 /// helm create's pattern, `{{- with .Values.nodeSelector }}nodeSelector: {{- toYaml . | nindent
 /// 8 }}{{- end }}` with `nodeSelector: {}`: the missing nodeSelector and toleration are written
-/// into those empty values, and the chart then renders them (as real Helm renders it too).
+/// into those empty values. A value a fix replaces (an invalid build selector, printed through
+/// `range`) is rewritten where it is set, and a key a fix renames (the deprecated OS label, in
+/// the parent's values for a subchart) is renamed there.
 #[test]
-fn fix_fills_the_empty_values_an_empty_with_skipped() {
+fn fix_writes_additions_replacements_and_renames_into_values() {
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("windows-values-paths");
     common::copy_dir(&root().join("testdata/charts/windows-values-paths"), &copy);
@@ -655,6 +657,20 @@ fn fix_fills_the_empty_values_an_empty_with_skipped() {
         values.contains("# helm create's pattern"),
         "comments are kept: {values}"
     );
+    assert!(
+        values.contains("  node.kubernetes.io/windows-build: 10.0.20348\n"),
+        "{values}"
+    );
+    assert!(
+        values.contains("agent:\n  nodeSelector:\n    kubernetes.io/os: windows\n")
+            && !values.contains("beta.kubernetes.io/os"),
+        "{values}"
+    );
+    let (_, after) = json(&["lint", chart, "--fail-on", "never"]);
+    let rules = common::rules_of(&after);
+    for fixed in ["windows-build-selector-invalid", "deprecated-os-label"] {
+        assert!(!rules.contains(&fixed.to_string()), "{fixed}: {after:#}");
+    }
     let (_, report) = json(&["lint", chart, "--fail-on", "never"]);
     let worker: Vec<&serde_json::Value> = report["findings"]
         .as_array()

@@ -43,6 +43,7 @@ pub(crate) fn chart_fixes(
     let mut out = ChartFixes::default();
     // Per values file: its operations and the findings they fix.
     let mut by_file: BTreeMap<String, (Vec<PatchOperation>, Vec<FixedFinding>)> = BTreeMap::new();
+    let mut files = ValuesFiles::default();
     for f in &report.findings {
         let Some(fix) = &f.finding.fix else { continue };
         if fix.applicability == Applicability::Unsafe && !opts.unsafe_fixes {
@@ -60,7 +61,7 @@ pub(crate) fn chart_fixes(
         let mut template = None;
         let mut failed = None;
         for op in &fix.patch {
-            match place(object, op) {
+            match place(object, op, &mut files) {
                 Place::Values(file, added) => {
                     ops.extend(added.into_iter().map(|op| (file.clone(), op)))
                 }
@@ -133,9 +134,53 @@ enum Place {
 
 /// Where an operation of a fix against the rendered `object` belongs: the nearest existing
 /// parent of its path, and what wrote that parent there.
-fn place(object: &Object, op: &PatchOperation) -> Place {
-    let PatchOperation::Add(add) = op else {
-        return Place::Nowhere("only additions are traced into values".into());
+fn place(object: &Object, op: &PatchOperation, files: &mut ValuesFiles) -> Place {
+    let add = match op {
+        PatchOperation::Add(add) => add,
+        PatchOperation::Replace(r) => {
+            return match values_pointer_of(object, r.path.as_str(), files) {
+                Ok((file, pointer)) => values_op(file, &pointer, |path| {
+                    PatchOperation::Replace(json_patch::ReplaceOperation {
+                        path,
+                        value: r.value.clone(),
+                    })
+                }),
+                Err(place) => place,
+            };
+        }
+        // A key renamed in its map (`beta.kubernetes.io/os` to `kubernetes.io/os`).
+        PatchOperation::Move(m) => {
+            let (from, to) = (m.from.as_str(), m.path.as_str());
+            let (Some((from_parent, _)), Some((to_parent, key))) =
+                (from.rsplit_once('/'), to.rsplit_once('/'))
+            else {
+                return Place::Nowhere(
+                    "only a key renamed in its map is traced into values".into(),
+                );
+            };
+            if from_parent != to_parent {
+                return Place::Nowhere(
+                    "only a key renamed in its map is traced into values".into(),
+                );
+            }
+            return match values_pointer_of(object, from, files) {
+                Ok((file, pointer)) => {
+                    let parent = pointer.rsplit_once('/').map_or("", |(p, _)| p);
+                    let Ok(to) = format!("{parent}/{key}").parse() else {
+                        return Place::Nowhere(format!("`{parent}/{key}` is not a JSON pointer"));
+                    };
+                    values_op(file, &pointer, |from| {
+                        PatchOperation::Move(json_patch::MoveOperation { from, path: to })
+                    })
+                }
+                Err(place) => place,
+            };
+        }
+        _ => {
+            return Place::Nowhere(
+                "only additions, replacements and key renames are traced into values".into(),
+            );
+        }
     };
     let path = add.path.as_str();
     let tokens: Vec<&str> = path.split('/').skip(1).collect();
@@ -223,6 +268,85 @@ fn place(object: &Object, op: &PatchOperation) -> Place {
     Place::Nowhere("nothing of its path was rendered".into())
 }
 
+/// The values files fixes look into, parsed once each.
+#[derive(Default)]
+struct ValuesFiles(std::collections::HashMap<String, Option<Value>>);
+
+impl ValuesFiles {
+    fn value(&mut self, file: &str) -> Option<&Value> {
+        self.0
+            .entry(file.to_string())
+            .or_insert_with(|| {
+                let text = std::fs::read_to_string(file).ok()?;
+                let (mut docs, error) = parse_document_text(&text, 0);
+                (error.is_none() && docs.len() == 1).then(|| docs.remove(0).value)
+            })
+            .as_ref()
+    }
+}
+
+/// Where the existing field at `pointer` of the rendered `object` is set in a values file: the
+/// value the action that printed it came from, and, within that value, the same place (the
+/// nearest enclosing field whose rendered value is the value as the file has it, and the rest of
+/// the pointer from there).
+fn values_pointer_of(
+    object: &Object,
+    pointer: &str,
+    files: &mut ValuesFiles,
+) -> Result<(String, String), Place> {
+    let pos = object.value_position(pointer);
+    let origin = object
+        .source
+        .origin_at(object.stream_line(pos.line), pos.column)
+        .ok_or_else(|| Place::Nowhere("the rendered text it changes has no template".into()))?;
+    let site = match (&origin.value, origin.verbatim) {
+        (Some(site), false) => site,
+        _ => {
+            return Err(Place::Template(format!(
+                "{}:{}: change it there",
+                object.source.template_file(&origin.file),
+                origin.line
+            )));
+        }
+    };
+    let Some(file) = &site.file else {
+        return Err(Place::Nowhere(match &site.flag {
+            Some(flag) => format!("the value `{}` is set by `{flag}`", site.path),
+            None => format!("the value `{}` is set in no values file", site.path),
+        }));
+    };
+    let base = crate::chart::origin::path_pointer(&site.path);
+    let in_file = files
+        .value(file)
+        .and_then(|v| v.pointer(&base))
+        .cloned()
+        .ok_or_else(|| Place::Nowhere(format!("`{file}` does not read as one YAML document")))?;
+    let tokens: Vec<&str> = pointer.split('/').skip(1).collect();
+    for k in (0..=tokens.len()).rev() {
+        let ancestor: String = tokens[..k].iter().map(|t| format!("/{t}")).collect();
+        if object.value.pointer(&ancestor) == Some(&in_file) {
+            let rest: String = tokens[k..].iter().map(|t| format!("/{t}")).collect();
+            return Ok((file.clone(), format!("{base}{rest}")));
+        }
+    }
+    Err(Place::Nowhere(format!(
+        "`{}` in {file} is not what was rendered (a function or `tpl` made the rendered value from it)",
+        site.path
+    )))
+}
+
+/// One operation, made by `op` from the values pointer `pointer`, against `file`.
+fn values_op(
+    file: String,
+    pointer: &str,
+    op: impl FnOnce(json_patch::jsonptr::PointerBuf) -> PatchOperation,
+) -> Place {
+    match pointer.parse() {
+        Ok(path) => Place::Values(file, vec![op(path)]),
+        Err(_) => Place::Nowhere(format!("`{pointer}` is not a JSON pointer")),
+    }
+}
+
 /// Additions that fill the empty value `site` (a map or a list a `with` skipped) with the entries
 /// or items of `value`, the field the rendered object lacks.
 fn into_empty_value(site: &crate::manifest::origin::ValueSite, value: &serde_json::Value) -> Place {
@@ -262,6 +386,133 @@ fn into_empty_value(site: &crate::manifest::origin::ValueSite, value: &serde_jso
 /// `text` (a values file) with `ops` written in, keeping every other line; `None` when they
 /// can't be.
 fn write_into(text: &str, ops: &[PatchOperation]) -> Option<String> {
+    // Replacements and renames first, each on its own line; then the additions.
+    let (adds, edits): (Vec<PatchOperation>, Vec<PatchOperation>) = ops
+        .iter()
+        .cloned()
+        .partition(|op| matches!(op, PatchOperation::Add(_)));
+    let edited;
+    let text = if edits.is_empty() {
+        text
+    } else {
+        edited = edit_in_place(text, &edits)?;
+        &edited
+    };
+    if adds.is_empty() {
+        return Some(text.to_string());
+    }
+    add_into(text, &adds)
+}
+
+/// Replaced scalars and renamed keys written over their text on their own lines (comments,
+/// quoting elsewhere and layout kept), and used only if the result reads as exactly the patched
+/// document. Why by hand: no YAML crate edits a document in place (see `fix::insert`).
+fn edit_in_place(text: &str, ops: &[PatchOperation]) -> Option<String> {
+    let (mut docs, error) = parse_document_text(text, 0);
+    if error.is_some() || docs.len() != 1 {
+        return None;
+    }
+    let doc = docs.pop()?;
+    let mut patched = doc.value.clone();
+    let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_string).collect();
+    for op in ops {
+        crate::engine::patch::apply(&mut patched, op)?;
+        let (pointer, at_key, new_text) = match op {
+            PatchOperation::Replace(r) => {
+                let value: Value = r.value.clone().into();
+                if value.is_object() || value.is_array() {
+                    return None;
+                }
+                (r.path.to_string(), false, one_line_yaml(&value)?)
+            }
+            PatchOperation::Move(m) => {
+                let key = m.path.as_str().rsplit_once('/')?.1;
+                let key = crate::manifest::unescape_pointer_token(key);
+                (
+                    m.from.to_string(),
+                    true,
+                    one_line_yaml(&Value::from(key.as_ref()))?,
+                )
+            }
+            _ => return None,
+        };
+        let (pos, exact) = crate::manifest::resolve(&doc.value, &doc.pos, &pointer);
+        let (line, col) = if at_key {
+            (pos.key_line, pos.key_col)
+        } else {
+            (pos.line, pos.col)
+        };
+        if !exact || line == 0 {
+            return None;
+        }
+        let text_line = lines.get_mut(line as usize - 1)?;
+        let start = text_line
+            .char_indices()
+            .nth(col.saturating_sub(1) as usize)
+            .map(|(i, _)| i)?;
+        let end = start + scalar_len(&text_line[start..], at_key)?;
+        text_line.replace_range(start..end, &new_text);
+    }
+    let out: String = lines.concat();
+    let (docs, error) = parse_document_text(&out, 0);
+    (error.is_none() && docs.len() == 1 && docs[0].value == patched).then_some(out)
+}
+
+/// A scalar as YAML writes it on one line, in a form that reads back as itself here (`yes` is a
+/// bool to the YAML 1.1 readers Helm uses, so such a string is quoted).
+fn one_line_yaml(value: &Value) -> Option<String> {
+    let reads_back = |text: &str| {
+        let (docs, error) = parse_document_text(&format!("v: {text}\n"), 0);
+        error.is_none() && docs.first().and_then(|d| d.value.get("v")) == Some(value)
+    };
+    let yaml = serde_yaml_ng::to_string(value).ok()?;
+    let yaml = yaml.trim_end();
+    if !yaml.contains('\n') && reads_back(yaml) {
+        return Some(yaml.to_string());
+    }
+    let json = serde_json::to_string(value).ok()?;
+    reads_back(&json).then_some(json)
+}
+
+/// The length of the one-line scalar (or, `at_key`, the key) `text` starts with: a quoted one to
+/// its closing quote, a plain one to a `:` (a key), ` #` or the end of the line.
+fn scalar_len(text: &str, at_key: bool) -> Option<usize> {
+    let bytes = text.as_bytes();
+    match bytes.first()? {
+        q @ (b'"' | b'\'') => {
+            let mut i = 1;
+            while i < bytes.len() {
+                if bytes[i] == b'\\' && *q == b'"' {
+                    i += 2;
+                    continue;
+                }
+                if bytes[i] == *q {
+                    if *q == b'\'' && bytes.get(i + 1) == Some(&b'\'') {
+                        i += 2;
+                        continue;
+                    }
+                    return Some(i + 1);
+                }
+                i += 1;
+            }
+            None
+        }
+        _ => {
+            let line_end = text.find('\n').unwrap_or(text.len());
+            let line = &text[..line_end];
+            let end = if at_key {
+                line.find(": ")
+                    .or_else(|| line.strip_suffix(':').map(str::len))?
+            } else {
+                line.find(" #").unwrap_or(line.len())
+            };
+            Some(line[..end].trim_end().len())
+        }
+    }
+}
+
+/// The additions written into the values file's text.
+fn add_into(text: &str, ops: &[PatchOperation]) -> Option<String> {
     let (mut docs, error) = parse_document_text(text, 0);
     if error.is_some() || docs.len() != 1 {
         return None;
@@ -331,4 +582,51 @@ fn empty_flow_rewrite(
     let out: String = lines.concat();
     let (docs, error) = parse_document_text(&out, 0);
     (error.is_none() && docs.len() == 1 && docs[0].value == *patched).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(json: serde_json::Value) -> PatchOperation {
+        serde_json::from_value(json).unwrap()
+    }
+
+    /// A replaced scalar and a renamed key are written over their own text: quoting elsewhere,
+    /// comments and layout stay.
+    #[test]
+    fn replacements_and_renames_edit_their_lines_only() {
+        let text = "# top\na:\n  b: 'x' # keep\n  \"c.d\": y   # and this\n  f: [1, 2]\n";
+        let out = write_into(
+            text,
+            &[
+                op(serde_json::json!({"op": "replace", "path": "/a/b", "value": "z z"})),
+                op(serde_json::json!({"op": "move", "from": "/a/c.d", "path": "/a/e"})),
+                op(serde_json::json!({"op": "add", "path": "/a/g", "value": "new"})),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "# top\na:\n  b: z z # keep\n  e: y   # and this\n  f: [1, 2]\n  g: new\n"
+        );
+        // A value that needs quoting is quoted; a collection is not written over a line.
+        let quoted = write_into(
+            "k: 1\n",
+            &[op(
+                serde_json::json!({"op": "replace", "path": "/k", "value": "yes"}),
+            )],
+        )
+        .unwrap();
+        assert_eq!(quoted, "k: \"yes\"\n");
+        assert!(
+            write_into(
+                "k: 1\n",
+                &[op(
+                    serde_json::json!({"op": "replace", "path": "/k", "value": {"a": 1}})
+                )],
+            )
+            .is_none()
+        );
+    }
 }
