@@ -248,11 +248,9 @@ fn place(object: &Object, op: &PatchOperation, files: &mut ValuesFiles) -> Place
         let Some(site) = &origin.value else {
             return template_change();
         };
-        let Some(file) = &site.file else {
-            return Place::Nowhere(match &site.flag {
-                Some(flag) => format!("the value `{}` is set by `{flag}`", site.path),
-                None => format!("the value `{}` is set in no values file", site.path),
-            });
+        let file = match values_file(site) {
+            Ok(file) => file,
+            Err(place) => return place,
         };
         let values_path: String = crate::chart::origin::path_pointer(&site.path)
             + &tokens.get(k).map(|t| format!("/{t}")).unwrap_or_default();
@@ -268,6 +266,22 @@ fn place(object: &Object, op: &PatchOperation, files: &mut ValuesFiles) -> Place
     Place::Nowhere("nothing of its path was rendered".into())
 }
 
+/// The values file that sets the value `site`, or why a fix can't go into one.
+fn values_file(site: &crate::manifest::origin::ValueSite) -> Result<&String, Place> {
+    site.file.as_ref().ok_or_else(|| {
+        Place::Nowhere(match &site.flag {
+            Some(flag) => format!("the value `{}` is set by `{flag}`", site.path),
+            None => format!("the value `{}` is set in no values file", site.path),
+        })
+    })
+}
+
+/// A values file's text as its one YAML document, or `None` (more documents, or an error).
+fn one_document(text: &str) -> Option<crate::manifest::yaml::ParsedDoc> {
+    let (mut docs, error) = parse_document_text(text, 0);
+    (error.is_none() && docs.len() == 1).then(|| docs.remove(0))
+}
+
 /// The values files fixes look into, parsed once each.
 #[derive(Default)]
 struct ValuesFiles(std::collections::HashMap<String, Option<Value>>);
@@ -278,8 +292,7 @@ impl ValuesFiles {
             .entry(file.to_string())
             .or_insert_with(|| {
                 let text = std::fs::read_to_string(file).ok()?;
-                let (mut docs, error) = parse_document_text(&text, 0);
-                (error.is_none() && docs.len() == 1).then(|| docs.remove(0).value)
+                one_document(&text).map(|doc| doc.value)
             })
             .as_ref()
     }
@@ -309,12 +322,7 @@ fn values_pointer_of(
             )));
         }
     };
-    let Some(file) = &site.file else {
-        return Err(Place::Nowhere(match &site.flag {
-            Some(flag) => format!("the value `{}` is set by `{flag}`", site.path),
-            None => format!("the value `{}` is set in no values file", site.path),
-        }));
-    };
+    let file = values_file(site)?;
     let base = crate::chart::origin::path_pointer(&site.path);
     let in_file = files
         .value(file)
@@ -350,11 +358,9 @@ fn values_op(
 /// Additions that fill the empty value `site` (a map or a list a `with` skipped) with the entries
 /// or items of `value`, the field the rendered object lacks.
 fn into_empty_value(site: &crate::manifest::origin::ValueSite, value: &serde_json::Value) -> Place {
-    let Some(file) = &site.file else {
-        return Place::Nowhere(match &site.flag {
-            Some(flag) => format!("the value `{}` is set by `{flag}`", site.path),
-            None => format!("the value `{}` is set in no values file", site.path),
-        });
+    let file = match values_file(site) {
+        Ok(file) => file,
+        Err(place) => return place,
     };
     let base = crate::chart::origin::path_pointer(&site.path);
     let add = |suffix: String, value: &serde_json::Value| {
@@ -408,11 +414,7 @@ fn write_into(text: &str, ops: &[PatchOperation]) -> Option<String> {
 /// quoting elsewhere and layout kept), and used only if the result reads as exactly the patched
 /// document. Why by hand: no YAML crate edits a document in place (see `fix::insert`).
 fn edit_in_place(text: &str, ops: &[PatchOperation]) -> Option<String> {
-    let (mut docs, error) = parse_document_text(text, 0);
-    if error.is_some() || docs.len() != 1 {
-        return None;
-    }
-    let doc = docs.pop()?;
+    let doc = one_document(text)?;
     let mut patched = doc.value.clone();
     let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_string).collect();
     for op in ops {
@@ -454,8 +456,7 @@ fn edit_in_place(text: &str, ops: &[PatchOperation]) -> Option<String> {
         text_line.replace_range(start..end, &new_text);
     }
     let out: String = lines.concat();
-    let (docs, error) = parse_document_text(&out, 0);
-    (error.is_none() && docs.len() == 1 && docs[0].value == patched).then_some(out)
+    (one_document(&out)?.value == patched).then_some(out)
 }
 
 /// A scalar as YAML writes it on one line, in a form that reads back as itself here (`yes` is a
@@ -513,11 +514,7 @@ fn scalar_len(text: &str, at_key: bool) -> Option<usize> {
 
 /// The additions written into the values file's text.
 fn add_into(text: &str, ops: &[PatchOperation]) -> Option<String> {
-    let (mut docs, error) = parse_document_text(text, 0);
-    if error.is_some() || docs.len() != 1 {
-        return None;
-    }
-    let doc = docs.pop()?;
+    let doc = one_document(text)?;
     let mut patched = doc.value.clone();
     for op in ops {
         crate::engine::patch::apply(&mut patched, op)?;
@@ -580,8 +577,7 @@ fn empty_flow_rewrite(
         done.push(parent.to_string());
     }
     let out: String = lines.concat();
-    let (docs, error) = parse_document_text(&out, 0);
-    (error.is_none() && docs.len() == 1 && docs[0].value == *patched).then_some(out)
+    (one_document(&out)?.value == *patched).then_some(out)
 }
 
 #[cfg(test)]
