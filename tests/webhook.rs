@@ -139,6 +139,22 @@ fn half_sent_request(server: &Server, ca: &str) -> (Child, ChildStdin, ClientLin
         &fixture("pod-windows-unpinned-v1.json"),
     ]);
     assert!(lines.next().unwrap().unwrap().contains("half"));
+    // "half" means the bytes left the client, not that the server parsed the head: a drain
+    // begun before that rightly closes the connection as not yet a request. Wait until the
+    // server counts the review as in flight.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let metrics = client(&["metrics", &server.url, ca]);
+        if sample(&metrics, "winguard_admission_requests_in_flight", &[]) >= 1.0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the half-sent review never counted as in flight: {metrics}\n{}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     (child, stdin, lines)
 }
 
@@ -684,7 +700,12 @@ fn certificate_rotation_under_traffic_fails_no_request() {
             "5",
         ])
     });
-    std::thread::sleep(Duration::from_millis(1500));
+    // Rotate only once the traffic is answered under the first certificate (the client's start
+    // takes its time on a loaded machine).
+    wait_for(|| {
+        let metrics = client(&["metrics", &server.url, &bundle.display().to_string()]);
+        (sample(&metrics, "winguard_admission_requests_total", &[]) >= 3.0).then_some(())
+    });
     // As cert-manager does it: the key and the certificate replaced one after the other (in
     // between, the pair does not match and is rejected; the old one stays in use).
     write_replacing(&key, &std::fs::read_to_string(&b.key).unwrap());
@@ -772,6 +793,7 @@ fn metrics_are_prometheus_text_that_prometheus_client_parses() {
         ("winguard_admission_findings", "counter"),
         ("winguard_admission_duration_seconds", "histogram"),
         ("winguard_ready", "gauge"),
+        ("winguard_admission_requests_in_flight", "gauge"),
     ] {
         assert_eq!(
             families.get(name).and_then(Value::as_str),
@@ -780,6 +802,8 @@ fn metrics_are_prometheus_text_that_prometheus_client_parses() {
         );
     }
     let value = |name: &str, labels: &[(&str, &str)]| sample(&metrics, name, labels);
+    // Every review above was answered: none is still counted.
+    assert_eq!(value("winguard_admission_requests_in_flight", &[]), 0.0);
     let requests = "winguard_admission_requests_total";
     assert_eq!(
         value(requests, &[("endpoint", "validate"), ("verdict", "denied")]),

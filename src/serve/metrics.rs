@@ -38,6 +38,9 @@ pub(crate) struct Metrics {
     pub certificate_reloads: Family<ResultLabels, Counter>,
     /// 1 while rules and config are loaded and reviews are answered.
     pub ready: Gauge,
+    /// Reviews whose request head arrived and whose answer is not yet written: what a drain
+    /// waits for.
+    pub in_flight: Gauge,
 }
 
 impl Default for Metrics {
@@ -79,6 +82,12 @@ impl Default for Metrics {
         );
         let ready = Gauge::default();
         registry.register("ready", "1 once rules and config are loaded", ready.clone());
+        let in_flight = Gauge::default();
+        registry.register(
+            "admission_requests_in_flight",
+            "Admission reviews being read or answered now",
+            in_flight.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -87,7 +96,24 @@ impl Default for Metrics {
             config_reloads,
             certificate_reloads,
             ready,
+            in_flight,
         }
+    }
+}
+
+/// Counts one review in [`Metrics::in_flight`] while it lives, however its handler returns.
+pub(crate) struct InFlight(Gauge);
+
+impl InFlight {
+    pub(crate) fn enter(gauge: &Gauge) -> Self {
+        gauge.inc();
+        InFlight(gauge.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.dec();
     }
 }
 

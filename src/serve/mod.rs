@@ -372,6 +372,7 @@ async fn receive(body: Body, declared: Option<usize>) -> Received {
 /// Reads the body within the limits, has the admission adapter answer it, counts and logs.
 async fn admit(state: Arc<AppState>, endpoint: Endpoint, req: Request) -> Response {
     let started = Instant::now();
+    let _in_flight = metrics::InFlight::enter(&state.metrics.in_flight);
     let declared = req
         .headers()
         .get(header::CONTENT_LENGTH)
