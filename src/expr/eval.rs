@@ -157,6 +157,7 @@ impl<'a> Val<'a> {
         Val::List(Rc::new(items))
     }
 
+    #[inline]
     pub fn kind(&self) -> Kind<'_, 'a> {
         match self {
             Val::Null => Kind::Null,
@@ -228,6 +229,7 @@ impl<'a> Val<'a> {
         )
     }
 
+    #[inline]
     pub fn as_str(&self) -> Option<&str> {
         match self.kind() {
             Kind::Str(s) => Some(s),
@@ -235,6 +237,7 @@ impl<'a> Val<'a> {
         }
     }
 
+    #[inline]
     pub fn as_bool(&self) -> Option<bool> {
         match self.kind() {
             Kind::Bool(b) => Some(b),
@@ -249,6 +252,7 @@ impl<'a> Val<'a> {
         }
     }
 
+    #[inline]
     pub fn is_null(&self) -> bool {
         matches!(self.kind(), Kind::Null)
     }
@@ -304,10 +308,18 @@ impl<'a> Val<'a> {
                 .filter(|v| !v.is_null())
                 .map(Val::Ref)),
             // A map an expression built keeps its nulls: they are what it computed.
-            Val::Map(m) => Ok(m
-                .iter()
-                .find(|(k, _)| equals(k, key))
-                .map(|(_, v)| v.clone())),
+            // Keys are strings but for a rule's own maps: compare them as strings, without
+            // `equals`' numeric checks.
+            Val::Map(m) => Ok(match key.as_str() {
+                Some(text) => m
+                    .iter()
+                    .find(|(k, _)| k.as_str() == Some(text))
+                    .map(|(_, v)| v.clone()),
+                None => m
+                    .iter()
+                    .find(|(k, _)| equals(k, key))
+                    .map(|(_, v)| v.clone()),
+            }),
             Val::Rec(r) => Ok(key.as_str().and_then(|k| {
                 let i = r.names().iter().position(|n| *n == k)?;
                 Some(r.field(i))
@@ -406,6 +418,10 @@ impl<'a> Iterator for Items<'_, 'a> {
 /// CEL equality, heterogeneous for numbers (`1 == 1.0` and `1 == 1u` hold, as in Kubernetes'
 /// CEL); values of different kinds are unequal.
 pub(super) fn equals(a: &Val<'_>, b: &Val<'_>) -> bool {
+    // Most comparisons in rules are of strings: no numeric checks for them.
+    if let (Some(x), Some(y)) = (a.as_str(), b.as_str()) {
+        return x == y;
+    }
     if let (Some(x), Some(y)) = (numeric(a), numeric(b)) {
         return x.partial_cmp(&y) == Some(Ordering::Equal);
     }
@@ -750,6 +766,18 @@ fn eval<'a>(
                     return Ok(Val::Str(text));
                 }
                 return binary(*op, &Val::Str(text), &b);
+            }
+            // Likewise `l1 + l2 + …` (a rule's lists of problems) extends one list.
+            if *op == Op::Add
+                && let Val::List(mut items) = a
+            {
+                if matches!(b.kind(), Kind::List)
+                    && let (Some(owned), Ok(tail)) = (Rc::get_mut(&mut items), b.items())
+                {
+                    owned.extend(tail);
+                    return Ok(Val::List(items));
+                }
+                return binary(*op, &Val::List(items), &b);
             }
             binary(*op, &a, &b)
         }

@@ -31,6 +31,17 @@ fn operators_and_macros_follow_the_spec() {
         ("1 + 2 * 3", Value::from(7)),
         ("'a' + 'b'", Value::from("ab")),
         ("[1, 2] + [3]", crate::json!([1, 2, 3])),
+        // A list built once and added to twice: extending it in place must not change the other
+        // use (the macro's variable shares it).
+        (
+            "[[1, 2]].map(l, [l + [3], l + [4], l])",
+            crate::json!([[[1, 2, 3], [1, 2, 4], [1, 2]]]),
+        ),
+        (
+            "[1] + [2] + [3] + o.spec.containers.map(c, c.name)",
+            crate::json!([1, 2, 3, "a", "b"]),
+        ),
+        ("{'a': 1, 2: 'b'}[2] + {'a': 'x'}['a']", Value::from("bx")),
         ("7 / 2", Value::from(3)),
         ("7 % 3", Value::from(1)),
         ("1 == 1.0", Value::Bool(true)),

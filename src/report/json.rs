@@ -144,8 +144,10 @@ pub(super) fn write(report: &Report, w: &mut dyn std::io::Write) -> std::io::Res
                 warnings: report.count(Severity::Warning),
             },
         };
-    let mut w = std::io::BufWriter::with_capacity(64 * 1024, w);
-    serde_json::to_writer_pretty(&mut w, &out)?;
+    // sonic-rs hands each piece it writes to the `BufWriter`, which gathers them.
+    let mut w =
+        sonic_rs::writer::BufferedWriter::new(std::io::BufWriter::with_capacity(64 * 1024, w));
+    sonic_rs::to_writer_pretty(&mut w, &out).map_err(std::io::Error::other)?;
     w.write_all(b"\n")?;
     w.flush()
 }
