@@ -144,10 +144,117 @@ pub(super) fn write(report: &Report, w: &mut dyn std::io::Write) -> std::io::Res
                 warnings: report.count(Severity::Warning),
             },
         };
-    // sonic-rs hands each piece it writes to the `BufWriter`, which gathers them.
-    let mut w =
-        sonic_rs::writer::BufferedWriter::new(std::io::BufWriter::with_capacity(64 * 1024, w));
+    let mut w = Chunked {
+        inner: w,
+        buffer: Vec::with_capacity(CHUNK),
+    };
     sonic_rs::to_writer_pretty(&mut w, &out).map_err(std::io::Error::other)?;
     w.write_all(b"\n")?;
     w.flush()
+}
+
+/// How much JSON is gathered before it is written out.
+const CHUNK: usize = 64 * 1024;
+
+/// The JSON gathered in memory and written out a chunk at a time. sonic-rs writes into spare
+/// capacity it reserves (`WriteExt`); its own `BufferedWriter` passes every piece to the writer
+/// under it, which for tens of thousands of findings cost more than the faster escaping saved.
+struct Chunked<W: Write> {
+    inner: W,
+    buffer: Vec<u8>,
+}
+
+impl<W: Write> Write for Chunked<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.buffer.extend_from_slice(buf);
+        if self.buffer.len() >= CHUNK {
+            self.inner.write_all(&self.buffer)?;
+            self.buffer.clear();
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.write_all(&self.buffer)?;
+        self.buffer.clear();
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> sonic_rs::writer::WriteExt for Chunked<W> {
+    fn reserve_with(
+        &mut self,
+        additional: usize,
+    ) -> std::io::Result<&mut [std::mem::MaybeUninit<u8>]> {
+        if self.buffer.len() >= CHUNK {
+            self.inner.write_all(&self.buffer)?;
+            self.buffer.clear();
+        }
+        self.buffer.reserve_with(additional)
+    }
+
+    unsafe fn flush_len(&mut self, additional: usize) -> std::io::Result<()> {
+        // SAFETY: the caller wrote `additional` bytes into the capacity `reserve_with` returned,
+        // which is the vector's spare capacity, as the vector's own implementation requires.
+        unsafe { self.buffer.flush_len(additional) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts the writes that reach it, to see the JSON leave in chunks.
+    struct Counting {
+        bytes: Vec<u8>,
+        writes: usize,
+    }
+
+    impl Write for Counting {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.writes += 1;
+            self.bytes.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn chunked_json_is_what_serde_json_writes_and_leaves_in_chunks() {
+        // Many findings' worth of strings needing every kind of escape, well over one chunk.
+        let items: Vec<serde_json::Value> = (0..4000)
+            .map(|i| {
+                serde_json::json!({
+                    "rule": format!("rule-{i}"),
+                    "message": format!("quote \" backslash \\ tab \t newline \n control \u{1} é … {i}"),
+                    "line": i,
+                })
+            })
+            .collect();
+        let value = serde_json::Value::Array(items);
+        let mut w = Chunked {
+            inner: Counting {
+                bytes: Vec::new(),
+                writes: 0,
+            },
+            buffer: Vec::with_capacity(CHUNK),
+        };
+        sonic_rs::to_writer_pretty(&mut w, &value).unwrap();
+        w.flush().unwrap();
+        let expected = serde_json::to_vec_pretty(&value).unwrap();
+        assert!(expected.len() > 4 * CHUNK, "{}", expected.len());
+        assert!(
+            w.inner.bytes == expected,
+            "sonic-rs through Chunked differs from serde_json"
+        );
+        // Chunks, not pieces: a few writes of about CHUNK bytes each.
+        assert!(
+            w.inner.writes <= expected.len() / CHUNK + 2,
+            "{} writes for {} bytes",
+            w.inner.writes,
+            expected.len()
+        );
+    }
 }
