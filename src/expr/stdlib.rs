@@ -714,10 +714,18 @@ pub fn register(r: &mut Registry) {
     }
 
     // Semver library.
-    r.add(
+    r.add_prepared(
         "semver(string) -> semver",
-        "a semantic version (`1.25.3`); an error when the text is not one",
-        |_, a| semver(s(&a[0]), false),
+        "a semantic version (`1.25.3`); an error when the text is not one (a literal is read at load)",
+        |c, a| match c.prepared::<Semver>() {
+            Some(v) => Ok(Val::Semver(Rc::new(v.clone()))),
+            None => semver(s(&a[0]), false),
+        },
+        Some((0, |text| {
+            Semver::parse(text, false)
+                .map(|v| Box::new(v) as Box<dyn std::any::Any + Send + Sync>)
+                .map_err(|e| format!("invalid semver: {text}: {e}"))
+        })),
     );
     r.add(
         "semver(string, bool) -> semver",

@@ -186,6 +186,8 @@ fn run_time_errors_are_errors_not_nulls() {
         "dyn(5).matches('.*')",
         "isQuantity(dyn(1))",
         "semver('1.0-rc1', true)",
+        // Not a literal: read, and found wrong, when evaluated.
+        "semver(o.meta.labels.app)",
     ] {
         let got = eval_with(text, &[("o", obj.clone())]);
         assert!(
@@ -226,6 +228,8 @@ fn type_errors_are_load_errors_with_their_offset() {
             13,
         ),
         ("'a'.matches('[')", "invalid regular expression", 12),
+        // A literal version is read at load, as a literal pattern is compiled there.
+        ("semver('1.x') == semver('1.0.0')", "invalid semver: 1.x", 7),
         ("1 +", "", 0),
         (
             "quantity('1') < quantity('2')",
