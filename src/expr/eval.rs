@@ -153,7 +153,13 @@ impl<'a> Val<'a> {
         }
     }
 
+    /// A list of `items`; an empty one borrows a shared empty list (rules build many: filters
+    /// that find nothing, `cond ? [...] : []`) instead of allocating.
     pub fn list(items: Vec<Val<'a>>) -> Val<'a> {
+        static EMPTY: Value = Value::Array(Vec::new());
+        if items.is_empty() {
+            return Val::Ref(&EMPTY);
+        }
         Val::List(Rc::new(items))
     }
 
