@@ -314,8 +314,8 @@ impl<'a> Val<'a> {
                 .filter(|v| !v.is_null())
                 .map(Val::Ref)),
             // A map an expression built keeps its nulls: they are what it computed.
-            // Keys are strings but for a rule's own maps: compare them as strings, without
-            // `equals`' numeric checks.
+            // A rule's own maps are keyed by strings: a string key is compared as a string,
+            // without `equals`' numeric checks.
             Val::Map(m) => Ok(match key.as_str() {
                 Some(text) => m
                     .iter()
