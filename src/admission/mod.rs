@@ -492,7 +492,7 @@ fn invalid(mut answer: Answer, response: AdmissionResponse, message: String) -> 
 
 /// `rule: message (at /pointer)`, as the deny message shows a finding.
 fn describe(f: &Finding) -> String {
-    format!("{}: {} (at {})", f.rule, f.full_message(), f.pointer)
+    [&f.rule, ": ", &f.full_message(), " (at ", &f.pointer, ")"].concat()
 }
 
 /// What the API server passes on of a webhook's warnings (`k8s.io/apiserver`,
