@@ -561,12 +561,19 @@ fn cut_at_word(mut text: String, limit: usize) -> String {
         return text;
     }
     // Room for the ellipsis; then back to the last space, unless that loses most of the text.
-    let hard = text
-        .char_indices()
-        .nth(limit - 1)
-        .map_or(text.len(), |(i, _)| i);
+    // Where the text is ASCII that far (most warnings), bytes are characters: no decoding.
+    let ascii = text.as_bytes()[..limit].is_ascii();
+    let hard = if ascii {
+        limit - 1
+    } else {
+        text.char_indices()
+            .nth(limit - 1)
+            .map_or(text.len(), |(i, _)| i)
+    };
     let cut = match text[..hard].rfind(' ') {
-        Some(i) if text[..i].chars().count() >= limit / 2 => text[..i].trim_end().len(),
+        Some(i) if (if ascii { i } else { text[..i].chars().count() }) >= limit / 2 => {
+            text[..i].trim_end().len()
+        }
         _ => hard,
     };
     text.truncate(cut);
@@ -984,6 +991,18 @@ mod tests {
         // No place to cut at a word: cut at the limit.
         let solid = warning(&finding("r", "/spec", "x".repeat(400)), &object, false);
         assert_eq!(solid.chars().count(), WARNING_LIMIT, "{solid}");
+        // Cut in characters, not bytes, where the text is not ASCII: of 200 words of two
+        // characters (`é`, two bytes) and a space, the 255 characters less the 17-character
+        // prefix hold 79 whole words, cut at the space after them, and the ellipsis.
+        let wide = warning(&finding("r", "/spec", "éé ".repeat(200)), &object, false);
+        assert!(wide.ends_with("éé…"), "{wide}");
+        assert_eq!(
+            wide.chars().count(),
+            "warning r: spec: ".len() + 79 * 3 - 1 + 1,
+            "{wide}"
+        );
+        let solid_wide = warning(&finding("r", "/spec", "é".repeat(400)), &object, false);
+        assert_eq!(solid_wide.chars().count(), WARNING_LIMIT, "{solid_wide}");
         // A line break would make the API server drop the warning.
         let broken = warning(&finding("r", "/spec", "a\nb".into()), &object, false);
         assert_eq!(broken, "warning r: spec: a b");
