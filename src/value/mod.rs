@@ -81,9 +81,11 @@ impl Map {
         if self.entries.len() <= 32 {
             // Length and first byte first: most keys differ there, and a call to `memcmp` for
             // every key of the same length showed in profiles.
-            let (len, first) = (key.len(), key.as_bytes().first());
+            // Each key's bytes are found once (an inline or heap string: a branch each time).
+            let key = key.as_bytes();
             self.entries.iter().position(|(k, _)| {
-                k.len() == len && k.as_bytes().first() == first && k.as_str() == key
+                let k = k.as_bytes();
+                k.len() == key.len() && k.first() == key.first() && k == key
             })
         } else {
             self.find(key).ok()
