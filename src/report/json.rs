@@ -159,6 +159,8 @@ const CHUNK: usize = 64 * 1024;
 /// The JSON gathered in memory and written out a chunk at a time. sonic-rs writes into spare
 /// capacity it reserves (`WriteExt`); its own `BufferedWriter` passes every piece to the writer
 /// under it, which for tens of thousands of findings cost more than the faster escaping saved.
+/// Not the whole JSON in one vector (`to_vec_pretty`): it is larger than the input (12 MB for
+/// the 7.7 MB dense corpus), and holding it took the lint's peak memory from 125 to 151 MB.
 struct Chunked<W: Write> {
     inner: W,
     buffer: Vec<u8>,

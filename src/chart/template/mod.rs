@@ -388,8 +388,9 @@ pub struct Exec<'s, 'a> {
     /// element, `with`'s dot, a `dict` a helper is called with all hold the same node), so a
     /// value's address tells which value it is however it travelled.
     value_paths: Option<Rc<ValueIndex>>,
-    /// The values paths of the nodes the running action read, in order.
-    touched: Vec<Rc<str>>,
+    /// The values path of the first `.Values` node the running action read (not counting what
+    /// a template it includes reads).
+    touched: Option<Rc<str>>,
     /// The body running: its source for names and texts, its file and name for errors.
     cur: Rc<Body<'a>>,
     /// How deep each template name is being called (Helm's recursion bound is per name).
@@ -435,7 +436,7 @@ impl<'s, 'a> Exec<'s, 'a> {
             dot_path: None,
             mark_values: Vec::new(),
             value_paths: None,
-            touched: Vec::new(),
+            touched: None,
             frame: 0,
             spare: Vec::new(),
             cur: body,
@@ -633,7 +634,7 @@ impl<'s, 'a> Exec<'s, 'a> {
             }
             Node::Action(pos, pipe) => {
                 self.step(*pos)?;
-                self.touched.clear();
+                self.touched = None;
                 let v = self.pipe(pipe, dot)?;
                 if pipe.decl.is_empty() {
                     self.mark(pos.offset, false);
@@ -749,11 +750,8 @@ impl<'s, 'a> Exec<'s, 'a> {
     /// Notes that the running action read `v` (when marking): its values path, if it is a
     /// `.Values` node, may name what the action prints.
     fn touch(&mut self, v: &Value) {
-        if self.marking
-            && self.touched.len() < 8
-            && let Some(path) = self.value_path(v)
-        {
-            self.touched.push(path);
+        if self.marking && self.touched.is_none() {
+            self.touched = self.value_path(v);
         }
     }
 
@@ -766,9 +764,7 @@ impl<'s, 'a> Exec<'s, 'a> {
         if !self.marking {
             return;
         }
-        let path = self
-            .value_path(printed)
-            .or_else(|| self.touched.first().cloned());
+        let path = self.value_path(printed).or_else(|| self.touched.clone());
         match path {
             Some(path) => {
                 let index = crate::manifest::origin::index_in(&mut self.mark_values, path);
@@ -845,6 +841,8 @@ impl<'s, 'a> Exec<'s, 'a> {
         let saved_out = std::mem::replace(&mut self.out, buffer);
         let saved_marks = std::mem::take(&mut self.marks);
         let saved_dot = self.dot_path.take();
+        // What the included template's actions read is theirs, not the including action's.
+        let saved_touched = self.touched.take();
         let saved_file = self.cur_file;
         if self.marking {
             self.cur_file = self.mark_file(&body);
@@ -858,6 +856,7 @@ impl<'s, 'a> Exec<'s, 'a> {
         let out = std::mem::replace(&mut self.out, saved_out);
         let marks = std::mem::replace(&mut self.marks, saved_marks);
         self.dot_path = saved_dot;
+        self.touched = saved_touched;
         self.cur_file = saved_file;
         self.vars.truncate(self.frame);
         self.frame = saved_frame;
@@ -1574,6 +1573,43 @@ mod tests {
         let (file, rest, verbatim) = at("image:");
         assert_eq!(file, "c/templates/d.yaml");
         assert!(rest.starts_with("image: ") && verbatim, "{rest}");
+    }
+
+    /// An action names the value it read itself, not one a template it includes read: the
+    /// helper's `.Values.nameOverride` is not what `include … | trunc` printed.
+    #[test]
+    fn an_include_keeps_its_values_to_itself() {
+        let arena = Bump::new();
+        let mut set = TemplateSet::new(&arena);
+        let helpers = "{{- define \"fullname\" }}{{ .Values.nameOverride }}-app{{ end -}}";
+        set.add("c/templates/_helpers.tpl", helpers.into()).unwrap();
+        let main = "name: {{ include \"fullname\" . | trunc 63 }}\ntag: {{ .Values.image.tag }}\n";
+        set.add("c/templates/d.yaml", main.into()).unwrap();
+        let values = Value::map(
+            [
+                ("nameOverride".to_string(), Value::from("web")),
+                (
+                    "image".to_string(),
+                    Value::map(
+                        [("tag".to_string(), Value::from("1.2"))]
+                            .into_iter()
+                            .collect(),
+                    ),
+                ),
+            ]
+            .into_iter()
+            .collect(),
+        );
+        let data = Value::map([("Values".to_string(), values)].into_iter().collect());
+        let (out, marks) = set.render_marked("c/templates/d.yaml", &data).unwrap();
+        assert_eq!(out, "name: web-app\ntag: 1.2\n");
+        let value_at = |needle: &str| {
+            let o = out.find(needle).unwrap() as u32;
+            let m = marks.marks.iter().rev().find(|m| m.out <= o).unwrap();
+            marks.values.get(m.value as usize).map(|v| v.to_string())
+        };
+        assert_eq!(value_at("1.2").as_deref(), Some("image.tag"));
+        assert_eq!(value_at("web-app"), None);
     }
 
     /// Templates that used to panic, abort on allocation, overflow the stack or never end:
