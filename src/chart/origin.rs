@@ -1,7 +1,7 @@
 //! Which value an action printed, and where the user (or the chart) set it: what a finding in a
 //! rendered chart names beside the template line, so the fix goes where the value is.
 
-use crate::manifest::origin::ValueSite;
+use crate::manifest::origin::{ValueSite, values_path_tokens};
 
 /// The values path (`image.tag`) of the first `.Values.…` field chain in the action whose
 /// pipeline starts at byte `at` of a template's `source`: what the action prints comes from it
@@ -112,12 +112,15 @@ impl ValuesSources {
             Some((file.display().to_string(), doc))
         });
         match own {
-            Some((file, doc)) => ValueSite {
-                path: path.to_string(),
-                line: line_of(doc, path),
-                file: line_of(doc, path).map(|_| file.clone()),
-                flag: None,
-            },
+            Some((file, doc)) => {
+                let line = line_of(doc, path);
+                ValueSite {
+                    path: path.to_string(),
+                    file: line.map(|_| file.clone()),
+                    line,
+                    flag: None,
+                }
+            }
             None => site,
         }
     }
@@ -129,10 +132,12 @@ impl ValuesSources {
             line: None,
             flag: None,
         };
+        // A key sets the value when one's path tokens start the other's: `tolerations` and
+        // `tolerations[0].key`, `image` and `image.tag` (token by token, not text by text).
+        let wanted = values_path_tokens(path);
         let covers = |key: &str| {
-            key == path
-                || path.starts_with(&format!("{key}."))
-                || key.starts_with(&format!("{path}."))
+            let key = values_path_tokens(key);
+            key.starts_with(&wanted) || wanted.starts_with(&key)
         };
         for (flag, arg) in self.flags.iter().rev() {
             // `a.b=1,c=2`: any of its keys (a `--set-file`'s one key) may set the value.
@@ -175,7 +180,7 @@ impl ValuesSources {
 /// A values path as `--set` writes it (`a.b`, `list[0].c`, `a\\.b` for a key with a dot) as a
 /// JSON pointer (`/a/b`, `/list/0/c`, `/a.b`).
 pub(crate) fn path_pointer(path: &str) -> String {
-    crate::manifest::origin::values_path_tokens(path)
+    values_path_tokens(path)
         .iter()
         .map(|t| format!("/{}", crate::manifest::escape_pointer_token(t)))
         .collect()
@@ -269,5 +274,26 @@ mod tests {
         );
         let none = sources.site("missing");
         assert!(none.file.is_none() && none.flag.is_none());
+        // A flag setting a list sets its items' fields (values paths index lists); one setting
+        // a key that only begins with the same letters does not.
+        let sources = ValuesSources::new(
+            vec![
+                ("--set-json".into(), r#"tolerations=[{"key":"os"}]"#.into()),
+                ("--set".into(), "imagePullPolicy=Always".into()),
+            ],
+            Vec::new(),
+            Some(("c/values.yaml".into(), "image:\n  tag: '1'\n".into())),
+        );
+        let key = sources.site("tolerations[0].key");
+        assert_eq!(
+            key.flag.as_deref(),
+            Some(r#"--set-json tolerations=[{"key":"os"}]"#)
+        );
+        let tag = sources.site("image.tag");
+        assert!(tag.flag.is_none(), "{:?}", tag.flag);
+        assert_eq!(
+            (tag.file.as_deref(), tag.line),
+            (Some("c/values.yaml"), Some(2))
+        );
     }
 }
