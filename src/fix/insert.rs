@@ -195,7 +195,7 @@ pub(super) fn yaml_lines(value: &Value, indent: usize) -> Option<String> {
 }
 
 /// Whether `text` parses as exactly one document equal to `expected`.
-fn reads_as(text: &str, line_offset: u32, expected: &Value) -> bool {
+pub(super) fn reads_as(text: &str, line_offset: u32, expected: &Value) -> bool {
     match crate::manifest::parse_document_text(text, line_offset) {
         (docs, None) => docs.len() == 1 && docs[0].value == *expected,
         _ => false,

@@ -151,18 +151,14 @@ fn place(object: &Object, op: &PatchOperation, files: &mut ValuesFiles) -> Place
         // A key renamed in its map (`beta.kubernetes.io/os` to `kubernetes.io/os`).
         PatchOperation::Move(m) => {
             let (from, to) = (m.from.as_str(), m.path.as_str());
-            let (Some((from_parent, _)), Some((to_parent, key))) =
-                (from.rsplit_once('/'), to.rsplit_once('/'))
-            else {
-                return Place::Nowhere(
-                    "only a key renamed in its map is traced into values".into(),
-                );
+            let key = match (from.rsplit_once('/'), to.rsplit_once('/')) {
+                (Some((from_parent, _)), Some((to_parent, key))) if from_parent == to_parent => key,
+                _ => {
+                    return Place::Nowhere(
+                        "only a key renamed in its map is traced into values".into(),
+                    );
+                }
             };
-            if from_parent != to_parent {
-                return Place::Nowhere(
-                    "only a key renamed in its map is traced into values".into(),
-                );
-            }
             return match values_pointer_of(object, from, files) {
                 Ok((file, pointer)) => {
                     let parent = pointer.rsplit_once('/').map_or("", |(p, _)| p);
@@ -254,14 +250,9 @@ fn place(object: &Object, op: &PatchOperation, files: &mut ValuesFiles) -> Place
         };
         let values_path: String = crate::chart::origin::path_pointer(&site.path)
             + &tokens.get(k).map(|t| format!("/{t}")).unwrap_or_default();
-        let Ok(values_path) = values_path.parse() else {
-            return Place::Nowhere(format!("`{values_path}` is not a JSON pointer"));
-        };
-        let op = PatchOperation::Add(json_patch::AddOperation {
-            path: values_path,
-            value,
+        return values_op(file.clone(), &values_path, |path| {
+            PatchOperation::Add(json_patch::AddOperation { path, value })
         });
-        return Place::Values(file.clone(), vec![op]);
     }
     Place::Nowhere("nothing of its path was rendered".into())
 }
@@ -456,7 +447,7 @@ fn edit_in_place(text: &str, ops: &[PatchOperation]) -> Option<String> {
         text_line.replace_range(start..end, &new_text);
     }
     let out: String = lines.concat();
-    (one_document(&out)?.value == patched).then_some(out)
+    super::insert::reads_as(&out, 0, &patched).then_some(out)
 }
 
 /// A scalar as YAML writes it on one line, in a form that reads back as itself here (`yes` is a
@@ -577,7 +568,7 @@ fn empty_flow_rewrite(
         done.push(parent.to_string());
     }
     let out: String = lines.concat();
-    (one_document(&out)?.value == *patched).then_some(out)
+    super::insert::reads_as(&out, 0, patched).then_some(out)
 }
 
 #[cfg(test)]
