@@ -165,8 +165,9 @@ pub struct TemplateSet<'a> {
     /// entered when it is made; a function that changes a map in place clears it all.
     depths: std::cell::RefCell<rustc_hash::FxHashMap<usize, u32>>,
     /// The `.Values` trees renders of this set have traced, by the tree's address: each
-    /// indexed once for all of a chart's templates (see [`Exec::value_paths`]).
-    value_indexes: std::cell::RefCell<rustc_hash::FxHashMap<usize, Rc<ValueIndex>>>,
+    /// indexed once for all of a chart's templates (see [`Exec::value_paths`]). The tree is
+    /// kept with its index, so its address cannot be reused by another while the set lives.
+    value_indexes: std::cell::RefCell<rustc_hash::FxHashMap<usize, (Value, Rc<ValueIndex>)>>,
 }
 
 /// A `.Values` tree's nodes by address, with their values paths.
@@ -740,8 +741,9 @@ impl<'s, 'a> Exec<'s, 'a> {
                 .or_insert_with(|| {
                     let mut paths = HashMap::default();
                     index_values(&root, &mut String::new(), &mut paths, 0);
-                    Rc::new(paths)
+                    (root.clone(), Rc::new(paths))
                 })
+                .1
                 .clone()
         });
         paths.get(&address).cloned()
