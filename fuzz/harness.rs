@@ -6,7 +6,7 @@
 use std::sync::{Arc, OnceLock};
 
 use winguard::admission::{Endpoint, review};
-use winguard::chart::load::{File, load_files};
+use winguard::chart::load::{File, load_files, values_files};
 use winguard::chart::origin::ValuesSources;
 use winguard::chart::render::{template_output, template_output_traced};
 use winguard::chart::values::{SetKind, Values, apply_set, merge_maps, parse_values_file};
@@ -59,14 +59,7 @@ pub fn render_template(data: &[u8]) {
     if let Ok(rendered) = render_chart(&chart, &Values::new(), &RenderOptions::default()) {
         let _ = template_output(&rendered, true, false);
         // The trace too: marks, the values they name, holes, and where each lands.
-        let values = ValuesSources::new(
-            Vec::new(),
-            Vec::new(),
-            Some((
-                "values.yaml".into(),
-                String::from_utf8_lossy(values).into_owned(),
-            )),
-        );
+        let values = ValuesSources::new(Vec::new(), Vec::new(), values_files(&chart));
         let _ = template_output_traced(&rendered, true, false, &values);
     }
 }

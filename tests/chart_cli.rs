@@ -680,3 +680,107 @@ fn fix_writes_additions_replacements_and_renames_into_values() {
         .collect();
     assert!(worker.is_empty(), "{worker:#?}");
 }
+
+/// A subchart's own default is named in the subchart's `values.yaml` wherever the subchart is:
+/// in a directory not named after it, under the alias its parent gives it, or packaged as an
+/// archive in `charts/` (the file then is the archive and its member), and a packaged top chart
+/// names its own `values.yaml` the same way.
+#[test]
+fn subchart_defaults_are_found_wherever_the_subchart_lives() {
+    let agent = root().join("testdata/charts/windows-values-paths/charts/agent");
+    let agent_files: Vec<(String, Vec<u8>)> =
+        ["Chart.yaml", "values.yaml", "templates/daemonset.yaml"]
+            .iter()
+            .map(|f| (f.to_string(), std::fs::read(agent.join(f)).unwrap()))
+            .collect();
+    let archive = |top: &str, files: &[(String, Vec<u8>)]| {
+        let mut tar = tar::Builder::new(flate2::write::GzEncoder::new(
+            Vec::new(),
+            flate2::Compression::default(),
+        ));
+        for (name, data) in files {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(data.len() as u64);
+            header.set_mode(0o644);
+            header.set_cksum();
+            tar.append_data(&mut header, format!("{top}/{name}"), &data[..])
+                .unwrap();
+        }
+        tar.into_inner().unwrap().finish().unwrap()
+    };
+    let image_site = |report: &serde_json::Value| -> Vec<(String, String, u64)> {
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == "windows-container-administrator")
+            .map(|f| {
+                let v = &f["values"];
+                (
+                    f["file"].as_str().unwrap().to_string(),
+                    v["file"].as_str().unwrap_or("").to_string(),
+                    v["line"].as_u64().unwrap_or(0),
+                )
+            })
+            .collect()
+    };
+    let dir = tempfile::tempdir().unwrap();
+
+    // In `charts/agent-src/`, under the alias `winagent`.
+    let umbrella = write_chart(
+        dir.path(),
+        "umbrella",
+        "dependencies:\n- name: agent\n  version: 0.1.0\n  alias: winagent\n",
+        &[],
+    );
+    for (name, data) in &agent_files {
+        let path = umbrella.join("charts/agent-src").join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, data).unwrap();
+    }
+    let (_, report) = json(&["lint", umbrella.to_str().unwrap(), "--fail-on", "never"]);
+    let src = umbrella.join("charts/agent-src");
+    assert_eq!(
+        image_site(&report),
+        [(
+            format!("{}/templates/daemonset.yaml", src.display()),
+            format!("{}/values.yaml", src.display()),
+            2
+        )],
+        "{report}"
+    );
+
+    // Packaged as `charts/agent-0.1.0.tgz`.
+    std::fs::remove_dir_all(umbrella.join("charts/agent-src")).unwrap();
+    std::fs::write(
+        umbrella.join("charts/agent-0.1.0.tgz"),
+        archive("agent", &agent_files),
+    )
+    .unwrap();
+    let (_, report) = json(&["lint", umbrella.to_str().unwrap(), "--fail-on", "never"]);
+    let member = format!("{}/charts/agent-0.1.0.tgz!/agent", umbrella.display());
+    assert_eq!(
+        image_site(&report),
+        [(
+            format!("{member}/templates/daemonset.yaml"),
+            format!("{member}/values.yaml"),
+            2
+        )],
+        "{report}"
+    );
+
+    // The agent chart itself, packaged: its own values.yaml inside the archive.
+    let packaged = dir.path().join("agent-0.1.0.tgz");
+    std::fs::write(&packaged, archive("agent", &agent_files)).unwrap();
+    let (_, report) = json(&["lint", packaged.to_str().unwrap(), "--fail-on", "never"]);
+    let member = format!("{}!/agent", packaged.display());
+    assert_eq!(
+        image_site(&report),
+        [(
+            format!("{member}/templates/daemonset.yaml"),
+            format!("{member}/values.yaml"),
+            2
+        )],
+        "{report}"
+    );
+}

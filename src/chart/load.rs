@@ -51,6 +51,8 @@ pub struct Chart {
     pub files: Vec<File>,
     /// `values.yaml`, numbers as JSON reads them.
     pub values: Arc<Map<String, Json>>,
+    /// `values.yaml` as written, to find the line that sets a value.
+    pub values_text: Option<Arc<str>>,
     pub schema: Option<Arc<Json>>,
     pub dependencies: Vec<Dependency>,
     /// The charts under `charts/`.
@@ -236,6 +238,7 @@ fn yaml_map(file: &File, shown: &str) -> Result<Map<String, Json>, Error> {
 pub fn load_files(files: Vec<File>, shown: &str, location: &str) -> Result<Chart, Error> {
     let mut metadata = None;
     let mut values = Map::new();
+    let mut values_text = None;
     let mut schema = None;
     let mut requirements = None;
     let mut templates = Vec::new();
@@ -245,7 +248,10 @@ pub fn load_files(files: Vec<File>, shown: &str, location: &str) -> Result<Chart
     for file in files {
         match file.name.as_str() {
             "Chart.yaml" => metadata = Some(yaml_map(&file, shown)?),
-            "values.yaml" => values = yaml_map(&file, shown)?,
+            "values.yaml" => {
+                values = yaml_map(&file, shown)?;
+                values_text = Some(String::from_utf8_lossy(&file.data).into());
+            }
             "values.schema.json" => {
                 schema = Some(serde_json::from_slice(&file.data).map_err(|e| {
                     Error::new(
@@ -336,6 +342,7 @@ pub fn load_files(files: Vec<File>, shown: &str, location: &str) -> Result<Chart
         templates,
         files: other,
         values: Arc::new(values),
+        values_text,
         schema: schema.map(Arc::new),
         dependencies,
         subcharts,
@@ -344,19 +351,17 @@ pub fn load_files(files: Vec<File>, shown: &str, location: &str) -> Result<Chart
     })
 }
 
-/// Where each template of a chart and its subcharts is, by the path Helm names it with in its
-/// `# Source:` comments (`mychart/charts/sub/templates/x.yaml`): the file as the user can open
-/// it (`deploy/mychart/charts/sub/templates/x.yaml`, or an archive and its member). A subchart
-/// is named by its chart name and by any alias its parent gives it, as Helm renders it under
-/// the alias.
-pub fn template_locations(chart: &Chart) -> BTreeMap<String, String> {
-    fn walk(chart: &Chart, prefix: &str, out: &mut BTreeMap<String, String>) {
-        for t in &chart.templates {
-            out.insert(
-                format!("{prefix}/{}", t.name),
-                format!("{}/{}", chart.location, t.name),
-            );
-        }
+/// Every chart of `chart`'s tree under each name Helm may render it with: the chain of names
+/// from the top chart's subcharts down (empty for the top chart). A subchart is named by its
+/// chart name and by any alias its parent gives it, as Helm renders it under the alias (and
+/// names its templates and values by it).
+pub fn chart_tree(chart: &Chart) -> Vec<(Vec<&str>, &Chart)> {
+    fn walk<'c>(
+        chart: &'c Chart,
+        chain: &mut Vec<&'c str>,
+        out: &mut Vec<(Vec<&'c str>, &'c Chart)>,
+    ) {
+        out.push((chain.clone(), chart));
         for sub in &chart.subcharts {
             let aliases = chart
                 .dependencies
@@ -366,13 +371,53 @@ pub fn template_locations(chart: &Chart) -> BTreeMap<String, String> {
             let mut names: Vec<&str> = std::iter::once(sub.name()).chain(aliases).collect();
             names.dedup();
             for name in names {
-                walk(sub, &format!("{prefix}/charts/{name}"), out);
+                chain.push(name);
+                walk(sub, chain, out);
+                chain.pop();
             }
         }
     }
-    let mut out = BTreeMap::new();
-    walk(chart, chart.name(), &mut out);
+    let mut out = Vec::new();
+    walk(chart, &mut Vec::new(), &mut out);
     out
+}
+
+/// Where each template of a chart and its subcharts is, by the path Helm names it with in its
+/// `# Source:` comments (`mychart/charts/sub/templates/x.yaml`): the file as the user can open
+/// it (`deploy/mychart/charts/sub/templates/x.yaml`, or an archive and its member).
+pub fn template_locations(chart: &Chart) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (chain, sub) in chart_tree(chart) {
+        let mut prefix = chart.name().to_string();
+        for name in chain {
+            prefix.push_str("/charts/");
+            prefix.push_str(name);
+        }
+        for t in &sub.templates {
+            out.insert(
+                format!("{prefix}/{}", t.name),
+                format!("{}/{}", sub.location, t.name),
+            );
+        }
+    }
+    out
+}
+
+/// Each chart's `values.yaml` in `chart`'s tree, by its chain of names ([`chart_tree`]): the file
+/// as the user can open it (`deploy/mychart/charts/db/values.yaml`, or an archive and its
+/// member) and its text.
+pub fn values_files(chart: &Chart) -> Vec<(Vec<String>, String, Arc<str>)> {
+    chart_tree(chart)
+        .into_iter()
+        .filter_map(|(chain, c)| {
+            let text = c.values_text.clone()?;
+            Some((
+                chain.into_iter().map(String::from).collect(),
+                format!("{}/values.yaml", c.location),
+                text,
+            ))
+        })
+        .collect()
 }
 
 fn dependency(v: &Json) -> Option<Dependency> {

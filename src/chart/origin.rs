@@ -1,6 +1,7 @@
 //! Which value an action printed, and where the user (or the chart) set it: what a finding in a
 //! rendered chart names beside the template line, so the fix goes where the value is.
 
+use super::values::{SetKind, assignments};
 use crate::manifest::origin::{ValueSite, values_path_tokens};
 
 /// The values path (`image.tag`) of the first `.Values.…` field chain in the action whose
@@ -33,6 +34,10 @@ pub fn action_dot_field(source: &str, at: usize) -> Option<Option<String>> {
 /// A values file: its name and its parsed document.
 type ValuesFile = (String, crate::manifest::yaml::ParsedDoc);
 
+/// A chart's own `values.yaml` in a chart's tree: the chain of subchart names that leads to it
+/// (empty for the top chart, [`crate::chart::load::chart_tree`]), its name and its text.
+pub type ChartValues = (Vec<String>, String, std::sync::Arc<str>);
+
 /// Where the values a render used came from, latest first in precedence: `--set*` flags, then
 /// `-f` files (the last one wins), then the chart's own `values.yaml`.
 #[derive(Debug, Default)]
@@ -41,11 +46,9 @@ pub struct ValuesSources {
     pub flags: Vec<(String, String)>,
     /// `-f` files in order: the name they are reported under, and their text.
     pub files: Vec<(String, String)>,
-    /// The chart's `values.yaml`, when it is a file on disk: its name and text.
-    pub chart: Option<(String, String)>,
-    /// The chart's directory, when it is one: where its subcharts' `values.yaml` files are.
-    pub chart_dir: Option<std::path::PathBuf>,
-    /// Subcharts' `values.yaml` files read so far (by the chain of names), parsed.
+    /// The `values.yaml` of each chart in the tree, the top chart's first when it has one.
+    charts: Vec<ChartValues>,
+    /// Subcharts' `values.yaml` files parsed so far (by the chain of names).
     subcharts: std::cell::RefCell<std::collections::HashMap<Vec<String>, Option<ValuesFile>>>,
     /// The files parsed (each once, when first needed), and the sites found (each once).
     parsed: std::cell::OnceCell<Vec<Option<crate::manifest::yaml::ParsedDoc>>>,
@@ -53,19 +56,27 @@ pub struct ValuesSources {
 }
 
 impl ValuesSources {
-    /// The sources of a render: its flags, `-f` files and the chart's `values.yaml` (each file
-    /// as its name and text).
+    /// The sources of a render: its flags, `-f` files (each as its name and text) and the
+    /// `values.yaml` of each chart in its tree ([`crate::chart::load::values_files`]).
     pub fn new(
         flags: Vec<(String, String)>,
         files: Vec<(String, String)>,
-        chart: Option<(String, String)>,
+        charts: Vec<ChartValues>,
     ) -> Self {
         ValuesSources {
             flags,
             files,
-            chart,
+            charts,
             ..Default::default()
         }
+    }
+
+    /// The top chart's `values.yaml`: its name and text.
+    fn top_chart(&self) -> Option<(&str, &str)> {
+        self.charts
+            .iter()
+            .find(|(chain, _, _)| chain.is_empty())
+            .map(|(_, name, text)| (name.as_str(), &**text))
     }
 
     /// Where the value at `path` was set: the last flag that sets it (or a value it is in), else
@@ -82,34 +93,35 @@ impl ValuesSources {
     }
 
     /// Where the value at `path` of a subchart's values was set: the subchart is `chain` (its
-    /// names from the top chart down, as its templates' paths give them). The user and the
-    /// parent chart set it under the subchart's name (`exporter.image.tag`: a flag, a `-f` file
-    /// or the parent's `values.yaml`); else it is the subchart's own `values.yaml` default.
+    /// names from the top chart down, as its templates' paths give them, aliases included). The
+    /// user and the parent chart set it under the subchart's name (`exporter.image.tag`: a
+    /// flag, a `-f` file or the parent's `values.yaml`); else it is the subchart's own
+    /// `values.yaml` default, wherever the subchart is (a directory of another name, an
+    /// archive).
     pub fn subchart_site(&self, chain: &[&str], path: &str) -> ValueSite {
         // `global` values are the top chart's, shared with every subchart.
         let top_level = path == "global" || path.starts_with("global.");
         let site = if top_level {
             self.site(path)
         } else {
-            self.site(&format!("{}.{path}", chain.join(".")))
+            let names: Vec<String> = chain
+                .iter()
+                .map(|c| crate::manifest::origin::escape_values_key(c).into_owned())
+                .collect();
+            self.site(&format!("{}.{path}", names.join(".")))
         };
         if site.file.is_some() || site.flag.is_some() {
             return site;
         }
         let key: Vec<String> = chain.iter().map(|c| c.to_string()).collect();
         let mut subcharts = self.subcharts.borrow_mut();
-        let own = subcharts.entry(key).or_insert_with(|| {
-            let dir = self.chart_dir.as_ref()?;
-            let file = chain
-                .iter()
-                .fold(dir.clone(), |d, c| d.join("charts").join(c))
-                .join("values.yaml");
-            let text = std::fs::read_to_string(&file).ok()?;
-            let doc = crate::manifest::parse_document_text(&text, 0)
+        let own = subcharts.entry(key).or_insert_with_key(|key| {
+            let (_, file, text) = self.charts.iter().find(|(c, _, _)| c == key)?;
+            let doc = crate::manifest::parse_document_text(text, 0)
                 .0
                 .into_iter()
                 .next()?;
-            Some((file.display().to_string(), doc))
+            Some((file.clone(), doc))
         });
         match own {
             Some((file, doc)) => {
@@ -134,24 +146,35 @@ impl ValuesSources {
         };
         // A key sets the value when one's path tokens start the other's: `tolerations` and
         // `tolerations[0].key`, `image` and `image.tag` (token by token, not text by text).
-        let wanted = values_path_tokens(path);
+        let Some(wanted) = values_path_tokens(path) else {
+            return site;
+        };
         let covers = |key: &str| {
-            let key = values_path_tokens(key);
-            key.starts_with(&wanted) || wanted.starts_with(&key)
+            values_path_tokens(key)
+                .is_some_and(|key| key.starts_with(&wanted) || wanted.starts_with(&key))
         };
         for (flag, arg) in self.flags.iter().rev() {
-            // `a.b=1,c=2`: any of its keys (a `--set-file`'s one key) may set the value.
-            let sets = arg
-                .split(',')
-                .filter_map(|kv| kv.split_once('=').map(|(k, _)| k.trim()))
-                .any(covers);
+            // `a.b=1,c=2`: any of its keys may set the value, read as Helm reads the flag (a
+            // `--set-json` value's commas are its own).
+            let kind = match flag.as_str() {
+                "--set" => SetKind::Typed,
+                "--set-json" => SetKind::Json,
+                _ => SetKind::String,
+            };
+            let sets =
+                assignments(arg, kind).is_ok_and(|keys| keys.iter().any(|(key, _)| covers(key)));
             if sets {
                 site.flag = Some(format!("{flag} {arg}"));
                 return site;
             }
         }
         // Latest first: the `-f` files from the last, then the chart's.
-        let files: Vec<&(String, String)> = self.files.iter().chain(self.chart.iter()).collect();
+        let files: Vec<(&str, &str)> = self
+            .files
+            .iter()
+            .map(|(name, text)| (name.as_str(), text.as_str()))
+            .chain(self.top_chart())
+            .collect();
         let parsed = self.parsed.get_or_init(|| {
             files
                 .iter()
@@ -168,7 +191,7 @@ impl ValuesSources {
             .chain(self.files.len()..files.len());
         for i in order {
             if let Some(line) = parsed[i].as_ref().and_then(|doc| line_of(doc, path)) {
-                site.file = Some(files[i].0.clone());
+                site.file = Some(files[i].0.to_string());
                 site.line = Some(line);
                 return site;
             }
@@ -178,18 +201,21 @@ impl ValuesSources {
 }
 
 /// A values path as `--set` writes it (`a.b`, `list[0].c`, `a\\.b` for a key with a dot) as a
-/// JSON pointer (`/a/b`, `/list/0/c`, `/a.b`).
-pub(crate) fn path_pointer(path: &str) -> String {
-    values_path_tokens(path)
-        .iter()
-        .map(|t| format!("/{}", crate::manifest::escape_pointer_token(t)))
-        .collect()
+/// JSON pointer (`/a/b`, `/list/0/c`, `/a.b`); `None` for a path that does not read.
+pub(crate) fn path_pointer(path: &str) -> Option<String> {
+    let tokens = values_path_tokens(path)?;
+    Some(
+        tokens
+            .iter()
+            .map(|t| format!("/{}", crate::manifest::escape_pointer_token(t)))
+            .collect(),
+    )
 }
 
 /// The line of the key that holds `path` (`a.b`, `list[0]`) in a values file, if the file sets
 /// it: a list item's is the line of its first key or its dash.
 fn line_of(doc: &crate::manifest::yaml::ParsedDoc, path: &str) -> Option<u32> {
-    let (pos, exact) = crate::manifest::resolve(&doc.value, &doc.pos, &path_pointer(path));
+    let (pos, exact) = crate::manifest::resolve(&doc.value, &doc.pos, &path_pointer(path)?);
     let line = if pos.key_line > 0 {
         pos.key_line
     } else {
@@ -246,7 +272,7 @@ mod tests {
                 "/nodeSelector/kubernetes.io~1os",
             ),
         ] {
-            assert_eq!(path_pointer(path), pointer, "{path}");
+            assert_eq!(path_pointer(path).as_deref(), Some(pointer), "{path}");
         }
     }
 
@@ -255,10 +281,11 @@ mod tests {
         let sources = ValuesSources::new(
             vec![("--set".into(), "image.tag=2,replicas=3".into())],
             vec![("prod.yaml".into(), "image:\n  repository: x\n".into())],
-            Some((
+            vec![(
+                Vec::new(),
                 "c/values.yaml".into(),
                 "image:\n  repository: a\n  tag: '1'\nnodeSelector: {}\n".into(),
-            )),
+            )],
         );
         let tag = sources.site("image.tag");
         assert_eq!(tag.flag.as_deref(), Some("--set image.tag=2,replicas=3"));
@@ -282,7 +309,11 @@ mod tests {
                 ("--set".into(), "imagePullPolicy=Always".into()),
             ],
             Vec::new(),
-            Some(("c/values.yaml".into(), "image:\n  tag: '1'\n".into())),
+            vec![(
+                Vec::new(),
+                "c/values.yaml".into(),
+                "image:\n  tag: '1'\n".into(),
+            )],
         );
         let key = sources.site("tolerations[0].key");
         assert_eq!(

@@ -367,6 +367,17 @@ pub enum SetKind {
 
 /// Applies one `--set`-style argument (`a.b=1,c[0]=x`) to `values`.
 pub fn apply_set(values: &mut Values, arg: &str, kind: SetKind) -> Result<(), String> {
+    for (key, raw) in assignments(arg, kind)? {
+        set_path(values, key, typed(raw, kind)?)?;
+    }
+    Ok(())
+}
+
+/// The `key=value` assignments of one `--set`-style argument, as written (keys still escaped):
+/// `a.b=1,c={x,y}` is `a.b` = `1` and `c` = `{x,y}`; a `--set-json` value ends where its JSON
+/// does, commas and all.
+pub fn assignments(arg: &str, kind: SetKind) -> Result<Vec<(&str, &str)>, String> {
+    let mut out = Vec::new();
     let mut rest = arg;
     while !rest.is_empty() {
         let (key, after_key) = split_unescaped(rest, &['=', ',']);
@@ -383,11 +394,10 @@ pub fn apply_set(values: &mut Values, arg: &str, kind: SetKind) -> Result<(), St
         } else {
             split_unescaped(after_key, &[','])
         };
-        let value = typed(raw, kind)?;
-        set_path(values, key, value)?;
+        out.push((key, raw));
         rest = next.strip_prefix(',').unwrap_or(next);
     }
-    Ok(())
+    Ok(out)
 }
 
 /// The text up to the first unescaped stop character, and the rest from it.
@@ -477,32 +487,10 @@ fn scalar(s: &str) -> Json {
 const MAX_NESTED_NAME_LEVEL: usize = 30;
 
 fn set_path(values: &mut Values, key: &str, value: Json) -> Result<(), String> {
-    let mut parts: Vec<(String, Vec<usize>)> = Vec::new();
-    let mut rest = key;
-    while !rest.is_empty() {
-        let (part, after) = split_unescaped(rest, &['.']);
-        let (name, indexes) = match part.find('[') {
-            Some(b) if !part[..b].ends_with('\\') => {
-                let mut idx = Vec::new();
-                for piece in part[b..].split('[').skip(1) {
-                    let n = piece
-                        .strip_suffix(']')
-                        .and_then(|n| n.parse::<usize>().ok())
-                        .ok_or_else(|| format!("failed to parse list index in {key:?}"))?;
-                    if n > 65_536 {
-                        return Err(format!(
-                            "index of {n} is greater than maximum supported index 65536"
-                        ));
-                    }
-                    idx.push(n);
-                }
-                (&part[..b], idx)
-            }
-            _ => (part, Vec::new()),
-        };
-        parts.push((unescape(name), indexes));
-        rest = after.strip_prefix('.').unwrap_or(after);
+    if key.is_empty() {
+        return Err("empty key".into());
     }
+    let parts = crate::manifest::origin::parse_values_path(key)?;
     // Helm's `MaxNestedNameLevel`.
     if parts.len() > MAX_NESTED_NAME_LEVEL + 1 {
         return Err(format!(
@@ -558,6 +546,37 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn an_argument_splits_into_its_assignments_as_helm_reads_it() {
+        assert_eq!(
+            assignments("a.b=1,c={x,y},d=e\\,f", SetKind::Typed),
+            Ok(vec![("a.b", "1"), ("c", "{x,y}"), ("d", "e\\,f")])
+        );
+        // A JSON value's commas are its own.
+        assert_eq!(
+            assignments(
+                r#"tolerations=[{"key":"os","value":"w"}],x=1"#,
+                SetKind::Json
+            ),
+            Ok(vec![
+                ("tolerations", r#"[{"key":"os","value":"w"}]"#),
+                ("x", "1")
+            ])
+        );
+        assert!(assignments("novalue", SetKind::Typed).is_err());
+        let mut values = Values::new();
+        apply_set(
+            &mut values,
+            r"nodeSelector.kubernetes\.io/os=windows,l[1]=b",
+            SetKind::Typed,
+        )
+        .unwrap();
+        assert_eq!(
+            Json::Object(values),
+            serde_json::json!({"nodeSelector": {"kubernetes.io/os": "windows"}, "l": [null, "b"]})
+        );
+    }
 
     fn set(args: &[(&str, SetKind)]) -> Json {
         let mut v = Map::new();

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::chart::load::template_locations;
 use crate::chart::values::{SetKind, Values, apply_set, merge_maps, parse_values_file};
-use crate::chart::{RenderOptions, load_chart, render_chart};
+use crate::chart::{Chart, RenderOptions, load_chart, render_chart};
 
 /// The flags Helm's `template` has for values and the release, with Helm's names.
 #[derive(Debug, clap::Args, Clone, Default)]
@@ -207,7 +207,7 @@ impl ChartArgs {
                 &rendered,
                 self.include_crds,
                 self.skip_tests,
-                &self.values_sources(chart),
+                &self.values_sources(&loaded),
             )
             .map_err(located)?;
             (text, Some(origins))
@@ -228,7 +228,7 @@ impl ChartArgs {
     }
 
     /// Where the render's values came from, for naming where a finding's value was set.
-    fn values_sources(&self, chart: &Path) -> crate::chart::origin::ValuesSources {
+    fn values_sources(&self, chart: &Chart) -> crate::chart::origin::ValuesSources {
         let read = |path: &Path| {
             std::fs::read_to_string(path)
                 .ok()
@@ -240,19 +240,14 @@ impl ChartArgs {
             ("--set-string", &self.set_string),
             ("--set-file", &self.set_file),
         ];
-        let mut sources = crate::chart::origin::ValuesSources::new(
+        crate::chart::origin::ValuesSources::new(
             flags
                 .iter()
                 .flat_map(|(flag, args)| args.iter().map(|a| (flag.to_string(), a.clone())))
                 .collect(),
             self.values.iter().filter_map(|f| read(f)).collect(),
-            chart
-                .is_dir()
-                .then(|| read(&chart.join("values.yaml")))
-                .flatten(),
-        );
-        sources.chart_dir = chart.is_dir().then(|| chart.to_path_buf());
-        sources
+            crate::chart::load::values_files(chart),
+        )
     }
 
     /// `helm template` from PATH with the same flags.

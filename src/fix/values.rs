@@ -248,7 +248,9 @@ fn place(object: &Object, op: &PatchOperation, files: &mut ValuesFiles) -> Place
             Ok(file) => file,
             Err(place) => return place,
         };
+        // A site with a file has a path that reads (its line was found by it).
         let values_path: String = crate::chart::origin::path_pointer(&site.path)
+            .unwrap_or_default()
             + &tokens.get(k).map(|t| format!("/{t}")).unwrap_or_default();
         return values_op(file.clone(), &values_path, |path| {
             PatchOperation::Add(json_patch::AddOperation { path, value })
@@ -314,7 +316,7 @@ fn values_pointer_of(
         }
     };
     let file = values_file(site)?;
-    let base = crate::chart::origin::path_pointer(&site.path);
+    let base = crate::chart::origin::path_pointer(&site.path).unwrap_or_default();
     let in_file = files
         .value(file)
         .and_then(|v| v.pointer(&base))
@@ -353,7 +355,7 @@ fn into_empty_value(site: &crate::manifest::origin::ValueSite, value: &serde_jso
         Ok(file) => file,
         Err(place) => return place,
     };
-    let base = crate::chart::origin::path_pointer(&site.path);
+    let base = crate::chart::origin::path_pointer(&site.path).unwrap_or_default();
     let add = |suffix: String, value: &serde_json::Value| {
         format!("{base}/{suffix}").parse().ok().map(|path| {
             PatchOperation::Add(json_patch::AddOperation {

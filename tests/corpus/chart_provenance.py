@@ -7,13 +7,20 @@ Lints each chart (a directory with Chart.yaml, found under the given directories
 `--format json`, under the generic and the EKS profile, and checks every finding: the template
 line its `file:line` names must hold the offending key (or, for a missing field, its parent's
 key or list item) or the action that printed the value, and the finding must carry `rendered`.
+A finding that names the values file setting its value (`values.file`, `values.line`) is
+checked too: that line must hold the value's key (the last key of its `--set`-style path) or a
+list item of it. A file inside a packaged chart (`charts/db-1.0.0.tgz!/db/values.yaml`, as
+`helm dependency build` leaves subcharts) is read from the archive.
 Prints each miss and the share that hold. The charts are public ones brought in for the run
 (not committed).
 """
+import io
 import json
 import os
+import re
 import subprocess
 import sys
+import tarfile
 
 
 def charts(roots):
@@ -22,6 +29,23 @@ def charts(roots):
             if "Chart.yaml" in files and "/charts/" not in d[len(root):]:
                 yield d
                 subdirs[:] = []
+
+
+def read_lines(path):
+    """The lines of a file, or of a member of a packaged chart (`a.tgz!/a/x.yaml`, nested too)."""
+    parts = path.split("!/")
+    with open(parts[0], "rb") as fh:
+        data = fh.read()
+    for member in parts[1:]:
+        with tarfile.open(fileobj=io.BytesIO(data)) as t:
+            data = t.extractfile(member).read()
+    return data.decode("utf-8").splitlines()
+
+
+def last_key(path):
+    """The last key of a values path as `--set` writes it (`a.b[0]` → `b`, `x.k\\.io/os` → `k.io/os`)."""
+    keys = re.split(r"(?<!\\)\.", path)
+    return re.sub(r"\[\d+\]$", "", keys[-1]).replace("\\", "")
 
 
 def holds(line, pointer):
@@ -34,6 +58,7 @@ def holds(line, pointer):
 def main():
     binary, roots = sys.argv[1], sys.argv[2:]
     total = good = untraced = failed = 0
+    sites = sites_good = 0
     for chart in sorted(charts(roots)):
         for profile in ("generic", "eks"):
             r = subprocess.run([binary, "lint", chart, "--format", "json", "--fail-on", "never",
@@ -50,11 +75,23 @@ def main():
                     untraced += 1
                     print(f"untraced: {f['file']}:{f['line']} {f['rule']} {f['pointer']}")
                     continue
+                site = f.get("values") or {}
+                if site.get("file"):
+                    sites += 1
+                    try:
+                        at = read_lines(site["file"])[site["line"] - 1]
+                    except (OSError, IndexError, KeyError, tarfile.TarError):
+                        at = None
+                    key = last_key(site["path"])
+                    if at is not None and (f"{key}:" in at or f"'{key}':" in at
+                                           or f'"{key}":' in at or at.lstrip().startswith("-")):
+                        sites_good += 1
+                    else:
+                        print(f"values miss: {site['file']}:{site.get('line')} {site['path']} "
+                              f"({f['rule']}): {at!r}")
                 try:
-                    with open(f["file"], encoding="utf-8") as fh:
-                        text = fh.read().splitlines()
-                    line = text[f["line"] - 1]
-                except (OSError, IndexError):
+                    line = read_lines(f["file"])[f["line"] - 1]
+                except (OSError, IndexError, KeyError, tarfile.TarError):
                     line = None
                 if line is not None and holds(line, f["pointer"]):
                     good += 1
@@ -63,8 +100,8 @@ def main():
                           f"{f['pointer']}: {line!r}")
     share = 100.0 * good / total if total else 100.0
     print(f"{total} findings: {good} hold ({share:.1f}%), {untraced} untraced; "
-          f"{failed} charts without a report")
-    return 0 if good == total else 1
+          f"{failed} charts without a report; {sites} values sites: {sites_good} hold")
+    return 0 if good == total and sites_good == sites else 1
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Lays out the public charts of tests/corpus/charts.txt for the Helm-fidelity harness.
 
-    python3 tests/corpus/prepare_charts.py MIRRORS OUT [LIST]
+    python3 tests/corpus/prepare_charts.py MIRRORS OUT [LIST] [--package]
 
 MIRRORS holds one bare git snapshot per repository, as `owner+repo/repo` (what the session
 tool's `fetch` brings). Each listed chart is exported from its snapshot's HEAD into OUT/NAME,
@@ -9,7 +9,9 @@ and its dependencies are vendored into its `charts/` the way `helm dependency bu
 from the snapshots instead of a chart repository (none is reachable here): a dependency is the
 chart of that name in the same repository (or the `file://` path it gives), recursively. A
 vendored chart whose version does not satisfy the parent's constraint is reported, since Helm
-then renders it differently (neither alias nor condition applies).
+then renders it differently (neither alias nor condition applies). With --package each vendored
+dependency is left as `helm dependency build` leaves it, a `charts/NAME-VERSION.tgz` archive
+(its own dependencies packed inside), rather than a directory.
 """
 
 import io
@@ -92,6 +94,22 @@ def find_chart(name, repo, indexes, url=""):
     return None
 
 
+def package(chart_dir):
+    """Replaces the chart directory `chart_dir` by `NAME-VERSION.tgz` beside it, as `helm
+    package` writes it: every file under a top directory named after the chart."""
+    meta = yaml.safe_load((chart_dir / "Chart.yaml").read_text()) or {}
+    name, version = meta.get("name", chart_dir.name), meta.get("version", "0.0.0")
+    archive = chart_dir.parent / f"{name}-{version}.tgz"
+    with tarfile.open(archive, "w:gz") as t:
+        for f in sorted(chart_dir.rglob("*")):
+            if f.is_file():
+                t.add(f, arcname=f"{name}/{f.relative_to(chart_dir).as_posix()}")
+    shutil.rmtree(chart_dir)
+
+
+PACKAGE = "--package" in sys.argv
+
+
 def vendor(chart_dir, repo, indexes, repo_path, report, depth=0):
     """Vendors the dependencies of the chart at `chart_dir` (`repo_path` in the snapshot)."""
     meta = yaml.safe_load((chart_dir / "Chart.yaml").read_text()) or {}
@@ -126,11 +144,14 @@ def vendor(chart_dir, repo, indexes, repo_path, report, depth=0):
             continue
         if depth < 4:
             vendor(target, dep_repo, indexes, dep_path, report, depth + 1)
+        if PACKAGE:
+            package(target)
 
 
 def main():
-    mirrors, out = Path(sys.argv[1]), Path(sys.argv[2])
-    listing = Path(sys.argv[3]) if len(sys.argv) > 3 else Path(__file__).with_name("charts.txt")
+    args = [a for a in sys.argv[1:] if a != "--package"]
+    mirrors, out = Path(args[0]), Path(args[1])
+    listing = Path(args[2]) if len(args) > 2 else Path(__file__).with_name("charts.txt")
     out.mkdir(parents=True, exist_ok=True)
     report, indexes = [], {}
     # Every snapshot's charts, so a dependency published from another repository is found.

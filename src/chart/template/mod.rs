@@ -1478,7 +1478,7 @@ fn index_values(v: &Value, path: &mut String, out: &mut HashMap<usize, Rc<str>>,
                 if !path.is_empty() {
                     path.push('.');
                 }
-                path.push_str(&key.replace('.', "\\."));
+                path.push_str(&crate::manifest::origin::escape_values_key(key));
                 index_values(child, path, out, depth + 1);
                 path.truncate(len);
             }
