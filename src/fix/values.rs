@@ -468,41 +468,11 @@ fn one_line_yaml(value: &Value) -> Option<String> {
     reads_back(&json).then_some(json)
 }
 
-/// The length of the one-line scalar (or, `at_key`, the key) `text` starts with: a quoted one to
-/// its closing quote, a plain one to a `:` (a key), ` #` or the end of the line.
+/// The length of the one-line scalar (or, `at_key`, the key) `text` starts with, as the
+/// manifest reader reads it.
 fn scalar_len(text: &str, at_key: bool) -> Option<usize> {
-    let bytes = text.as_bytes();
-    match bytes.first()? {
-        q @ (b'"' | b'\'') => {
-            let mut i = 1;
-            while i < bytes.len() {
-                if bytes[i] == b'\\' && *q == b'"' {
-                    i += 2;
-                    continue;
-                }
-                if bytes[i] == *q {
-                    if *q == b'\'' && bytes.get(i + 1) == Some(&b'\'') {
-                        i += 2;
-                        continue;
-                    }
-                    return Some(i + 1);
-                }
-                i += 1;
-            }
-            None
-        }
-        _ => {
-            let line_end = text.find('\n').unwrap_or(text.len());
-            let line = &text[..line_end];
-            let end = if at_key {
-                line.find(": ")
-                    .or_else(|| line.strip_suffix(':').map(str::len))?
-            } else {
-                line.find(" #").unwrap_or(line.len())
-            };
-            Some(line[..end].trim_end().len())
-        }
-    }
+    let line = text.split(['\r', '\n']).next().unwrap_or("");
+    crate::manifest::block::scalar_extent(line, at_key)
 }
 
 /// The additions written into the values file's text.

@@ -524,11 +524,12 @@ impl<'a> Reader<'a> {
                     let key_pos = self.pos_node(line, *i);
                     let quoted_key = matches!(bytes.get(*i), Some(b'"' | b'\''));
                     // Keys are kept as text: plain ones as written (`8080: x`, `true: x`).
-                    let (key, end) = if quoted_key {
-                        quoted(text, *i)?
+                    let (key, end): (Cow<'_, str>, usize) = if quoted_key {
+                        let (key, end) = quoted(text, *i)?;
+                        (key.into(), end)
                     } else {
                         let (key, end) = flow_plain(text, *i)?;
-                        (key.to_string(), end)
+                        (key.into(), end)
                     };
                     *i = end;
                     *i = skip_spaces(text, *i);
@@ -636,6 +637,20 @@ fn entry_key(content: &str) -> Read<Option<(Cow<'_, str>, usize)>> {
             }
             Ok(None)
         }
+    }
+}
+
+/// The length of the scalar one line of block YAML starts with (or, `at_key`, of its mapping
+/// key), read as this reader reads it: a quoted one to its closing quote, a plain one to a
+/// comment or the line's end, a key to its colon. `None` where the reader would give up.
+pub(crate) fn scalar_extent(line: &str, at_key: bool) -> Option<usize> {
+    match line.as_bytes().first()? {
+        b'"' | b'\'' => quoted(line, 0).ok().map(|(_, end)| end),
+        _ if at_key => match entry_key(line).ok()?? {
+            (Cow::Borrowed(key), _) => Some(key.len()),
+            (Cow::Owned(_), _) => None,
+        },
+        _ => plain_block(line, 0).ok().map(|(value, _)| value.len()),
     }
 }
 
