@@ -615,7 +615,7 @@ fn real_world_shapes_are_read_without_errors_or_noise() {
             && !legacy.contains(&"windows-toleration-missing"),
         "{legacy:?}"
     );
-    assert_eq!(v["summary"]["objects"], 9);
+    assert_eq!(v["summary"]["objects"], 10);
 }
 
 #[test]

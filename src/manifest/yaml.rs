@@ -46,6 +46,9 @@ pub struct YamlError {
     pub line: u32,
     pub col: u32,
     pub message: String,
+    /// For an error about a quoted scalar's continuation lines' indentation, the byte offset
+    /// saphyr-parser marked and its message (see [`relax_quoted_scalar`]).
+    quoted_indentation: Option<(usize, String)>,
 }
 
 impl YamlError {
@@ -54,6 +57,7 @@ impl YamlError {
             line: span.start.line() as u32 + line_offset,
             col: span.start.col() as u32 + 1,
             message: message.into(),
+            quoted_indentation: None,
         }
     }
 }
@@ -104,7 +108,160 @@ pub fn parse_stream_go_yaml_v2(text: &str) -> (Vec<ParsedDoc>, Option<YamlError>
     parse_with(text, 0, true)
 }
 
+/// How many quoted scalars one text may have re-indented ([`relax_quoted_scalar`]) before its
+/// error stands: each costs a parse of the whole text.
+const MAX_RELAXED_SCALARS: usize = 64;
+
 fn parse_with(
+    text: &str,
+    line_offset: u32,
+    one_letter_bools: bool,
+) -> (Vec<ParsedDoc>, Option<YamlError>) {
+    let (mut docs, mut error) = parse_events(text, line_offset, one_letter_bools);
+    let mut relaxed: Option<(String, Vec<Reindented>)> = None;
+    for _ in 0..MAX_RELAXED_SCALARS {
+        let Some((at, message)) = error.as_ref().and_then(|e| e.quoted_indentation.clone()) else {
+            break;
+        };
+        let (current, mut lines) = relaxed
+            .take()
+            .unwrap_or_else(|| (text.to_string(), Vec::new()));
+        let Some(next) = relax_quoted_scalar(&current, at, &message, &mut lines) else {
+            relaxed = Some((current, lines));
+            break;
+        };
+        (docs, error) = parse_events(&next, line_offset, one_letter_bools);
+        relaxed = Some((next, lines));
+    }
+    // Positions on re-indented lines are moved back to where the text has them.
+    if let Some((_, lines)) = relaxed.filter(|(_, lines)| !lines.is_empty()) {
+        let shift = |line: u32, col: &mut u32| {
+            if let Some(r) = lines.iter().find(|r| r.line + line_offset == line)
+                && *col > r.run
+            {
+                *col -= r.added;
+            }
+        };
+        fn walk(pos: &mut PosNode, shift: &impl Fn(u32, &mut u32)) {
+            shift(pos.line, &mut pos.col);
+            shift(pos.key_line, &mut pos.key_col);
+            pos.children.iter_mut().for_each(|c| walk(c, shift));
+        }
+        docs.iter_mut().for_each(|d| walk(&mut d.pos, &shift));
+        if let Some(e) = &mut error {
+            shift(e.line, &mut e.col);
+        }
+    }
+    (docs, error)
+}
+
+/// A line whose leading blanks [`relax_quoted_scalar`] rewrote: its 1-based line in the text
+/// parsed, the new run of spaces' length and how many characters longer it is than the old run.
+struct Reindented {
+    line: u32,
+    run: u32,
+    added: u32,
+}
+
+/// saphyr-parser holds a quoted scalar's continuation lines to the enclosing block's
+/// indentation, with no tab in it, as the YAML spec does; go-yaml, which kubectl and Helm read
+/// with, and PyYAML take them at any indentation (`a: "one\n\ttwo"` is `one two` to both). A
+/// quoted scalar drops its continuation lines' leading blanks, so giving them spaces enough
+/// changes no value: this rewrites them for the scalar saphyr refused (`at`, the byte offset of
+/// its opening quote, or of a tab in its continuation line's indentation) and returns the text
+/// to parse again, or `None` when there is no such scalar there. Why by hand: saphyr has no
+/// lenient mode, and no other maintained YAML crate gives positions.
+fn relax_quoted_scalar(
+    text: &str,
+    at: usize,
+    message: &str,
+    lines: &mut Vec<Reindented>,
+) -> Option<String> {
+    let bytes = text.as_bytes();
+    let line_start = |i: usize| text[..i].rfind('\n').map_or(0, |n| n + 1);
+    if message == QUOTED_TAB {
+        // The tab is in a continuation line's indentation: make that run spaces (the same
+        // length, so nothing moves), and let a second parse find the scalar if it still fails.
+        let from = line_start(at);
+        let run = bytes[from..]
+            .iter()
+            .take_while(|b| matches!(b, b' ' | b'\t'))
+            .count();
+        if !bytes[from..from + run].contains(&b'\t') {
+            return None;
+        }
+        let mut out = String::with_capacity(text.len());
+        out.push_str(&text[..from]);
+        out.extend(std::iter::repeat_n(' ', run));
+        out.push_str(&text[from + run..]);
+        return Some(out);
+    }
+    // Otherwise saphyr marked the scalar's opening quote.
+    let start = at;
+    let quote = *bytes.get(start)?;
+    if !matches!(quote, b'"' | b'\'') {
+        return None;
+    }
+    // The scalar's column in characters: its continuation lines are indented at least as far.
+    let column = text[line_start(start)..start].chars().count();
+    let mut out = String::with_capacity(text.len() + 64);
+    out.push_str(&text[..start + 1]);
+    let mut i = start + 1;
+    let mut changed = false;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if quote == b'"' => {
+                let next = text[i + 1..].chars().next().map_or(0, char::len_utf8);
+                out.push_str(&text[i..i + 1 + next]);
+                i += 1 + next;
+                continue;
+            }
+            b'\'' if quote == b'\'' && bytes.get(i + 1) == Some(&b'\'') => {
+                out.push_str("''");
+                i += 2;
+                continue;
+            }
+            q if q == quote => {
+                out.push_str(&text[i..]);
+                return changed.then_some(out);
+            }
+            b'\n' => {
+                out.push('\n');
+                i += 1;
+                let run = bytes[i..]
+                    .iter()
+                    .take_while(|b| matches!(b, b' ' | b'\t'))
+                    .count();
+                let blank = matches!(bytes.get(i + run), None | Some(b'\n' | b'\r'));
+                let width = if blank { run } else { run.max(column) };
+                if width != run || bytes[i..i + run].contains(&b'\t') {
+                    changed = true;
+                    let line = text[..i].matches('\n').count() as u32 + 1;
+                    lines.push(Reindented {
+                        line,
+                        run: width as u32,
+                        added: (width - run) as u32,
+                    });
+                }
+                out.extend(std::iter::repeat_n(' ', width));
+                i += run;
+                continue;
+            }
+            _ => {}
+        }
+        let len = text[i..].chars().next().map_or(1, char::len_utf8);
+        out.push_str(&text[i..i + len]);
+        i += len;
+    }
+    None
+}
+
+/// saphyr-parser's errors for a quoted scalar's continuation lines (see
+/// [`relax_quoted_scalar`]): a tab in their indentation, or too little of it.
+const QUOTED_TAB: &str = "tab cannot be used as indentation";
+const QUOTED_INDENT: &str = "invalid indentation in quoted scalar";
+
+fn parse_events(
     text: &str,
     line_offset: u32,
     one_letter_bools: bool,
@@ -124,12 +281,24 @@ fn parse_with(
             Ok(ev) => ev,
             Err(e) => {
                 let m = e.marker();
+                let message = e.info().to_string();
+                let quoted_indentation = [QUOTED_TAB, QUOTED_INDENT]
+                    .contains(&message.as_str())
+                    .then(|| {
+                        // saphyr's markers count characters.
+                        let at = text
+                            .char_indices()
+                            .nth(m.index())
+                            .map_or(text.len(), |(i, _)| i);
+                        (at, message.clone())
+                    });
                 return (
                     docs,
                     Some(YamlError {
                         line: m.line() as u32 + line_offset,
                         col: m.col() as u32 + 1,
-                        message: e.info().to_string(),
+                        message,
+                        quoted_indentation,
                     }),
                 );
             }
@@ -300,6 +469,7 @@ impl Builder {
                     line: at.key_line,
                     col: at.key_col,
                     message: format!("duplicate key `{key}`"),
+                    quoted_indentation: None,
                 })?;
                 let nodes = 1 + size;
                 self.push_node(map, pos, anchor, nodes, span)?;
@@ -577,6 +747,61 @@ mod tests {
         assert_eq!(err, None);
         assert_eq!(docs.len(), 1);
         docs.remove(0)
+    }
+
+    /// kubectl (go-yaml) and PyYAML take a quoted scalar's continuation lines at any
+    /// indentation, tabs included (saphyr-parser, like the YAML spec, refuses them); the values
+    /// are theirs, measured with kubectl 1.36 and PyYAML. Nodes after such a scalar keep their
+    /// places in the text as written.
+    #[test]
+    fn quoted_scalars_continue_at_any_indentation_as_kubectl_reads_them() {
+        for (text, want) in [
+            (
+                "data:\n  a: \"hello\n\tworld\"\n",
+                json!({"data": {"a": "hello world"}}),
+            ),
+            (
+                "data:\n  a: \"hello\nworld\"\n",
+                json!({"data": {"a": "hello world"}}),
+            ),
+            (
+                "data:\n  a: \"hello\n\t\tworld\"\n",
+                json!({"data": {"a": "hello world"}}),
+            ),
+            (
+                "data:\n  a: \"hello\n  \tworld\"\n",
+                json!({"data": {"a": "hello world"}}),
+            ),
+            ("data:\n  a: 'x\n\ty'\n", json!({"data": {"a": "x y"}})),
+            (
+                "data:\n  a: \"hello\n\t\"\n",
+                json!({"data": {"a": "hello "}}),
+            ),
+            (
+                "data:\n  a: \"it''s \\\"q\\\"\nx\"\n",
+                json!({"data": {"a": "it''s \"q\" x"}}),
+            ),
+            (
+                "- a: 'it''s\nx'\n  b: 1\n",
+                json!([{"a": "it's x", "b": 1}]),
+            ),
+        ] {
+            assert_eq!(one(text).value, want, "{text:?}");
+        }
+        let d = one("a: [\"one\ntwo\", b]\nc: \"x\n\ty\"  # note\nd: 1\n");
+        assert_eq!(d.value, json!({"a": ["one two", "b"], "c": "x y", "d": 1}));
+        let (b, _) = crate::manifest::resolve(&d.value, &d.pos, "/a/1");
+        assert_eq!((b.line, b.col), (2, 7));
+        let (d_pos, _) = crate::manifest::resolve(&d.value, &d.pos, "/d");
+        assert_eq!((d_pos.line, d_pos.col, d_pos.key_col), (5, 4, 1));
+        // Tabs as a block's indentation, or in a plain scalar's, are errors to kubectl too.
+        for text in [
+            "foo:\n\tbar: 1\n",
+            "foo:\n  a: 1\n  \tb: 2\n",
+            "a: hello\n\tworld\n",
+        ] {
+            assert!(parse_stream(text).1.is_some(), "{text:?}");
+        }
     }
 
     #[test]
