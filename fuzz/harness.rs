@@ -79,6 +79,14 @@ pub fn parse_values(data: &[u8]) {
         if apply_set(&mut set, arg, kind).is_ok() {
             merge_maps(&mut values, set);
         }
+        // The values-path reader: any key, escaped, reads back as that one key.
+        let _ = winguard::manifest::origin::values_path_tokens(arg);
+        let escaped = winguard::manifest::origin::escape_values_key(line);
+        assert_eq!(
+            winguard::manifest::origin::parse_values_path(&escaped),
+            Ok(vec![(line.to_string(), Vec::new())]),
+            "{escaped:?}"
+        );
     }
 }
 

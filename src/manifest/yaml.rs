@@ -46,9 +46,9 @@ pub struct YamlError {
     pub line: u32,
     pub col: u32,
     pub message: String,
-    /// For an error about a quoted scalar's continuation lines' indentation, the byte offset
-    /// saphyr-parser marked and its message (see [`relax_quoted_scalar`]).
-    quoted_indentation: Option<(usize, String)>,
+    /// For an error go-yaml would not make (see [`go_yaml_leniency`]), the byte offset
+    /// saphyr-parser marked and its message.
+    lenient: Option<(usize, &'static str)>,
 }
 
 impl YamlError {
@@ -57,7 +57,7 @@ impl YamlError {
             line: span.start.line() as u32 + line_offset,
             col: span.start.col() as u32 + 1,
             message: message.into(),
-            quoted_indentation: None,
+            lenient: None,
         }
     }
 }
@@ -108,9 +108,9 @@ pub fn parse_stream_go_yaml_v2(text: &str) -> (Vec<ParsedDoc>, Option<YamlError>
     parse_with(text, 0, true)
 }
 
-/// How many quoted scalars one text may have re-indented ([`relax_quoted_scalar`]) before its
-/// error stands: each costs a parse of the whole text.
-const MAX_RELAXED_SCALARS: usize = 64;
+/// How many places of one text may be rewritten ([`go_yaml_leniency`]) before its error stands:
+/// each costs a parse of the whole text.
+const MAX_LENIENT_EDITS: usize = 64;
 
 fn parse_with(
     text: &str,
@@ -118,28 +118,29 @@ fn parse_with(
     one_letter_bools: bool,
 ) -> (Vec<ParsedDoc>, Option<YamlError>) {
     let (mut docs, mut error) = parse_events(text, line_offset, one_letter_bools);
-    let mut relaxed: Option<(String, Vec<Reindented>)> = None;
-    for _ in 0..MAX_RELAXED_SCALARS {
-        let Some((at, message)) = error.as_ref().and_then(|e| e.quoted_indentation.clone()) else {
+    let mut edited: Option<(String, Vec<Shift>)> = None;
+    for _ in 0..MAX_LENIENT_EDITS {
+        let Some((at, message)) = error.as_ref().and_then(|e| e.lenient) else {
             break;
         };
-        let (current, mut lines) = relaxed
+        let (current, mut shifts) = edited
             .take()
             .unwrap_or_else(|| (text.to_string(), Vec::new()));
-        let Some(next) = relax_quoted_scalar(&current, at, &message, &mut lines) else {
-            relaxed = Some((current, lines));
+        let Some(next) = go_yaml_leniency(&current, at, message, &mut shifts) else {
+            edited = Some((current, shifts));
             break;
         };
         (docs, error) = parse_events(&next, line_offset, one_letter_bools);
-        relaxed = Some((next, lines));
+        edited = Some((next, shifts));
     }
-    // Positions on re-indented lines are moved back to where the text has them.
-    if let Some((_, lines)) = relaxed.filter(|(_, lines)| !lines.is_empty()) {
+    // Positions after text an edit added are moved back to where the text has them, the
+    // latest edit first.
+    if let Some((_, shifts)) = edited.filter(|(_, shifts)| !shifts.is_empty()) {
         let shift = |line: u32, col: &mut u32| {
-            if let Some(r) = lines.iter().find(|r| r.line + line_offset == line)
-                && *col > r.run
-            {
-                *col -= r.added;
+            for s in shifts.iter().rev() {
+                if s.line + line_offset == line && *col > s.after {
+                    *col -= s.by;
+                }
             }
         };
         fn walk(pos: &mut PosNode, shift: &impl Fn(u32, &mut u32)) {
@@ -155,27 +156,56 @@ fn parse_with(
     (docs, error)
 }
 
-/// A line whose leading blanks [`relax_quoted_scalar`] rewrote: its 1-based line in the text
-/// parsed, the new run of spaces' length and how many characters longer it is than the old run.
-struct Reindented {
+/// Text an edit of [`go_yaml_leniency`] added to a line: on 1-based `line` of the text parsed,
+/// the characters after column `after` (1-based) are `by` further right than in the text given.
+struct Shift {
     line: u32,
-    run: u32,
-    added: u32,
+    after: u32,
+    by: u32,
 }
 
-/// saphyr-parser holds a quoted scalar's continuation lines to the enclosing block's
-/// indentation, with no tab in it, as the YAML spec does; go-yaml, which kubectl and Helm read
-/// with, and PyYAML take them at any indentation (`a: "one\n\ttwo"` is `one two` to both). A
-/// quoted scalar drops its continuation lines' leading blanks, so giving them spaces enough
-/// changes no value: this rewrites them for the scalar saphyr refused (`at`, the byte offset of
-/// its opening quote, or of a tab in its continuation line's indentation) and returns the text
-/// to parse again, or `None` when there is no such scalar there. Why by hand: saphyr has no
-/// lenient mode, and no other maintained YAML crate gives positions.
+/// saphyr-parser follows the YAML spec where go-yaml, which kubectl and Helm read YAML with, and
+/// PyYAML let these pass; a manifest kubectl applies must not be an input error here. Each is
+/// rewritten where saphyr marked it (`at`, a byte offset), changing no value, and the text is
+/// parsed again:
+///
+/// - a quoted scalar's continuation lines at any indentation, tabs included (`a: "one\n\ttwo"`
+///   is `one two`): a quoted scalar drops those lines' leading blanks, so they get spaces enough
+///   ([`relax_quoted_scalar`]);
+/// - a comment right after a token (`a: "v"# note`, `a: [x]#note`): a space goes before it.
+///
+/// `None` when the text has nothing to rewrite there. Why by hand: saphyr has no lenient mode,
+/// and no other maintained YAML crate gives positions.
+fn go_yaml_leniency(
+    text: &str,
+    at: usize,
+    message: &str,
+    shifts: &mut Vec<Shift>,
+) -> Option<String> {
+    match message {
+        QUOTED_TAB | QUOTED_INDENT => relax_quoted_scalar(text, at, message, shifts),
+        UNSPACED_COMMENT if text.as_bytes().get(at) == Some(&b'#') => {
+            let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+            shifts.push(Shift {
+                line: text[..at].matches('\n').count() as u32 + 1,
+                after: text[line_start..at].chars().count() as u32 + 1,
+                by: 1,
+            });
+            Some([&text[..at], " ", &text[at..]].concat())
+        }
+        _ => None,
+    }
+}
+
+/// A quoted scalar saphyr refused for its continuation lines' indentation ([`go_yaml_leniency`]):
+/// `at` is the byte offset of its opening quote, or of a tab in a continuation line's
+/// indentation. Returns the text with those lines' leading blanks made spaces enough, or `None`
+/// when there is no such scalar there.
 fn relax_quoted_scalar(
     text: &str,
     at: usize,
     message: &str,
-    lines: &mut Vec<Reindented>,
+    shifts: &mut Vec<Shift>,
 ) -> Option<String> {
     let bytes = text.as_bytes();
     let line_start = |i: usize| text[..i].rfind('\n').map_or(0, |n| n + 1);
@@ -237,10 +267,10 @@ fn relax_quoted_scalar(
                 if width != run || bytes[i..i + run].contains(&b'\t') {
                     changed = true;
                     let line = text[..i].matches('\n').count() as u32 + 1;
-                    lines.push(Reindented {
+                    shifts.push(Shift {
                         line,
-                        run: width as u32,
-                        added: (width - run) as u32,
+                        after: width as u32,
+                        by: (width - run) as u32,
                     });
                 }
                 out.extend(std::iter::repeat_n(' ', width));
@@ -256,10 +286,12 @@ fn relax_quoted_scalar(
     None
 }
 
-/// saphyr-parser's errors for a quoted scalar's continuation lines (see
-/// [`relax_quoted_scalar`]): a tab in their indentation, or too little of it.
+/// saphyr-parser's errors that go-yaml would not make ([`go_yaml_leniency`]): a tab in a quoted
+/// scalar's continuation lines' indentation, or too little of it, and a comment right after a
+/// token.
 const QUOTED_TAB: &str = "tab cannot be used as indentation";
 const QUOTED_INDENT: &str = "invalid indentation in quoted scalar";
+const UNSPACED_COMMENT: &str = "comments must be separated from other tokens by whitespace";
 
 fn parse_events(
     text: &str,
@@ -282,15 +314,16 @@ fn parse_events(
             Err(e) => {
                 let m = e.marker();
                 let message = e.info().to_string();
-                let quoted_indentation = [QUOTED_TAB, QUOTED_INDENT]
-                    .contains(&message.as_str())
-                    .then(|| {
+                let lenient = [QUOTED_TAB, QUOTED_INDENT, UNSPACED_COMMENT]
+                    .into_iter()
+                    .find(|known| *known == message)
+                    .map(|known| {
                         // saphyr's markers count characters.
                         let at = text
                             .char_indices()
                             .nth(m.index())
                             .map_or(text.len(), |(i, _)| i);
-                        (at, message.clone())
+                        (at, known)
                     });
                 return (
                     docs,
@@ -298,7 +331,7 @@ fn parse_events(
                         line: m.line() as u32 + line_offset,
                         col: m.col() as u32 + 1,
                         message,
-                        quoted_indentation,
+                        lenient,
                     }),
                 );
             }
@@ -469,7 +502,7 @@ impl Builder {
                     line: at.key_line,
                     col: at.key_col,
                     message: format!("duplicate key `{key}`"),
-                    quoted_indentation: None,
+                    lenient: None,
                 })?;
                 let nodes = 1 + size;
                 self.push_node(map, pos, anchor, nodes, span)?;
@@ -750,11 +783,11 @@ mod tests {
     }
 
     /// kubectl (go-yaml) and PyYAML take a quoted scalar's continuation lines at any
-    /// indentation, tabs included (saphyr-parser, like the YAML spec, refuses them); the values
-    /// are theirs, measured with kubectl 1.36 and PyYAML. Nodes after such a scalar keep their
-    /// places in the text as written.
+    /// indentation, tabs included, and a comment right after a token (saphyr-parser, like the
+    /// YAML spec, refuses both); the values are theirs, measured with kubectl 1.36 and PyYAML.
+    /// Nodes and errors after an edited place keep their places in the text as written.
     #[test]
-    fn quoted_scalars_continue_at_any_indentation_as_kubectl_reads_them() {
+    fn what_kubectl_reads_past_the_yaml_spec_is_read_too() {
         for (text, want) in [
             (
                 "data:\n  a: \"hello\n\tworld\"\n",
@@ -794,6 +827,22 @@ mod tests {
         assert_eq!((b.line, b.col), (2, 7));
         let (d_pos, _) = crate::manifest::resolve(&d.value, &d.pos, "/d");
         assert_eq!((d_pos.line, d_pos.col, d_pos.key_col), (5, 4, 1));
+        // A comment right after a token is a comment to kubectl and PyYAML (after a plain
+        // scalar's text, `#` is part of the text, in YAML as here).
+        let d = one("a: \"v\"# note\nb: [x, y]#n\nc: {k: v}#n\nd: 'w'#n\ne: v#n\n");
+        assert_eq!(
+            d.value,
+            json!({"a": "v", "b": ["x", "y"], "c": {"k": "v"}, "d": "w", "e": "v#n"})
+        );
+        let (y, _) = crate::manifest::resolve(&d.value, &d.pos, "/b/1");
+        assert_eq!((y.line, y.col), (2, 8));
+        // An error after an edit is placed in the text as given.
+        let (_, error) = parse_stream("a: \"v\"#n\nb: \"x\n\ty\"\nc: [1, 2\n");
+        let error = error.expect("an unclosed list");
+        assert_eq!(error.line, 5, "{error:?}");
+        let (_, error) = parse_stream("b: \"x\n\ty\" ]\n");
+        let error = error.expect("a stray bracket");
+        assert_eq!((error.line, error.col), (2, 5), "{error:?}");
         // Tabs as a block's indentation, or in a plain scalar's, are errors to kubectl too.
         for text in [
             "foo:\n\tbar: 1\n",
