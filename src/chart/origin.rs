@@ -113,28 +113,46 @@ impl ValuesSources {
         if site.file.is_some() || site.flag.is_some() {
             return site;
         }
+        // Then each chart on the way down, the nearest the top first, as Helm coalesces them:
+        // `a`'s values.yaml sets `b.x` for its subchart `b`, and `b`'s own sets `x` (and each
+        // may set `global` values, shared as they are).
+        for depth in 1..=chain.len() {
+            let below = if top_level { &[][..] } else { &chain[depth..] };
+            let within: String = below
+                .iter()
+                .map(|c| crate::manifest::origin::escape_values_key(c))
+                .chain(std::iter::once(path.into()))
+                .collect::<Vec<_>>()
+                .join(".");
+            if let Some(found) = self.chart_default(&chain[..depth], &within) {
+                return found;
+            }
+        }
+        site
+    }
+
+    /// Where the `values.yaml` of the chart `chain` names sets `path`, if it does.
+    fn chart_default(&self, chain: &[&str], path: &str) -> Option<ValueSite> {
         let key: Vec<String> = chain.iter().map(|c| c.to_string()).collect();
         let mut subcharts = self.subcharts.borrow_mut();
-        let own = subcharts.entry(key).or_insert_with_key(|key| {
-            let (_, file, text) = self.charts.iter().find(|(c, _, _)| c == key)?;
-            let doc = crate::manifest::parse_document_text(text, 0)
-                .0
-                .into_iter()
-                .next()?;
-            Some((file.clone(), doc))
-        });
-        match own {
-            Some((file, doc)) => {
-                let line = line_of(doc, path);
-                ValueSite {
-                    path: path.to_string(),
-                    file: line.map(|_| file.clone()),
-                    line,
-                    flag: None,
-                }
-            }
-            None => site,
-        }
+        let (file, doc) = subcharts
+            .entry(key)
+            .or_insert_with_key(|key| {
+                let (_, file, text) = self.charts.iter().find(|(c, _, _)| c == key)?;
+                let doc = crate::manifest::parse_document_text(text, 0)
+                    .0
+                    .into_iter()
+                    .next()?;
+                Some((file.clone(), doc))
+            })
+            .as_ref()?;
+        let line = line_of(doc, path)?;
+        Some(ValueSite {
+            path: path.to_string(),
+            file: Some(file.clone()),
+            line: Some(line),
+            flag: None,
+        })
     }
 
     fn find(&self, path: &str) -> ValueSite {
@@ -274,6 +292,64 @@ mod tests {
         ] {
             assert_eq!(path_pointer(path).as_deref(), Some(pointer), "{path}");
         }
+    }
+
+    /// A sub-subchart's value: the top chart's values, then its parent's, then its own default
+    /// (Helm coalesces each chart's values over its subcharts').
+    #[test]
+    fn nested_subchart_values_are_found_in_each_chart_on_the_way_down() {
+        let charts = |top: &str, a: &str| -> Vec<ChartValues> {
+            vec![
+                (Vec::new(), "top/values.yaml".into(), top.into()),
+                (
+                    vec!["a".into()],
+                    "top/charts/a/values.yaml".into(),
+                    a.into(),
+                ),
+                (
+                    vec!["a".into(), "b".into()],
+                    "top/charts/a/charts/b/values.yaml".into(),
+                    "image: y\nglobal:\n  registry: r\n".into(),
+                ),
+            ]
+        };
+        let place = |s: ValueSite| (s.path, s.file, s.line);
+        let sources =
+            ValuesSources::new(Vec::new(), Vec::new(), charts("x: 1\n", "b:\n  image: z\n"));
+        assert_eq!(
+            place(sources.subchart_site(&["a", "b"], "image")),
+            (
+                "b.image".into(),
+                Some("top/charts/a/values.yaml".into()),
+                Some(2)
+            )
+        );
+        assert_eq!(
+            place(sources.subchart_site(&["a", "b"], "global.registry")),
+            (
+                "global.registry".into(),
+                Some("top/charts/a/charts/b/values.yaml".into()),
+                Some(3)
+            )
+        );
+        let sources = ValuesSources::new(Vec::new(), Vec::new(), charts("x: 1\n", "c: 2\n"));
+        assert_eq!(
+            place(sources.subchart_site(&["a", "b"], "image")),
+            (
+                "image".into(),
+                Some("top/charts/a/charts/b/values.yaml".into()),
+                Some(1)
+            )
+        );
+        let sources = ValuesSources::new(
+            Vec::new(),
+            Vec::new(),
+            charts("a:\n  b:\n    image: w\n", "b:\n  image: z\n"),
+        );
+        assert_eq!(
+            place(sources.subchart_site(&["a", "b"], "image")),
+            ("a.b.image".into(), Some("top/values.yaml".into()), Some(3))
+        );
     }
 
     #[test]
