@@ -240,7 +240,9 @@ fn relax_quoted_scalar(
     let mut changed = false;
     while i < bytes.len() {
         match bytes[i] {
-            b'\\' if quote == b'"' => {
+            // An escape, but not an escaped line break: the line after one is a continuation
+            // line like any other.
+            b'\\' if quote == b'"' && bytes.get(i + 1) != Some(&b'\n') => {
                 let next = text[i + 1..].chars().next().map_or(0, char::len_utf8);
                 out.push_str(&text[i..i + 1 + next]);
                 i += 1 + next;
@@ -818,6 +820,8 @@ mod tests {
                 "- a: 'it''s\nx'\n  b: 1\n",
                 json!([{"a": "it's x", "b": 1}]),
             ),
+            // An escaped line break joins the lines without a space.
+            ("d:\n  a: \"one\\\ntwo\"\n", json!({"d": {"a": "onetwo"}})),
         ] {
             assert_eq!(one(text).value, want, "{text:?}");
         }
