@@ -166,13 +166,21 @@ struct Chunked<W: Write> {
     buffer: Vec<u8>,
 }
 
-impl<W: Write> Write for Chunked<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.buffer.extend_from_slice(buf);
+impl<W: Write> Chunked<W> {
+    /// Writes out what is gathered once it is a chunk.
+    fn spill_full(&mut self) -> std::io::Result<()> {
         if self.buffer.len() >= CHUNK {
             self.inner.write_all(&self.buffer)?;
             self.buffer.clear();
         }
+        Ok(())
+    }
+}
+
+impl<W: Write> Write for Chunked<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.buffer.extend_from_slice(buf);
+        self.spill_full()?;
         Ok(buf.len())
     }
 
@@ -188,10 +196,7 @@ impl<W: Write> sonic_rs::writer::WriteExt for Chunked<W> {
         &mut self,
         additional: usize,
     ) -> std::io::Result<&mut [std::mem::MaybeUninit<u8>]> {
-        if self.buffer.len() >= CHUNK {
-            self.inner.write_all(&self.buffer)?;
-            self.buffer.clear();
-        }
+        self.spill_full()?;
         self.buffer.reserve_with(additional)
     }
 
