@@ -708,8 +708,11 @@ fn subchart_defaults_are_found_wherever_the_subchart_lives() {
         }
         tar.into_inner().unwrap().finish().unwrap()
     };
-    let image_site = |report: &serde_json::Value| -> Vec<(String, String, u64)> {
-        report["findings"]
+    // Linting `chart` finds the agent's image at its template and its default at line 2 of
+    // its values.yaml, both under `at` (the agent chart's directory or archive member).
+    let assert_found_under = |chart: &Path, at: &str| {
+        let (_, report) = json(&["lint", chart.to_str().unwrap(), "--fail-on", "never"]);
+        let found: Vec<(String, String, u64)> = report["findings"]
             .as_array()
             .unwrap()
             .iter()
@@ -722,7 +725,16 @@ fn subchart_defaults_are_found_wherever_the_subchart_lives() {
                     v["line"].as_u64().unwrap_or(0),
                 )
             })
-            .collect()
+            .collect();
+        assert_eq!(
+            found,
+            [(
+                format!("{at}/templates/daemonset.yaml"),
+                format!("{at}/values.yaml"),
+                2
+            )],
+            "{report}"
+        );
     };
     let dir = tempfile::tempdir().unwrap();
 
@@ -738,17 +750,8 @@ fn subchart_defaults_are_found_wherever_the_subchart_lives() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, data).unwrap();
     }
-    let (_, report) = json(&["lint", umbrella.to_str().unwrap(), "--fail-on", "never"]);
     let src = umbrella.join("charts/agent-src");
-    assert_eq!(
-        image_site(&report),
-        [(
-            format!("{}/templates/daemonset.yaml", src.display()),
-            format!("{}/values.yaml", src.display()),
-            2
-        )],
-        "{report}"
-    );
+    assert_found_under(&umbrella, &src.display().to_string());
 
     // Packaged as `charts/agent-0.1.0.tgz`.
     std::fs::remove_dir_all(umbrella.join("charts/agent-src")).unwrap();
@@ -757,30 +760,11 @@ fn subchart_defaults_are_found_wherever_the_subchart_lives() {
         archive("agent", &agent_files),
     )
     .unwrap();
-    let (_, report) = json(&["lint", umbrella.to_str().unwrap(), "--fail-on", "never"]);
     let member = format!("{}/charts/agent-0.1.0.tgz!/agent", umbrella.display());
-    assert_eq!(
-        image_site(&report),
-        [(
-            format!("{member}/templates/daemonset.yaml"),
-            format!("{member}/values.yaml"),
-            2
-        )],
-        "{report}"
-    );
+    assert_found_under(&umbrella, &member);
 
     // The agent chart itself, packaged: its own values.yaml inside the archive.
     let packaged = dir.path().join("agent-0.1.0.tgz");
     std::fs::write(&packaged, archive("agent", &agent_files)).unwrap();
-    let (_, report) = json(&["lint", packaged.to_str().unwrap(), "--fail-on", "never"]);
-    let member = format!("{}!/agent", packaged.display());
-    assert_eq!(
-        image_site(&report),
-        [(
-            format!("{member}/templates/daemonset.yaml"),
-            format!("{member}/values.yaml"),
-            2
-        )],
-        "{report}"
-    );
+    assert_found_under(&packaged, &format!("{}!/agent", packaged.display()));
 }

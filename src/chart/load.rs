@@ -249,8 +249,9 @@ pub fn load_files(files: Vec<File>, shown: &str, location: &str) -> Result<Chart
         match file.name.as_str() {
             "Chart.yaml" => metadata = Some(yaml_map(&file, shown)?),
             "values.yaml" => {
-                values = yaml_map(&file, shown)?;
-                values_text = Some(String::from_utf8_lossy(&file.data).into());
+                let text: Arc<str> = String::from_utf8_lossy(&file.data).into();
+                values = super::values::parse_values_file(&text, &format!("{shown}/values.yaml"))?;
+                values_text = Some(text);
             }
             "values.schema.json" => {
                 schema = Some(serde_json::from_slice(&file.data).map_err(|e| {

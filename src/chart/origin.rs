@@ -1,7 +1,7 @@
 //! Which value an action printed, and where the user (or the chart) set it: what a finding in a
 //! rendered chart names beside the template line, so the fix goes where the value is.
 
-use super::values::{SetKind, assignments};
+use super::values::flag_keys;
 use crate::manifest::origin::{ValueSite, values_path_tokens};
 
 /// The values path (`image.tag`) of the first `.Values.…` field chain in the action whose
@@ -101,15 +101,17 @@ impl ValuesSources {
     pub fn subchart_site(&self, chain: &[&str], path: &str) -> ValueSite {
         // `global` values are the top chart's, shared with every subchart.
         let top_level = path == "global" || path.starts_with("global.");
-        let site = if top_level {
-            self.site(path)
-        } else {
-            let names: Vec<String> = chain
+        // `path` as the values of the chart above the subcharts `names` set it.
+        let under = |names: &[&str]| -> String {
+            let names = if top_level { &[][..] } else { names };
+            names
                 .iter()
-                .map(|c| crate::manifest::origin::escape_values_key(c).into_owned())
-                .collect();
-            self.site(&format!("{}.{path}", names.join(".")))
+                .map(|c| crate::manifest::origin::escape_values_key(c))
+                .chain(std::iter::once(path.into()))
+                .collect::<Vec<_>>()
+                .join(".")
         };
+        let site = self.site(&under(chain));
         if site.file.is_some() || site.flag.is_some() {
             return site;
         }
@@ -117,14 +119,7 @@ impl ValuesSources {
         // `a`'s values.yaml sets `b.x` for its subchart `b`, and `b`'s own sets `x` (and each
         // may set `global` values, shared as they are).
         for depth in 1..=chain.len() {
-            let below = if top_level { &[][..] } else { &chain[depth..] };
-            let within: String = below
-                .iter()
-                .map(|c| crate::manifest::origin::escape_values_key(c))
-                .chain(std::iter::once(path.into()))
-                .collect::<Vec<_>>()
-                .join(".");
-            if let Some(found) = self.chart_default(&chain[..depth], &within) {
+            if let Some(found) = self.chart_default(&chain[..depth], &under(&chain[depth..])) {
                 return found;
             }
         }
@@ -172,16 +167,9 @@ impl ValuesSources {
                 .is_some_and(|key| key.starts_with(&wanted) || wanted.starts_with(&key))
         };
         for (flag, arg) in self.flags.iter().rev() {
-            // `a.b=1,c=2`: any of its keys may set the value, read as Helm reads the flag (a
+            // `a.b=1,c=2`: any of its keys may set the value, read as the flag is applied (a
             // `--set-json` value's commas are its own).
-            let kind = match flag.as_str() {
-                "--set" => SetKind::Typed,
-                "--set-json" => SetKind::Json,
-                _ => SetKind::String,
-            };
-            let sets =
-                assignments(arg, kind).is_ok_and(|keys| keys.iter().any(|(key, _)| covers(key)));
-            if sets {
+            if flag_keys(flag, arg).into_iter().any(covers) {
                 site.flag = Some(format!("{flag} {arg}"));
                 return site;
             }

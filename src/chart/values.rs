@@ -400,6 +400,26 @@ pub fn assignments(arg: &str, kind: SetKind) -> Result<Vec<(&str, &str)>, String
     Ok(out)
 }
 
+/// The keys one argument of a `--set`-style flag (`--set`, `--set-json`, `--set-string`,
+/// `--set-file`) sets, read as the flag is applied: `--set-file` takes one `KEY=FILE`. None for
+/// an argument that does not read.
+pub fn flag_keys<'a>(flag: &str, arg: &'a str) -> Vec<&'a str> {
+    let kind = match flag {
+        "--set" => SetKind::Typed,
+        "--set-json" => SetKind::Json,
+        "--set-string" => SetKind::String,
+        _ => {
+            return arg
+                .split_once('=')
+                .map(|(key, _)| vec![key])
+                .unwrap_or_default();
+        }
+    };
+    assignments(arg, kind)
+        .map(|pairs| pairs.into_iter().map(|(key, _)| key).collect())
+        .unwrap_or_default()
+}
+
 /// The text up to the first unescaped stop character, and the rest from it.
 fn split_unescaped<'a>(s: &'a str, stops: &[char]) -> (&'a str, &'a str) {
     let mut escaped = false;

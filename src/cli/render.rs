@@ -82,20 +82,31 @@ pub struct RenderedChart {
 }
 
 impl ChartArgs {
-    /// The user's values: `-f` files in order, then `--set-json`, `--set`, `--set-string`,
-    /// `--set-file` (Helm's order).
-    pub fn user_values(&self) -> Result<Values, Error> {
+    /// The `-f` files, in order: each as it is named and its text (read once, for the values
+    /// and for naming where a value was set).
+    fn values_files(&self) -> Result<Vec<(String, String)>, Error> {
+        self.values
+            .iter()
+            .map(|file| {
+                let shown = file.display().to_string();
+                let text = std::fs::read_to_string(file).map_err(|e| {
+                    Error::new(
+                        ErrorKind::Chart,
+                        &shown,
+                        format!("cannot read values file {shown}: {e}"),
+                    )
+                })?;
+                Ok((shown, text))
+            })
+            .collect()
+    }
+
+    /// The user's values: the `-f` files' (`files`, [`ChartArgs::values_files`]) in order, then
+    /// `--set-json`, `--set`, `--set-string`, `--set-file` (Helm's order).
+    fn user_values(&self, files: &[(String, String)]) -> Result<Values, Error> {
         let mut values = Values::new();
-        for file in &self.values {
-            let shown = file.display().to_string();
-            let text = std::fs::read_to_string(file).map_err(|e| {
-                Error::new(
-                    ErrorKind::Chart,
-                    &shown,
-                    format!("cannot read values file {shown}: {e}"),
-                )
-            })?;
-            merge_maps(&mut values, parse_values_file(&text, &shown)?);
+        for (shown, text) in files {
+            merge_maps(&mut values, parse_values_file(text, shown)?);
         }
         let apply = |values: &mut Values, args: &[String], kind: SetKind, flag: &str| {
             for arg in args {
@@ -184,7 +195,8 @@ impl ChartArgs {
             });
         }
         let loaded = load_chart(chart)?;
-        let values = self.user_values()?;
+        let files = self.values_files()?;
+        let values = self.user_values(&files)?;
         let opts = RenderOptions {
             release_name: release.to_string(),
             namespace: self.namespace.clone(),
@@ -207,7 +219,7 @@ impl ChartArgs {
                 &rendered,
                 self.include_crds,
                 self.skip_tests,
-                &self.values_sources(&loaded),
+                &self.values_sources(&loaded, files),
             )
             .map_err(located)?;
             (text, Some(origins))
@@ -228,12 +240,11 @@ impl ChartArgs {
     }
 
     /// Where the render's values came from, for naming where a finding's value was set.
-    fn values_sources(&self, chart: &Chart) -> crate::chart::origin::ValuesSources {
-        let read = |path: &Path| {
-            std::fs::read_to_string(path)
-                .ok()
-                .map(|text| (path.display().to_string(), text))
-        };
+    fn values_sources(
+        &self,
+        chart: &Chart,
+        files: Vec<(String, String)>,
+    ) -> crate::chart::origin::ValuesSources {
         let flags = [
             ("--set-json", &self.set_json),
             ("--set", &self.set),
@@ -245,7 +256,7 @@ impl ChartArgs {
                 .iter()
                 .flat_map(|(flag, args)| args.iter().map(|a| (flag.to_string(), a.clone())))
                 .collect(),
-            self.values.iter().filter_map(|f| read(f)).collect(),
+            files,
             crate::chart::load::values_files(chart),
         )
     }

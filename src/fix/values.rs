@@ -244,14 +244,11 @@ fn place(object: &Object, op: &PatchOperation, files: &mut ValuesFiles) -> Place
         let Some(site) = &origin.value else {
             return template_change();
         };
-        let file = match values_file(site) {
-            Ok(file) => file,
+        let (file, base) = match values_file(site) {
+            Ok(place) => place,
             Err(place) => return place,
         };
-        // A site with a file has a path that reads (its line was found by it).
-        let values_path: String = crate::chart::origin::path_pointer(&site.path)
-            .unwrap_or_default()
-            + &tokens.get(k).map(|t| format!("/{t}")).unwrap_or_default();
+        let values_path = base + &tokens.get(k).map(|t| format!("/{t}")).unwrap_or_default();
         return values_op(file.clone(), &values_path, |path| {
             PatchOperation::Add(json_patch::AddOperation { path, value })
         });
@@ -259,14 +256,18 @@ fn place(object: &Object, op: &PatchOperation, files: &mut ValuesFiles) -> Place
     Place::Nowhere("nothing of its path was rendered".into())
 }
 
-/// The values file that sets the value `site`, or why a fix can't go into one.
-fn values_file(site: &crate::manifest::origin::ValueSite) -> Result<&String, Place> {
-    site.file.as_ref().ok_or_else(|| {
+/// The values file that sets the value `site` and the value's JSON pointer in it, or why a fix
+/// can't go into one.
+fn values_file(site: &crate::manifest::origin::ValueSite) -> Result<(&String, String), Place> {
+    let file = site.file.as_ref().ok_or_else(|| {
         Place::Nowhere(match &site.flag {
             Some(flag) => format!("the value `{}` is set by `{flag}`", site.path),
             None => format!("the value `{}` is set in no values file", site.path),
         })
-    })
+    })?;
+    let pointer = crate::chart::origin::path_pointer(&site.path)
+        .ok_or_else(|| Place::Nowhere(format!("`{}` is not a values path", site.path)))?;
+    Ok((file, pointer))
 }
 
 /// A values file's text as its one YAML document, or `None` (more documents, or an error).
@@ -315,8 +316,7 @@ fn values_pointer_of(
             )));
         }
     };
-    let file = values_file(site)?;
-    let base = crate::chart::origin::path_pointer(&site.path).unwrap_or_default();
+    let (file, base) = values_file(site)?;
     let in_file = files
         .value(file)
         .and_then(|v| v.pointer(&base))
@@ -351,11 +351,10 @@ fn values_op(
 /// Additions that fill the empty value `site` (a map or a list a `with` skipped) with the entries
 /// or items of `value`, the field the rendered object lacks.
 fn into_empty_value(site: &crate::manifest::origin::ValueSite, value: &serde_json::Value) -> Place {
-    let file = match values_file(site) {
-        Ok(file) => file,
+    let (file, base) = match values_file(site) {
+        Ok(place) => place,
         Err(place) => return place,
     };
-    let base = crate::chart::origin::path_pointer(&site.path).unwrap_or_default();
     let add = |suffix: String, value: &serde_json::Value| {
         format!("{base}/{suffix}").parse().ok().map(|path| {
             PatchOperation::Add(json_patch::AddOperation {

@@ -47,8 +47,8 @@ pub struct YamlError {
     pub col: u32,
     pub message: String,
     /// For an error go-yaml would not make (see [`go_yaml_leniency`]), the byte offset
-    /// saphyr-parser marked and its message.
-    lenient: Option<(usize, &'static str)>,
+    /// saphyr-parser marked and what it refused there.
+    lenient: Option<(usize, Lenient)>,
 }
 
 impl YamlError {
@@ -120,13 +120,13 @@ fn parse_with(
     let (mut docs, mut error) = parse_events(text, line_offset, one_letter_bools);
     let mut edited: Option<(String, Vec<Shift>)> = None;
     for _ in 0..MAX_LENIENT_EDITS {
-        let Some((at, message)) = error.as_ref().and_then(|e| e.lenient) else {
+        let Some((at, lenient)) = error.as_ref().and_then(|e| e.lenient) else {
             break;
         };
         let (current, mut shifts) = edited
             .take()
             .unwrap_or_else(|| (text.to_string(), Vec::new()));
-        let Some(next) = go_yaml_leniency(&current, at, message, &mut shifts) else {
+        let Some(next) = go_yaml_leniency(&current, at, lenient, &mut shifts) else {
             edited = Some((current, shifts));
             break;
         };
@@ -164,76 +164,99 @@ struct Shift {
     by: u32,
 }
 
-/// saphyr-parser follows the YAML spec where go-yaml, which kubectl and Helm read YAML with, and
-/// PyYAML let these pass; a manifest kubectl applies must not be an input error here. Each is
-/// rewritten where saphyr marked it (`at`, a byte offset), changing no value, and the text is
-/// parsed again:
+/// What saphyr-parser refuses, following the YAML spec, where go-yaml (which kubectl and Helm
+/// read YAML with) and PyYAML let it pass: a manifest kubectl applies must not be an input
+/// error here ([`go_yaml_leniency`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Lenient {
+    /// A tab in the indentation of a quoted scalar's continuation line.
+    TabInContinuation,
+    /// A quoted scalar's continuation line indented less than its block.
+    UnderIndentedContinuation,
+    /// A comment right after a token (`a: "v"# note`).
+    UnspacedComment,
+}
+
+impl Lenient {
+    /// The leniency for a saphyr-parser error message, if go-yaml would not make the error.
+    fn of(message: &str) -> Option<Lenient> {
+        match message {
+            "tab cannot be used as indentation" => Some(Lenient::TabInContinuation),
+            "invalid indentation in quoted scalar" => Some(Lenient::UnderIndentedContinuation),
+            "comments must be separated from other tokens by whitespace" => {
+                Some(Lenient::UnspacedComment)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Rewrites the place saphyr-parser refused (`at`, the byte offset it marked) so that it reads
+/// as go-yaml reads it, changing no value, for the text to be parsed again:
 ///
-/// - a quoted scalar's continuation lines at any indentation, tabs included (`a: "one\n\ttwo"`
-///   is `one two`): a quoted scalar drops those lines' leading blanks, so they get spaces enough
-///   ([`relax_quoted_scalar`]);
-/// - a comment right after a token (`a: "v"# note`, `a: [x]#note`): a space goes before it.
+/// - a tab in a quoted scalar's continuation line's indentation becomes a space (the same
+///   length, so nothing moves; a second parse finds the scalar if it is still refused);
+/// - an under-indented quoted scalar (`at` is its opening quote) gets spaces enough before its
+///   continuation lines, which it drops anyway (`a: "one\n\ttwo"` is `one two`);
+/// - a space goes before a comment right after a token (`a: "v"# note`, `a: [x]#note`).
 ///
 /// `None` when the text has nothing to rewrite there. Why by hand: saphyr has no lenient mode,
 /// and no other maintained YAML crate gives positions.
 fn go_yaml_leniency(
     text: &str,
     at: usize,
-    message: &str,
+    lenient: Lenient,
     shifts: &mut Vec<Shift>,
 ) -> Option<String> {
-    match message {
-        QUOTED_TAB | QUOTED_INDENT => relax_quoted_scalar(text, at, message, shifts),
-        UNSPACED_COMMENT if text.as_bytes().get(at) == Some(&b'#') => {
-            let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+    match lenient {
+        Lenient::TabInContinuation => {
+            let from = line_start(text, at);
+            let run = blank_run(&text.as_bytes()[from..]);
+            if !text.as_bytes()[from..from + run].contains(&b'\t') {
+                return None;
+            }
+            Some([&text[..from], &" ".repeat(run), &text[from + run..]].concat())
+        }
+        Lenient::UnderIndentedContinuation => relax_quoted_scalar(text, at, shifts),
+        Lenient::UnspacedComment if text.as_bytes().get(at) == Some(&b'#') => {
             shifts.push(Shift {
-                line: text[..at].matches('\n').count() as u32 + 1,
-                after: text[line_start..at].chars().count() as u32 + 1,
+                line: line_number(text, at),
+                after: text[line_start(text, at)..at].chars().count() as u32 + 1,
                 by: 1,
             });
             Some([&text[..at], " ", &text[at..]].concat())
         }
-        _ => None,
+        Lenient::UnspacedComment => None,
     }
 }
 
-/// A quoted scalar saphyr refused for its continuation lines' indentation ([`go_yaml_leniency`]):
-/// `at` is the byte offset of its opening quote, or of a tab in a continuation line's
-/// indentation. Returns the text with those lines' leading blanks made spaces enough, or `None`
-/// when there is no such scalar there.
-fn relax_quoted_scalar(
-    text: &str,
-    at: usize,
-    message: &str,
-    shifts: &mut Vec<Shift>,
-) -> Option<String> {
+/// The byte offset where the line holding byte `at` starts.
+fn line_start(text: &str, at: usize) -> usize {
+    text[..at].rfind('\n').map_or(0, |n| n + 1)
+}
+
+/// The 1-based number of the line holding byte `at`.
+fn line_number(text: &str, at: usize) -> u32 {
+    memchr::memchr_iter(b'\n', &text.as_bytes()[..at]).count() as u32 + 1
+}
+
+/// How many spaces and tabs `bytes` starts with.
+fn blank_run(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .take_while(|b| matches!(b, b' ' | b'\t'))
+        .count()
+}
+
+/// The quoted scalar opening at byte `start`, its continuation lines' leading blanks made spaces
+/// at least as many as the scalar's column (no fewer than its block's indentation needs).
+fn relax_quoted_scalar(text: &str, start: usize, shifts: &mut Vec<Shift>) -> Option<String> {
     let bytes = text.as_bytes();
-    let line_start = |i: usize| text[..i].rfind('\n').map_or(0, |n| n + 1);
-    if message == QUOTED_TAB {
-        // The tab is in a continuation line's indentation: make that run spaces (the same
-        // length, so nothing moves), and let a second parse find the scalar if it still fails.
-        let from = line_start(at);
-        let run = bytes[from..]
-            .iter()
-            .take_while(|b| matches!(b, b' ' | b'\t'))
-            .count();
-        if !bytes[from..from + run].contains(&b'\t') {
-            return None;
-        }
-        let mut out = String::with_capacity(text.len());
-        out.push_str(&text[..from]);
-        out.extend(std::iter::repeat_n(' ', run));
-        out.push_str(&text[from + run..]);
-        return Some(out);
-    }
-    // Otherwise saphyr marked the scalar's opening quote.
-    let start = at;
     let quote = *bytes.get(start)?;
     if !matches!(quote, b'"' | b'\'') {
         return None;
     }
-    // The scalar's column in characters: its continuation lines are indented at least as far.
-    let column = text[line_start(start)..start].chars().count();
+    let column = text[line_start(text, start)..start].chars().count();
     let mut out = String::with_capacity(text.len() + 64);
     out.push_str(&text[..start + 1]);
     let mut i = start + 1;
@@ -260,20 +283,18 @@ fn relax_quoted_scalar(
             b'\n' => {
                 out.push('\n');
                 i += 1;
-                let run = bytes[i..]
-                    .iter()
-                    .take_while(|b| matches!(b, b' ' | b'\t'))
-                    .count();
+                let run = blank_run(&bytes[i..]);
                 let blank = matches!(bytes.get(i + run), None | Some(b'\n' | b'\r'));
                 let width = if blank { run } else { run.max(column) };
                 if width != run || bytes[i..i + run].contains(&b'\t') {
                     changed = true;
-                    let line = text[..i].matches('\n').count() as u32 + 1;
-                    shifts.push(Shift {
-                        line,
-                        after: width as u32,
-                        by: (width - run) as u32,
-                    });
+                    if width > run {
+                        shifts.push(Shift {
+                            line: line_number(text, i),
+                            after: width as u32,
+                            by: (width - run) as u32,
+                        });
+                    }
                 }
                 out.extend(std::iter::repeat_n(' ', width));
                 i += run;
@@ -287,13 +308,6 @@ fn relax_quoted_scalar(
     }
     None
 }
-
-/// saphyr-parser's errors that go-yaml would not make ([`go_yaml_leniency`]): a tab in a quoted
-/// scalar's continuation lines' indentation, or too little of it, and a comment right after a
-/// token.
-const QUOTED_TAB: &str = "tab cannot be used as indentation";
-const QUOTED_INDENT: &str = "invalid indentation in quoted scalar";
-const UNSPACED_COMMENT: &str = "comments must be separated from other tokens by whitespace";
 
 fn parse_events(
     text: &str,
@@ -316,17 +330,14 @@ fn parse_events(
             Err(e) => {
                 let m = e.marker();
                 let message = e.info().to_string();
-                let lenient = [QUOTED_TAB, QUOTED_INDENT, UNSPACED_COMMENT]
-                    .into_iter()
-                    .find(|known| *known == message)
-                    .map(|known| {
-                        // saphyr's markers count characters.
-                        let at = text
-                            .char_indices()
-                            .nth(m.index())
-                            .map_or(text.len(), |(i, _)| i);
-                        (at, known)
-                    });
+                let lenient = Lenient::of(&message).map(|kind| {
+                    // saphyr's markers count characters.
+                    let at = text
+                        .char_indices()
+                        .nth(m.index())
+                        .map_or(text.len(), |(i, _)| i);
+                    (at, kind)
+                });
                 return (
                     docs,
                     Some(YamlError {
