@@ -585,6 +585,14 @@ mod tests {
             ])
         );
         assert!(assignments("novalue", SetKind::Typed).is_err());
+        // A flag's keys, as the flag is applied: `--set-file` has one, whatever its file's name.
+        assert_eq!(flag_keys("--set", "a=1,b.c=2"), ["a", "b.c"]);
+        assert_eq!(
+            flag_keys("--set-json", r#"t=[{"k":"v","x":1}],y=2"#),
+            ["t", "y"]
+        );
+        assert_eq!(flag_keys("--set-file", "a.b=conf,prod.txt"), ["a.b"]);
+        assert!(flag_keys("--set", "novalue").is_empty());
         let mut values = Values::new();
         apply_set(
             &mut values,
