@@ -5,7 +5,8 @@
 //! there as files, for the checkov comparison and for timing the CLI. `WINGUARD_BENCH_ONLY` =
 //! `parse`, `lint` or `setup`: run just that once, untimed, for counting instructions with
 //! callgrind (`setup` is the corpus and rule loading both others include; see BENCHMARKS.md).
-//! `WINGUARD_BENCH_ROUNDS` (any value): print every round's times.
+//! `WINGUARD_BENCH_ROUNDS` (any value): print every round's times. `WINGUARD_BENCH_RULE=NAME`:
+//! only that rule on (`none`: none), for one rule's instructions against the floor.
 
 mod corpus;
 
@@ -19,7 +20,7 @@ use rayon::prelude::*;
 use std::time::Instant;
 
 use winguard::cli::{LintSetup, lint_sources};
-use winguard::config::Config;
+use winguard::config::{Config, Level};
 use winguard::manifest::{SourceText, Sources, parse_source};
 
 /// Runs `f` once, timed.
@@ -72,11 +73,20 @@ fn main() {
             .sum::<usize>()
     };
 
-    let setup = LintSetup::new(
-        winguard::policy::builtin_rules().unwrap(),
-        Config::default(),
-    )
-    .unwrap();
+    let rules = winguard::policy::builtin_rules().unwrap();
+    let mut config = Config::default();
+    // `WINGUARD_BENCH_RULE=NAME`: only that rule on (`none`: every rule off), for one rule's
+    // cost against the floor under callgrind.
+    if let Ok(kept) = std::env::var("WINGUARD_BENCH_RULE") {
+        assert!(
+            kept == "none" || rules.rules.iter().any(|r| r.name == kept),
+            "WINGUARD_BENCH_RULE: no rule `{kept}`"
+        );
+        for r in rules.rules.iter().filter(|r| r.name != kept) {
+            config.rules.insert(r.name.clone(), Level::Off);
+        }
+    }
+    let setup = LintSetup::new(rules, config).unwrap();
     // The same path as `winguard lint` after reading the files: `lint_sources`.
     let full_lint = || {
         let sources = Sources {

@@ -448,19 +448,14 @@ pub fn register(r: &mut expr::Registry) {
                     "jsonpath() needs a literal path and a value read from the input",
                 ));
             };
-            let prefix = args[1].as_str().unwrap_or("").to_string();
-            Ok(Val::list(
-                query
-                    .matches(root, &prefix)
-                    .into_iter()
-                    .map(|(pointer, value)| {
-                        Val::Map(std::rc::Rc::new(vec![
-                            (Val::Text("pointer"), Val::str(pointer)),
-                            (Val::Text("value"), Val::Ref(value)),
-                        ]))
-                    })
-                    .collect(),
-            ))
+            let matches = query.find(root);
+            if matches.is_empty() {
+                return Ok(Val::list(Vec::new()));
+            }
+            Ok(Val::Rows(std::rc::Rc::new(PathRows {
+                prefix: std::mem::replace(&mut args[1], Val::Null),
+                matches,
+            })))
         },
         Some((2, |text| {
             path::Path::parse(text)
@@ -473,6 +468,33 @@ pub fn register(r: &mut expr::Registry) {
         "a JSON-pointer reference token (RFC 6901: `/` → `~1`, `~` → `~0`)",
         |_, a| Ok(Val::str(escape_pointer_token(a[0].as_str().unwrap_or("")))),
     );
+}
+
+/// `jsonpath()`'s matches as rows `{pointer, value}`; a pointer is built when read.
+struct PathRows<'a> {
+    /// The pointer of the value the path ran on (a string).
+    prefix: Val<'a>,
+    matches: path::Matches<'a>,
+}
+
+impl<'a> expr::Rows<'a> for PathRows<'a> {
+    fn len(&self) -> usize {
+        self.matches.len()
+    }
+
+    fn names(&self) -> &'static [&'static str] {
+        &["pointer", "value"]
+    }
+
+    fn field(&self, row: usize, index: usize) -> Val<'a> {
+        match index {
+            0 => Val::str(
+                self.matches
+                    .pointer(row, self.prefix.as_str().unwrap_or_default()),
+            ),
+            _ => Val::Ref(self.matches.value(row)),
+        }
+    }
 }
 
 /// Evaluates every active rule on one object. `rules` must be the rule set the context was built
@@ -958,6 +980,66 @@ mod tests {
         assert!(glob_match("*", ""));
         assert!(glob_match("a?c", "abc"));
         assert!(!glob_match("kube-*", "default"));
+    }
+
+    /// `jsonpath()`'s rows read as the `{pointer, value}` maps they stand for: by field, as a
+    /// whole, in equality with a literal map, through macros and `size`.
+    #[test]
+    fn jsonpath_matches_read_as_maps() {
+        use crate::json;
+        let mut registry = expr::Registry::standard();
+        register(&mut registry);
+        let mut compiler = expr::Compiler::new(&registry);
+        let spec_slot = compiler.declare("spec", expr::Type::Dyn);
+        let eval = |text: &str| -> Value {
+            let program = compiler.compile(text).unwrap();
+            let spec = json!({"volumes": [{"name": "a/b", "emptyDir": {}},
+                                          {"name": "n", "nfs": {"server": "s"}}],
+                              "containers": [{"volumeMounts": [{"name": "a/b"}]}]});
+            let mut act = Activation::new(compiler.slots(), None);
+            act.set(spec_slot, Val::Ref(&spec));
+            let value = program.eval(&act).map(|v| v.to_value());
+            value.unwrap_or_else(|e| panic!("{text}: {e}"))
+        };
+        let volumes = "jsonpath(spec, '/spec', '$.volumes[*]')";
+        assert_eq!(
+            eval(volumes),
+            json!([{"pointer": "/spec/volumes/0", "value": {"name": "a/b", "emptyDir": {}}},
+                   {"pointer": "/spec/volumes/1", "value": {"name": "n", "nfs": {"server": "s"}}}])
+        );
+        for (text, expected) in [
+            (format!("{volumes}[1].pointer"), json!("/spec/volumes/1")),
+            (format!("size({volumes})"), json!(2)),
+            (
+                format!("{volumes}.filter(q, has(q.value.nfs)).map(q, q.pointer + '/nfs')"),
+                json!(["/spec/volumes/1/nfs"]),
+            ),
+            (
+                format!(
+                    "{volumes}[0] == {{'pointer': '/spec/volumes/0', 'value': {{'name': 'a/b', 'emptyDir': {{}}}}}}"
+                ),
+                json!(true),
+            ),
+            (
+                format!("{volumes}.all(q, q.all(k, k in ['pointer', 'value']) && 'value' in q)"),
+                json!(true),
+            ),
+            (
+                "jsonpath(spec, '', \"$['containers'][*].volumeMounts[*]\")[0].pointer".to_string(),
+                json!("/containers/0/volumeMounts/0"),
+            ),
+            (
+                "jsonpath(spec, '/spec', '$.volumes[*].name')".to_string(),
+                json!([{"pointer": "/spec/volumes/0/name", "value": "a/b"},
+                       {"pointer": "/spec/volumes/1/name", "value": "n"}]),
+            ),
+            (
+                "jsonpath(spec, '/spec', '$.nothing[*]')".to_string(),
+                json!([]),
+            ),
+        ] {
+            assert_eq!(eval(&text), expected, "{text}");
+        }
     }
 
     /// The indexed lookups find exactly what a scan of every object of the kind finds, in input

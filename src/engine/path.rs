@@ -60,67 +60,151 @@ impl Path {
 
     /// The matches in `root`, in order, each with its JSON pointer (prefixed with `prefix`).
     pub fn matches<'v>(&self, root: &'v Value, prefix: &str) -> Vec<(String, &'v Value)> {
+        let found = self.find(root);
+        (0..found.len())
+            .map(|i| (found.pointer(i, prefix), found.value(i)))
+            .collect()
+    }
+
+    /// The matches in `root`, in order; a match's JSON pointer is built only when asked for
+    /// ([`Matches::pointer`]): rules read the pointers of the few matches they report, and
+    /// building every match's (and every intermediate node's) took more than the walk.
+    pub fn find<'v>(&self, root: &'v Value) -> Matches<'v> {
         match self {
             Path::Children(segments) => {
-                let mut nodes = vec![(prefix.to_string(), root)];
+                let mut steps: Vec<(u32, Step<'v>)> = Vec::new();
+                // The nodes reached so far: their last step (`NO_STEP` for the root) and value.
+                let mut nodes: Vec<(u32, &'v Value)> = vec![(NO_STEP, root)];
+                let mut next = Vec::new();
                 for selectors in segments {
-                    let mut next = Vec::new();
-                    for (pointer, value) in &nodes {
+                    for &(at, value) in &nodes {
                         for selector in selectors {
-                            select(selector, pointer, value, &mut next);
+                            select(selector, at, value, &mut steps, &mut next);
                         }
                     }
-                    nodes = next;
+                    std::mem::swap(&mut nodes, &mut next);
+                    next.clear();
                 }
-                nodes
+                Matches {
+                    steps,
+                    found: nodes,
+                }
             }
-            Path::General(query) => jsonpath_rust::query::js_path_process(query, root)
-                .map(|found| {
-                    found
-                        .into_iter()
-                        .map(|m| {
-                            let value = m.clone().val();
-                            let pointer =
-                                format!("{prefix}{}", super::jsonpath_to_pointer(&m.path()));
-                            (pointer, value)
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
+            Path::General(query) => {
+                let mut steps = Vec::new();
+                let found = jsonpath_rust::query::js_path_process(query, root)
+                    .map(|found| {
+                        found
+                            .into_iter()
+                            .map(|m| {
+                                let pointer = super::jsonpath_to_pointer(&m.clone().path());
+                                steps.push((NO_STEP, Step::Pointer(pointer)));
+                                ((steps.len() - 1) as u32, m.val())
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                Matches { steps, found }
+            }
         }
     }
 }
 
-fn select<'v>(child: &Child, pointer: &str, value: &'v Value, out: &mut Vec<(String, &'v Value)>) {
-    // Built by hand: `format!` cost more than the walk itself.
-    let at = |token: &str| {
-        let mut p = String::with_capacity(pointer.len() + 1 + token.len());
-        p.push_str(pointer);
-        p.push('/');
-        p.push_str(token);
-        p
+/// The parent of a first step (the root has none).
+const NO_STEP: u32 = u32::MAX;
+
+/// One step of a match's location below the root.
+#[derive(Debug)]
+enum Step<'v> {
+    Key(&'v str),
+    Index(usize),
+    /// A whole pointer below the root, already escaped (jsonpath-rust's matches).
+    Pointer(String),
+}
+
+/// A query's matches: each one's value, and its location as a chain of steps shared with the
+/// other matches below the same nodes.
+#[derive(Debug)]
+pub struct Matches<'v> {
+    /// Every step taken, each with the index of the step before it.
+    steps: Vec<(u32, Step<'v>)>,
+    /// Each match's last step and its value.
+    found: Vec<(u32, &'v Value)>,
+}
+
+impl<'v> Matches<'v> {
+    pub fn len(&self) -> usize {
+        self.found.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.found.is_empty()
+    }
+
+    pub fn value(&self, index: usize) -> &'v Value {
+        self.found[index].1
+    }
+
+    /// The JSON pointer of match `index`, prefixed with `prefix`.
+    pub fn pointer(&self, index: usize, prefix: &str) -> String {
+        let mut chain: smallvec::SmallVec<[&Step<'v>; 8]> = smallvec::SmallVec::new();
+        let mut at = self.found[index].0;
+        while at != NO_STEP {
+            let (parent, step) = &self.steps[at as usize];
+            chain.push(step);
+            at = *parent;
+        }
+        let mut out = String::with_capacity(prefix.len() + 16 * chain.len());
+        out.push_str(prefix);
+        for step in chain.iter().rev() {
+            match step {
+                Step::Key(key) => {
+                    out.push('/');
+                    out.push_str(&escape_pointer_token(key));
+                }
+                Step::Index(i) => {
+                    out.push('/');
+                    out.push_str(itoa::Buffer::new().format(*i));
+                }
+                Step::Pointer(p) => out.push_str(p),
+            }
+        }
+        out
+    }
+}
+
+/// Applies one selector to the node whose last step is `at`, recording the steps it takes.
+fn select<'v>(
+    child: &Child,
+    at: u32,
+    value: &'v Value,
+    steps: &mut Vec<(u32, Step<'v>)>,
+    out: &mut Vec<(u32, &'v Value)>,
+) {
+    let mut step = |step: Step<'v>, v: &'v Value| {
+        steps.push((at, step));
+        out.push(((steps.len() - 1) as u32, v));
     };
     match (child, value) {
         (Child::Name(name), Value::Object(map)) => {
-            if let Some(v) = map.get(name) {
-                out.push((at(&escape_pointer_token(name)), v));
+            if let Some((key, v)) = map.get_key_value(name) {
+                step(Step::Key(key), v);
             }
         }
         (Child::Index(i), Value::Array(items)) => {
             if let Some(v) = items.get(*i) {
-                out.push((at(itoa::Buffer::new().format(*i)), v));
+                step(Step::Index(*i), v);
             }
         }
         (Child::Wildcard, Value::Array(items)) => {
-            out.extend(
-                items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| (at(itoa::Buffer::new().format(i)), v)),
-            );
+            for (i, v) in items.iter().enumerate() {
+                step(Step::Index(i), v);
+            }
         }
         (Child::Wildcard, Value::Object(map)) => {
-            out.extend(map.iter().map(|(k, v)| (at(&escape_pointer_token(k)), v)));
+            for (k, v) in map.iter() {
+                step(Step::Key(k), v);
+            }
         }
         _ => {}
     }

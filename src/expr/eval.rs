@@ -62,6 +62,20 @@ pub trait RecordList {
     }
 }
 
+/// A table a function built, read row by row as maps whose fields are computed when read (the
+/// host's lookups: a JSONPath match's pointer is built only if a rule reads it). Unlike a
+/// [`RecordList`], it is owned by the value that holds it.
+pub trait Rows<'a> {
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The fields' names, the same for every row.
+    fn names(&self) -> &'static [&'static str];
+    /// Field `index` (of [`Rows::names`]) of row `row`.
+    fn field(&self, row: usize, index: usize) -> Val<'a>;
+}
+
 /// Functions the host evaluates itself (lookups in its indexes of other inputs).
 pub trait Host {
     fn call<'a>(&'a self, name: &str, args: &mut Args<'a>) -> Result<Val<'a>, EvalError>;
@@ -86,6 +100,10 @@ pub enum Val<'a> {
     Map(Rc<Vec<(Val<'a>, Val<'a>)>>),
     Rec(&'a (dyn Record + 'a)),
     Recs(&'a (dyn RecordList + 'a)),
+    /// A list of rows a function built ([`Rows`]).
+    Rows(Rc<dyn Rows<'a> + 'a>),
+    /// One row of such a list, read as a map.
+    Row(Rc<dyn Rows<'a> + 'a>, u32),
     Opt(Option<Rc<Val<'a>>>),
     /// An optional holding a borrowed value: `a.?b` on the input, without an allocation.
     OptRef(&'a Value),
@@ -181,8 +199,8 @@ impl<'a> Val<'a> {
                 Value::Array(_) => Kind::List,
                 Value::Object(_) => Kind::Map,
             },
-            Val::List(_) | Val::Recs(_) => Kind::List,
-            Val::Map(_) => Kind::Map,
+            Val::List(_) | Val::Recs(_) | Val::Rows(_) => Kind::List,
+            Val::Map(_) | Val::Row(..) => Kind::Map,
             Val::Rec(r) => Kind::Rec(*r),
             Val::Opt(_) | Val::OptRef(_) => Kind::Opt,
             Val::Quantity(q) => Kind::Quantity(q),
@@ -271,6 +289,8 @@ impl<'a> Val<'a> {
             Val::List(l) => Items::Vals(l.iter()),
             Val::Map(m) => Items::MapKeys(m.iter()),
             Val::Recs(r) => Items::Recs(*r, 0..r.len()),
+            Val::Rows(r) => Items::Rows(r, 0..r.len()),
+            Val::Row(r, _) => Items::Names(r.names().iter()),
             other => {
                 return Err(EvalError::new(format!(
                     "cannot range over a value of type {}",
@@ -288,7 +308,9 @@ impl<'a> Val<'a> {
             Val::List(l) => l.len(),
             Val::Map(m) => m.len(),
             Val::Recs(r) => r.len(),
+            Val::Rows(r) => r.len(),
             Val::Rec(r) => r.names().len(),
+            Val::Row(r, _) => r.names().len(),
             other => other.as_str()?.chars().count(),
         } as i64)
     }
@@ -299,6 +321,7 @@ impl<'a> Val<'a> {
             Val::Ref(Value::Array(a)) => a.get(index).map(Val::Ref),
             Val::List(l) => l.get(index).cloned(),
             Val::Recs(r) => (index < r.len()).then(|| Val::Rec(r.get(index))),
+            Val::Rows(r) => (index < r.len()).then(|| Val::Row(r.clone(), index as u32)),
             _ => None,
         }
     }
@@ -330,6 +353,11 @@ impl<'a> Val<'a> {
             Val::Rec(r) => Ok(key.as_str().and_then(|k| {
                 let i = r.names().iter().position(|n| *n == k)?;
                 Some(r.field(i))
+            })),
+            // A row's fields are what the function found, nulls included (as a built map's).
+            Val::Row(r, row) => Ok(key.as_str().and_then(|k| {
+                let i = r.names().iter().position(|n| *n == k)?;
+                Some(r.field(*row as usize, i))
             })),
             other => Err(EvalError::new(format!(
                 "type {} has no fields or keys",
@@ -365,6 +393,18 @@ impl<'a> Val<'a> {
             )),
             Val::Rec(r) => r.value().clone(),
             Val::Recs(r) => Value::Array((0..r.len()).map(|i| r.get(i).value().clone()).collect()),
+            Val::Rows(r) => Value::Array(
+                (0..r.len())
+                    .map(|i| Val::Row(r.clone(), i as u32).to_value())
+                    .collect(),
+            ),
+            Val::Row(r, row) => Value::Object(Map::from_entries(
+                r.names()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| ((*n).into(), r.field(*row as usize, i).to_value()))
+                    .collect(),
+            )),
             Val::Opt(o) => o.as_ref().map_or(Value::Null, |v| v.to_value()),
             Val::OptRef(v) => (*v).clone(),
             Val::Quantity(q) => Value::String(q.to_decimal_string().into()),
@@ -407,6 +447,8 @@ pub enum Items<'v, 'a> {
     Vals(std::slice::Iter<'v, Val<'a>>),
     MapKeys(std::slice::Iter<'v, (Val<'a>, Val<'a>)>),
     Recs(&'a (dyn RecordList + 'a), std::ops::Range<usize>),
+    Rows(&'v Rc<dyn Rows<'a> + 'a>, std::ops::Range<usize>),
+    Names(std::slice::Iter<'static, &'static str>),
 }
 
 impl<'a> Iterator for Items<'_, 'a> {
@@ -418,6 +460,8 @@ impl<'a> Iterator for Items<'_, 'a> {
             Items::Vals(i) => i.next().cloned(),
             Items::MapKeys(i) => i.next().map(|(k, _)| k.clone()),
             Items::Recs(r, i) => i.next().map(|i| Val::Rec(r.get(i))),
+            Items::Rows(r, i) => i.next().map(|i| Val::Row((*r).clone(), i as u32)),
+            Items::Names(i) => i.next().map(|n| Val::Text(n)),
         }
     }
 }
@@ -492,7 +536,7 @@ impl Numeric {
 }
 
 /// CEL ordering: numbers (across kinds), strings, bools, quantities and versions.
-pub(super) fn compare(op: &str, a: &Val<'_>, b: &Val<'_>) -> Result<Ordering, EvalError> {
+pub(super) fn compare<'a>(op: &str, a: &Val<'a>, b: &Val<'a>) -> Result<Ordering, EvalError> {
     if let (Some(x), Some(y)) = (numeric(a), numeric(b)) {
         return x
             .partial_cmp(&y)

@@ -23,7 +23,7 @@ pub mod stdlib;
 mod types;
 
 pub use compile::{Compiler, Program};
-pub use eval::{Activation, Args, Call, EvalError, Host, Record, RecordList, Val};
+pub use eval::{Activation, Args, Call, EvalError, Host, Record, RecordList, Rows, Val};
 pub use quantity::Quantity;
 pub use types::Type;
 

@@ -313,26 +313,22 @@ fn lets_are_evaluated_once_and_only_when_read() {
     let boom = c.declare("boom", Type::Bool);
     let counting = c.compile("calls()").unwrap();
     let never = c.compile("1 / 0 == 1").unwrap();
+    // Compiled before the activation that borrows them for as long as it lives.
+    let or = c.compile("x > 1 || boom").unwrap();
+    let thrice = c
+        .compile("counted + counted + counted == 3 * counted")
+        .unwrap();
+    let once = c.compile("counted").unwrap();
     let value = Value::from(5);
     let mut act = Activation::new(c.slots(), None);
     act.set(x, Val::Ref(&value));
     act.set_lazy(counted, &counting);
     act.set_lazy(boom, &never);
     // `boom` would fail; `||` never reads it.
-    let p = c.compile("x > 1 || boom").unwrap();
-    assert_eq!(p.test(&act), Ok(true));
+    assert_eq!(or.test(&act), Ok(true));
     // Read three times, evaluated once: the first call's value each time.
     let before = CALLS.load(SeqCst);
-    let p = c
-        .compile("counted + counted + counted == 3 * counted")
-        .unwrap();
-    assert_eq!(p.test(&act), Ok(true));
-    assert_eq!(
-        c.compile("counted")
-            .unwrap()
-            .eval(&act)
-            .map(|v| v.to_value()),
-        Ok(Value::from(1))
-    );
+    assert_eq!(thrice.test(&act), Ok(true));
+    assert_eq!(once.eval(&act).map(|v| v.to_value()), Ok(Value::from(1)));
     assert_eq!(CALLS.load(SeqCst) - before, 1);
 }

@@ -33,14 +33,17 @@ type Read<T> = Result<T, GiveUp>;
 pub fn read_document(text: &str, line_offset: u32) -> Option<ParsedDoc> {
     // A last line without its newline (the full parser treats block scalars there differently)
     // and any character that is not plainly printable are left to the full parser.
-    if !text.ends_with('\n') || !plainly_printable(text) {
+    if !text.ends_with('\n') {
         return None;
     }
+    let ascii = plainly_printable(text)?;
     let mut reader = Reader {
         lines: super::lines(text).collect(),
         has_tabs: memchr::memchr(b'\t', text.as_bytes()).is_some(),
         next: 0,
         dash_indent: None,
+        peeked: (usize::MAX, 0),
+        ascii,
         line_offset,
         depth: 0,
     };
@@ -49,8 +52,9 @@ pub fn read_document(text: &str, line_offset: u32) -> Option<ParsedDoc> {
 
 /// Whether `text` holds only YAML's printable characters, line feeds and tabs — no carriage
 /// returns (line breaks the full parser normalises), no byte-order marks (allowed at the start of
-/// any document and skipped there), no control characters (errors).
-fn plainly_printable(text: &str) -> bool {
+/// any document and skipped there), no control characters (errors). `Some(true)` when all of it
+/// is ASCII.
+fn plainly_printable(text: &str) -> Option<bool> {
     // Folded over fixed-size chunks without early exits, so the compiler can vectorise it: this
     // scan reads every byte of every document.
     let mut non_ascii = false;
@@ -60,18 +64,19 @@ fn plainly_printable(text: &str) -> bool {
             (control | bad, high | b)
         });
         if control {
-            return false;
+            return None;
         }
         non_ascii |= high >= 0x80;
     }
-    !non_ascii
+    let printable = !non_ascii
         || text.chars().all(|c| {
             c.is_ascii()
                 || c == '\u{85}'
                 || ('\u{a0}'..='\u{d7ff}').contains(&c)
                 || (('\u{e000}'..='\u{fffd}').contains(&c) && c != '\u{feff}')
                 || c >= '\u{10000}'
-        })
+        });
+    printable.then_some(!non_ascii)
 }
 
 struct Reader<'a> {
@@ -83,6 +88,11 @@ struct Reader<'a> {
     dash_indent: Option<usize>,
     /// Whether any line has a tab (checked once: most documents have none).
     has_tabs: bool,
+    /// The last line [`Reader::peek`] found and its indent: a line is peeked several times
+    /// (by the node, the mapping or sequence around it, the entry) before it is consumed.
+    peeked: (usize, usize),
+    /// Whether the document is all ASCII (a byte column is then a character column).
+    ascii: bool,
     line_offset: u32,
     depth: usize,
 }
@@ -147,6 +157,10 @@ impl<'a> Reader<'a> {
         if let Some(indent) = self.dash_indent {
             return Ok(Some((indent, &self.lines[self.next][indent..])));
         }
+        if self.peeked.0 == self.next {
+            let indent = self.peeked.1;
+            return Ok(Some((indent, &self.lines[self.next][indent..])));
+        }
         while let Some(&line) = self.lines.get(self.next) {
             let indent = line.bytes().take_while(|&b| b == b' ').count();
             let content = &line[indent..];
@@ -157,6 +171,7 @@ impl<'a> Reader<'a> {
             if (self.has_tabs && line.contains('\t')) || (indent == 0 && is_marker(content)) {
                 return Err(GiveUp);
             }
+            self.peeked = (self.next, indent);
             return Ok(Some((indent, content)));
         }
         Ok(None)
@@ -169,11 +184,10 @@ impl<'a> Reader<'a> {
 
     /// 1-based line and character column of byte `col` of line `line`.
     fn position(&self, line: usize, col: usize) -> (u32, u32) {
-        let prefix = &self.lines[line][..col];
-        let chars = if prefix.is_ascii() {
+        let chars = if self.ascii {
             col
         } else {
-            prefix.chars().count()
+            self.lines[line][..col].chars().count()
         };
         (line as u32 + 1 + self.line_offset, chars as u32 + 1)
     }

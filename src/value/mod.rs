@@ -96,6 +96,14 @@ impl Map {
         self.position(key).map(|i| &self.entries[i].1)
     }
 
+    /// The stored key and its value (the key borrowed from the map, not from the caller).
+    pub fn get_key_value(&self, key: &str) -> Option<(&str, &Value)> {
+        self.position(key).map(|i| {
+            let (k, v) = &self.entries[i];
+            (k.as_str(), v)
+        })
+    }
+
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
         self.position(key).map(|i| &mut self.entries[i].1)
     }
