@@ -332,3 +332,41 @@ fn lets_are_evaluated_once_and_only_when_read() {
     assert_eq!(once.eval(&act).map(|v| v.to_value()), Ok(Value::from(1)));
     assert_eq!(CALLS.load(SeqCst) - before, 1);
 }
+
+/// Versions read at run time (not literals folded at compile time), one after another on one
+/// thread: each reads as itself, with its own normalisation, whatever was read before.
+#[test]
+fn versions_read_at_run_time_are_each_their_own() {
+    let versions = crate::json!(["1.25", "1.26", "1.25", "v1.25.0"]);
+    let cases: &[(&str, Value)] = &[
+        (
+            "v.map(x, semver(x, true).minor())",
+            crate::json!([25, 26, 25, 25]),
+        ),
+        (
+            "semver(v[0], true) == semver(v[2], true)",
+            Value::from(true),
+        ),
+        (
+            "semver(v[0], true) == semver(v[1], true)",
+            Value::from(false),
+        ),
+        (
+            "semver(v[3], true) == semver(v[0], true)",
+            Value::from(true),
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(
+            eval_with(text, &[("v", versions.clone())]).as_ref(),
+            Ok(expected),
+            "{text}"
+        );
+    }
+    // Read with normalisation first, `1.25` is still not a version without it.
+    let strict = eval_with("semver(v[0], true) == semver(v[0])", &[("v", versions)]);
+    assert!(
+        strict.as_ref().is_err_and(|e| e.contains("invalid semver")),
+        "{strict:?}"
+    );
+}

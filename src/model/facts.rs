@@ -11,10 +11,9 @@ use crate::value::Value;
 
 use super::command::windows_shell;
 use super::{
-    BuildCompat, BuildEntry, ImageRef, ModelContext, OS_KEYS, Source, affinity_values,
-    analyse_command, build_compat, build_selectors, compat_rank, control_plane_selection,
-    escape_pointer_token, os_of, parse_image, runtime_class_facts, selected_builds, str_map,
-    unsupported_fields,
+    BuildCompat, ImageFacts, ModelContext, OS_KEYS, Source, affinity_values, analyse_command,
+    build_compat, build_selectors, compat_rank, control_plane_selection, escape_pointer_token,
+    os_of, runtime_class_facts, selected_builds, str_map, unsupported_fields,
 };
 use crate::expr::{Record, RecordList, Val};
 
@@ -114,12 +113,10 @@ pub struct ContainerFacts<'a> {
     /// JSON pointer to the container in the object.
     pub path: String,
     image_text: &'a str,
-    image: ImageRef,
-    image_os: Option<&'static str>,
-    image_os_reason: Option<String>,
+    /// What the catalog makes of the image (shared by the containers with the same image).
+    of_image: std::sync::Arc<ImageFacts>,
     /// The Windows shell its command runs, when the image tells nothing.
     windows_shell: Option<&'a str>,
-    build: Option<&'a BuildEntry>,
     host_process: bool,
     compat: Option<&'static str>,
     compat_hosts: Vec<u64>,
@@ -136,25 +133,9 @@ impl<'a> ContainerFacts<'a> {
         pod_host_process: Option<bool>,
         selected_builds: &[u64],
     ) -> Self {
-        let catalog = ctx.catalog;
         let image_text = raw.get("image").and_then(Value::as_str).unwrap_or("");
-        let image = parse_image(image_text);
-        let windows_reason = catalog.windows.reason(&image);
-        let is_windows = windows_reason.is_some();
-        // An image published for both OSes is evidence of neither, whatever its name says.
-        let (image_os, image_os_reason) = match windows_reason {
-            Some(r) => (Some("windows"), Some(r)),
-            None if catalog.multi_os.reason(&image).is_some() => (None, None),
-            None => match catalog.linux.reason(&image) {
-                Some(r) => (Some("linux"), Some(r)),
-                None => (None, None),
-            },
-        };
-        let build = if is_windows {
-            image.tag_tokens().find_map(|t| catalog.build_of_token(t))
-        } else {
-            None
-        };
+        let of_image = ctx.image_facts(image_text);
+        let build = of_image.build.as_ref();
         let host_process = raw
             .pointer("/securityContext/windowsOptions/hostProcess")
             .and_then(Value::as_bool)
@@ -180,8 +161,8 @@ impl<'a> ContainerFacts<'a> {
             }
             _ => (None, Vec::new()),
         };
-        let windows_shell = if image_os.is_none() {
-            windows_shell(&catalog.commands, raw.get("command"))
+        let windows_shell = if of_image.os.is_none() {
+            windows_shell(&ctx.catalog.commands, raw.get("command"))
         } else {
             None
         };
@@ -191,11 +172,8 @@ impl<'a> ContainerFacts<'a> {
             kind,
             path,
             image_text,
-            image,
-            image_os,
-            image_os_reason,
+            of_image,
             windows_shell,
-            build,
             host_process,
             compat,
             compat_hosts,
@@ -211,7 +189,7 @@ impl<'a> ContainerFacts<'a> {
     /// The container's OS as far as it shows: its image's, else Windows when its command runs
     /// a Windows shell.
     fn os(&self) -> Option<&'static str> {
-        self.image_os.or(self.windows_shell.map(|_| "windows"))
+        self.of_image.os.or(self.windows_shell.map(|_| "windows"))
     }
 
     fn command(&self) -> Option<&'a Value> {
@@ -226,7 +204,7 @@ impl<'a> ContainerFacts<'a> {
         use ContainerField as F;
         let catalog = self.ctx.catalog;
         match field {
-            F::Build => Value::from(self.build.map(|b| b.build)),
+            F::Build => Value::from(self.of_image.build.as_ref().map(|b| b.build)),
             F::BuildCompat => Value::from(self.compat),
             F::BuildCompatHosts => Value::Array(
                 self.compat_hosts
@@ -240,34 +218,39 @@ impl<'a> ContainerFacts<'a> {
                     })
                     .collect(),
             ),
-            F::BuildLabel => Value::from(self.build.map(|b| format!("10.0.{}", b.build))),
-            F::BuildName => Value::from(self.build.map(|b| b.name.as_str())),
-            F::DefaultUser => Value::from(catalog.default_user(&self.image)),
-            F::Digest => Value::from(self.image.digest.as_deref()),
+            F::BuildLabel => Value::from(
+                self.of_image
+                    .build
+                    .as_ref()
+                    .map(|b| format!("10.0.{}", b.build)),
+            ),
+            F::BuildName => Value::from(self.of_image.build.as_ref().map(|b| b.name.as_str())),
+            F::DefaultUser => Value::from(catalog.default_user(&self.of_image.image)),
+            F::Digest => Value::from(self.of_image.image.digest.as_deref()),
             F::HasArgs => Value::Bool(self.args().is_some()),
             F::HasCommand => Value::Bool(self.command().is_some()),
             F::HostProcess => Value::Bool(self.host_process),
-            F::Iis => Value::Bool(catalog.iis.reason(&self.image).is_some()),
+            F::Iis => Value::Bool(catalog.iis.reason(&self.of_image.image).is_some()),
             F::Image => Value::from(self.image_text),
-            F::ImageOs => Value::from(self.image_os),
-            F::ImageOsReason => Value::from(self.image_os_reason.as_deref()),
+            F::ImageOs => Value::from(self.of_image.os),
+            F::ImageOsReason => Value::from(self.of_image.os_reason.as_deref()),
             F::Kind => Value::from(self.kind),
             F::Name => self.raw.get("name").cloned().unwrap_or(Value::Null),
             F::Os => Value::from(self.os()),
-            F::OsReason => Value::from(match (self.image_os, self.windows_shell) {
-                (Some(_), _) => self.image_os_reason.clone(),
+            F::OsReason => Value::from(match (self.of_image.os, self.windows_shell) {
+                (Some(_), _) => self.of_image.os_reason.clone(),
                 (None, Some(shell)) => Some(format!("its command runs `{shell}`")),
                 (None, None) => None,
             }),
             F::Path => Value::from(self.path.as_str()),
-            F::Repository => Value::from(self.image.repository.as_str()),
+            F::Repository => Value::from(self.of_image.image.repository.as_str()),
             F::Role => Value::from(match self.kind {
                 "initContainers" => "init container",
                 "ephemeralContainers" => "ephemeral container",
                 _ => "container",
             }),
             F::Script => analyse_command(&catalog.commands, self.command(), self.args()),
-            F::Tag => Value::from(self.image.tag.as_deref()),
+            F::Tag => Value::from(self.of_image.image.tag.as_deref()),
         }
     }
 
@@ -458,7 +441,7 @@ impl<'a> PodFacts<'a> {
         }
         // 6. images
         for c in &containers {
-            if let Some(os) = c.image_os {
+            if let Some(os) = c.of_image.os {
                 sources.push(Source {
                     os,
                     kind: "image",
@@ -470,7 +453,7 @@ impl<'a> PodFacts<'a> {
                         } else {
                             "` is a Linux image (by "
                         },
-                        c.image_os_reason.as_deref().unwrap_or(""),
+                        c.of_image.os_reason.as_deref().unwrap_or(""),
                         ")",
                     ]
                     .concat(),
@@ -588,8 +571,8 @@ impl<'a> PodFacts<'a> {
     fn windows_build(&self) -> Option<u64> {
         self.containers
             .iter()
-            .filter(|c| c.image_os == Some("windows"))
-            .find_map(|c| c.build.map(|b| b.build))
+            .filter(|c| c.of_image.os == Some("windows"))
+            .find_map(|c| c.of_image.build.as_ref().map(|b| b.build))
     }
 
     fn compute(&self, field: PodField) -> Value {

@@ -511,9 +511,68 @@ pub(crate) struct ModelContext<'a> {
     pub index: InputIndex<'a>,
     /// The configured Kubernetes version as (major, minor).
     pub cluster_version: (u64, u64),
+    /// What the catalog made of each image seen so far: an input set repeats a few images over
+    /// many workloads, and classifying one (regexes over its parts) took 3% of a lint.
+    /// (Owned keys and values: a borrow of the input in a lock would tie the context to exactly
+    /// the input's lifetime, where the pods it makes borrow it for less.)
+    images: std::sync::Mutex<HashMap<Box<str>, std::sync::Arc<ImageFacts>>>,
+}
+
+/// What the catalog makes of one image reference.
+#[derive(Debug)]
+pub(crate) struct ImageFacts {
+    pub image: ImageRef,
+    /// The OS its name says it is for (none for a multi-OS image, whatever its name says).
+    pub os: Option<&'static str>,
+    pub os_reason: Option<String>,
+    /// Its Windows build, for a Windows image.
+    pub build: Option<BuildEntry>,
+}
+
+impl ImageFacts {
+    fn classify(catalog: &Catalog, text: &str) -> Self {
+        let image = parse_image(text);
+        let windows_reason = catalog.windows.reason(&image);
+        let is_windows = windows_reason.is_some();
+        // An image published for both OSes is evidence of neither, whatever its name says.
+        let (os, os_reason) = match windows_reason {
+            Some(r) => (Some("windows"), Some(r)),
+            None if catalog.multi_os.reason(&image).is_some() => (None, None),
+            None => match catalog.linux.reason(&image) {
+                Some(r) => (Some("linux"), Some(r)),
+                None => (None, None),
+            },
+        };
+        let build = if is_windows {
+            image
+                .tag_tokens()
+                .find_map(|t| catalog.build_of_token(t))
+                .cloned()
+        } else {
+            None
+        };
+        ImageFacts {
+            image,
+            os,
+            os_reason,
+            build,
+        }
+    }
 }
 
 impl<'a> ModelContext<'a> {
+    /// What the catalog makes of the image `text`, worked out once per input set.
+    pub(crate) fn image_facts(&self, text: &str) -> std::sync::Arc<ImageFacts> {
+        // A poisoned lock only means another thread panicked mid-insert: the map is still whole.
+        let mut images = self.images.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(found) = images.get(text) {
+            return found.clone();
+        }
+        let facts = std::sync::Arc::new(ImageFacts::classify(self.catalog, text));
+        images.insert(text.into(), facts.clone());
+        facts
+    }
+
     /// The model of one input set, whose objects are `by_kind`.
     pub(crate) fn new(
         catalog: &'a Catalog,
@@ -531,6 +590,7 @@ impl<'a> ModelContext<'a> {
             config,
             index,
             cluster_version: config.version(),
+            images: Default::default(),
         }
     }
 }
