@@ -592,7 +592,7 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
                         object,
                         value: None,
                         pointer: "",
-                        reason: None,
+                        pod: None,
                     };
                     run_rule(rule, *level, act, here, out);
                 }
@@ -602,7 +602,7 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
                         object,
                         value: Some(t.spec),
                         pointer: t.spec_path,
-                        reason: f.note(),
+                        pod: Some(&**f),
                     };
                     run_rule(rule, *level, act, here, out);
                 }
@@ -616,7 +616,7 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
                             object,
                             value: Some(raw),
                             pointer: path,
-                            reason: f.note(),
+                            pod: Some(&**f),
                         };
                         run_rule(rule, *level, act, here, out);
                     }
@@ -654,8 +654,9 @@ struct Here<'v> {
     pointer: &'v str,
     /// Whether findings carry their fix (see [`Context::fixes`]).
     fixes: bool,
-    /// The pod's note (see [`PodScope::note`]), for a pod or container rule.
-    reason: Option<&'v str>,
+    /// The pod, for a pod or container rule: its note (see [`PodScope::note`]) is read only
+    /// for a finding (working it out for every rule and object was 1% of a lint).
+    pod: Option<&'v dyn PodScope>,
 }
 
 /// A condition's truth; one that fails to evaluate (a field the object lacks, read without
@@ -785,7 +786,8 @@ fn make_finding<'a>(
         MessageGivesReason::Never => false,
     };
     let target = here
-        .reason
+        .pod
+        .and_then(|p| p.note())
         .filter(|r| !given(r))
         // Joined by hand: `format!`'s machinery cost more than the copy, once per finding.
         .map(|r| ["the pod ", r].concat());
