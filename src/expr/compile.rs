@@ -139,21 +139,24 @@ pub(super) enum Node {
     TypeName(&'static str),
     Global(u32),
     Local(u32),
+    /// `has(base.field)`, or a field selected on what is not JSON (see [`Node::Path`]).
     Select {
         base: Box<Node>,
         field: String,
-        /// `has(base.field)`.
         test: bool,
+    },
+    /// A chain of field selections, `base.a.?b.c`: each step's field and whether it is optional
+    /// (`.?`). One node for the chain: on borrowed JSON, what most chains read, it walks the
+    /// maps directly instead of making a value and an evaluation step per field.
+    Path {
+        base: Box<Node>,
+        steps: Vec<(String, bool)>,
     },
     RecordField {
         base: Box<Node>,
         index: u32,
         name: String,
         test: bool,
-    },
-    OptSelect {
-        base: Box<Node>,
-        field: String,
     },
     Index {
         base: Box<Node>,
@@ -184,6 +187,22 @@ pub(super) enum Node {
         /// `map(x, filter, f)`'s filter.
         filter: Option<Box<Node>>,
     },
+}
+
+impl Node {
+    /// `base.field` (`base.?field` when `optional`), joined to the chain `base` ends, if any.
+    fn path(base: Node, field: &str, optional: bool) -> Node {
+        match base {
+            Node::Path { base, mut steps } => {
+                steps.push((field.to_string(), optional));
+                Node::Path { base, steps }
+            }
+            base => Node::Path {
+                base: Box::new(base),
+                steps: vec![(field.to_string(), optional)],
+            },
+        }
+    }
 }
 
 /// Declares variables and compiles expressions against them and a registry.
@@ -510,23 +529,21 @@ impl Cx<'_> {
                 ))
             }
             Type::Optional(inner) if !test => Ok((
-                Node::OptSelect {
-                    base: Box::new(base),
-                    field: field.to_string(),
-                },
+                Node::path(base, field, true),
                 Type::Optional(Box::new(self.field_type(inner))),
             )),
-            Type::Dyn | Type::Map(..) => {
+            Type::Dyn | Type::Map(..) if !test => {
                 let fty = self.field_type(&ty);
-                Ok((
-                    Node::Select {
-                        base: Box::new(base),
-                        field: field.to_string(),
-                        test,
-                    },
-                    if test { Type::Bool } else { fty },
-                ))
+                Ok((Node::path(base, field, false), fty))
             }
+            Type::Dyn | Type::Map(..) => Ok((
+                Node::Select {
+                    base: Box::new(base),
+                    field: field.to_string(),
+                    test,
+                },
+                Type::Bool,
+            )),
             other => Err(self.err(
                 e,
                 format!(
@@ -654,10 +671,7 @@ impl Cx<'_> {
                     }
                 };
                 return Ok((
-                    Node::OptSelect {
-                        base: Box::new(b),
-                        field: f.inner().to_string(),
-                    },
+                    Node::path(b, f.inner(), true),
                     Type::Optional(Box::new(fty)),
                 ));
             }

@@ -665,6 +665,7 @@ fn eval<'a>(
                 _ => select(&base, field, *test),
             }
         }
+        Node::Path { base, steps } => path(eval(base, act, locals)?, steps),
         Node::RecordField {
             base,
             index,
@@ -677,15 +678,6 @@ fn eval<'a>(
                 other => return select(other, name, *test),
             };
             Ok(if *test { Val::Bool(!v.is_null()) } else { v })
-        }
-        Node::OptSelect { base, field } => {
-            let base = eval(base, act, locals)?;
-            let base = match base.optional_value() {
-                Some(None) => return Ok(Val::Opt(None)),
-                Some(Some(v)) => v,
-                None => base,
-            };
-            Ok(Val::optional(opt_get(&base, field)?))
         }
         Node::Index {
             base,
@@ -872,6 +864,53 @@ fn eval<'a>(
             )
         }
     }
+}
+
+/// A chain of selections ([`Node::Path`]) from `base`.
+fn path<'a>(base: Val<'a>, steps: &[(String, bool)]) -> Result<Val<'a>, EvalError> {
+    // On borrowed JSON, map by map: a missing (or null) field ends an optional chain empty and
+    // is an error in a plain one, as each step alone would make it.
+    let (mut at, mut optional) = match base {
+        Val::Ref(v) => (v, false),
+        Val::OptRef(v) => (v, true),
+        other => return path_steps(other, steps),
+    };
+    for (i, (field, step_optional)) in steps.iter().enumerate() {
+        let Value::Object(map) = at else {
+            // Not a map: the steps one by one say what that is.
+            let here = if optional {
+                Val::OptRef(at)
+            } else {
+                Val::Ref(at)
+            };
+            return path_steps(here, &steps[i..]);
+        };
+        optional |= *step_optional;
+        match map.get(field).filter(|v| !v.is_null()) {
+            Some(v) => at = v,
+            None if optional => return Ok(Val::Opt(None)),
+            None => return Err(EvalError::new(format!("no such key: {field}"))),
+        }
+    }
+    Ok(if optional {
+        Val::OptRef(at)
+    } else {
+        Val::Ref(at)
+    })
+}
+
+/// A chain of selections, one step at a time (on any value).
+fn path_steps<'a>(mut value: Val<'a>, steps: &[(String, bool)]) -> Result<Val<'a>, EvalError> {
+    for (field, optional) in steps {
+        // On an optional both kinds of step chain; on anything else `.?` makes one.
+        value = match value.optional_value() {
+            Some(None) => Val::Opt(None),
+            Some(Some(v)) => Val::optional(opt_get(&v, field)?),
+            None if *optional => Val::optional(opt_get(&value, field)?),
+            None => select(&value, field, false)?,
+        };
+    }
+    Ok(value)
 }
 
 /// `base.?field`: the field's value if set; a record's null fact counts as unset.

@@ -370,3 +370,41 @@ fn versions_read_at_run_time_are_each_their_own() {
         "{strict:?}"
     );
 }
+
+/// A chain of selections reads the same walked over the input's maps as step by step over a
+/// value evaluation built (`{'x': o}.x` starts the chain from a built map), errors included.
+#[test]
+fn selection_chains_read_alike_on_input_and_built_values() {
+    let o = crate::json!({"spec": {"replicas": 3, "name": "web", "nul": null,
+                                   "list": [1], "deep": {"er": {"est": "yes"}}}});
+    let cases: &[(&str, Result<Value, &str>)] = &[
+        (".spec.replicas", Ok(Value::from(3))),
+        (".spec.deep.er.est", Ok(Value::from("yes"))),
+        (".spec.nosuch", Err("no such key: nosuch")),
+        (".spec.nul", Err("no such key: nul")),
+        (".spec.replicas.x", Err("type int has no fields or keys")),
+        (".spec.list.x", Err("type list has no fields or keys")),
+        (".?spec.?nosuch.?x.orValue(1)", Ok(Value::from(1))),
+        (".?spec.?nul.hasValue()", Ok(Value::from(false))),
+        (".spec.?nosuch.x.hasValue()", Ok(Value::from(false))),
+        (".?spec.replicas.orValue(0)", Ok(Value::from(3))),
+        (".?spec.deep.?er.est.orValue('')", Ok(Value::from("yes"))),
+        (".?spec.?replicas.?x", Err("type int has no fields or keys")),
+        (
+            ".spec.?deep.er.?nosuch.orValue('none')",
+            Ok(Value::from("none")),
+        ),
+    ];
+    for (chain, expected) in cases {
+        for text in [format!("o{chain}"), format!("{{'x': o}}.x{chain}")] {
+            let got = eval_with(&text, &[("o", o.clone())]);
+            match expected {
+                Ok(v) => assert_eq!(got.as_ref(), Ok(v), "{text}"),
+                Err(e) => assert!(
+                    got.as_ref().is_err_and(|g| g.ends_with(e)),
+                    "{text}: {got:?}, not `{e}`"
+                ),
+            }
+        }
+    }
+}
