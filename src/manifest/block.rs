@@ -37,8 +37,12 @@ pub fn read_document(text: &str, line_offset: u32) -> Option<ParsedDoc> {
         return None;
     }
     let ascii = plainly_printable(text)?;
+    // Sized for lines of about 24 bytes (most manifests' are shorter): growing the vector line by
+    // line was most of collecting it.
+    let mut lines = Vec::with_capacity(text.len() / 24 + 8);
+    lines.extend(super::lines(text));
     let mut reader = Reader {
-        lines: super::lines(text).collect(),
+        lines,
         has_tabs: memchr::memchr(b'\t', text.as_bytes()).is_some(),
         next: 0,
         dash_indent: None,
