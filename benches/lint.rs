@@ -9,6 +9,7 @@
 //! only that rule on (`none`: none), for one rule's instructions against the floor.
 
 mod corpus;
+mod kept_rule;
 
 // The same allocator as the `winguard` binary (src/main.rs).
 #[global_allocator]
@@ -20,7 +21,7 @@ use rayon::prelude::*;
 use std::time::Instant;
 
 use winguard::cli::{LintSetup, lint_sources};
-use winguard::config::{Config, Level};
+use winguard::config::Config;
 use winguard::manifest::{SourceText, Sources, parse_source};
 
 /// Runs `f` once, timed.
@@ -78,13 +79,11 @@ fn main() {
     // `WINGUARD_BENCH_RULE=NAME`: only that rule on (`none`: every rule off), for one rule's
     // cost against the floor under callgrind.
     if let Ok(kept) = std::env::var("WINGUARD_BENCH_RULE") {
-        assert!(
-            kept == "none" || rules.rules.iter().any(|r| r.name == kept),
-            "WINGUARD_BENCH_RULE: no rule `{kept}`"
+        kept_rule::keep_only(
+            &rules,
+            &mut config,
+            Some(kept.as_str()).filter(|k| *k != "none"),
         );
-        for r in rules.rules.iter().filter(|r| r.name != kept) {
-            config.rules.insert(r.name.clone(), Level::Off);
-        }
     }
     let setup = LintSetup::new(rules, config).unwrap();
     // The same path as `winguard lint` after reading the files: `lint_sources`.

@@ -15,11 +15,13 @@
 #[global_allocator]
 static GLOBAL: winguard::allocator::Mimalloc = winguard::allocator::Mimalloc;
 
+mod kept_rule;
+
 use std::time::Instant;
 
 use winguard::admission::{Endpoint, review};
 use winguard::cli::{LintSetup, load_rule_set};
-use winguard::config::{Config, Level};
+use winguard::config::Config;
 
 /// Interleaved rounds: this machine's speed drifts by tens of percent over seconds.
 const ROUNDS: usize = 5;
@@ -56,17 +58,7 @@ fn setup(rules_on: bool) -> LintSetup {
     if !rules_on {
         // `WINGUARD_BENCH_RULE`: this one rule stays on, for its own cost against the floor.
         let kept = std::env::var("WINGUARD_BENCH_RULE").ok();
-        if let Some(name) = &kept {
-            assert!(
-                rules.rules.iter().any(|r| &r.name == name),
-                "WINGUARD_BENCH_RULE: no rule `{name}`"
-            );
-        }
-        for r in &rules.rules {
-            if kept.as_deref() != Some(r.name.as_str()) {
-                config.rules.insert(r.name.clone(), Level::Off);
-            }
-        }
+        kept_rule::keep_only(&rules, &mut config, kept.as_deref());
     }
     LintSetup::new(rules, config).expect("valid setup")
 }

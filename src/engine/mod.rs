@@ -654,8 +654,8 @@ struct Here<'v> {
     pointer: &'v str,
     /// Whether findings carry their fix (see [`Context::fixes`]).
     fixes: bool,
-    /// The pod, for a pod or container rule: its note (see [`PodScope::note`]) is read only
-    /// for a finding (working it out for every rule and object was 1% of a lint).
+    /// The pod, for a pod or container rule: its note (see [`PodScope::note`]) is read when a
+    /// finding is made, not for every rule and object.
     pod: Option<&'v dyn PodScope>,
 }
 

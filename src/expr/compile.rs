@@ -139,11 +139,10 @@ pub(super) enum Node {
     TypeName(&'static str),
     Global(u32),
     Local(u32),
-    /// `has(base.field)`, or a field selected on what is not JSON (see [`Node::Path`]).
-    Select {
+    /// `has(base.field)` on a map (a record's is [`Node::RecordField`] with `test`).
+    Has {
         base: Box<Node>,
         field: String,
-        test: bool,
     },
     /// A chain of field selections, `base.a.?b.c`: each step's field and whether it is optional
     /// (`.?`). One node for the chain: on borrowed JSON, what most chains read, it walks the
@@ -537,10 +536,9 @@ impl Cx<'_> {
                 Ok((Node::path(base, field, false), fty))
             }
             Type::Dyn | Type::Map(..) => Ok((
-                Node::Select {
+                Node::Has {
                     base: Box::new(base),
                     field: field.to_string(),
-                    test,
                 },
                 Type::Bool,
             )),

@@ -667,20 +667,10 @@ fn eval<'a>(
     locals: &mut Locals<'a>,
 ) -> Result<Val<'a>, EvalError> {
     match node {
-        Node::Lit(v) => Ok(Val::Ref(v)),
+        Node::Lit(_) | Node::Global(_) | Node::Local(_) => operand(node, act, locals),
         Node::Uint(u) => Ok(Val::Uint(*u)),
         Node::TypeName(t) => Ok(Val::Type(t)),
-        Node::Global(slot) => act.read(*slot),
-        Node::Local(i) => Ok(locals[*i as usize].clone()),
-        Node::Select { base, field, test } => {
-            let base = eval(base, act, locals)?;
-            // Selecting on an optional chains, as `.?` does.
-            match base.optional_value() {
-                Some(None) if !*test => Ok(Val::Opt(None)),
-                Some(Some(v)) if !*test => Ok(Val::optional(opt_get(&v, field)?)),
-                _ => select(&base, field, *test),
-            }
-        }
+        Node::Has { base, field } => select(&operand(base, act, locals)?, field, true),
         Node::Path { base, steps } => path(operand(base, act, locals)?, steps),
         Node::RecordField {
             base,

@@ -38,7 +38,7 @@ pub fn read_document(text: &str, line_offset: u32) -> Option<ParsedDoc> {
     }
     let ascii = plainly_printable(text)?;
     // Sized for lines of about 24 bytes (most manifests' are shorter): growing the vector line by
-    // line was most of collecting it.
+    // line was over a third of collecting it.
     let mut lines = Vec::with_capacity(text.len() / 24 + 8);
     lines.extend(super::lines(text));
     let mut reader = Reader {
@@ -92,7 +92,7 @@ struct Reader<'a> {
     dash_indent: Option<usize>,
     /// Whether any line has a tab (checked once: most documents have none).
     has_tabs: bool,
-    /// The last line [`Reader::peek`] found and its indent: a line is peeked several times
+    /// The last line [`Reader::peek`] found and its indent: a line is peeked more than once
     /// (by the node, the mapping or sequence around it, the entry) before it is consumed.
     peeked: (usize, usize),
     /// Whether the document is all ASCII (a byte column is then a character column).
