@@ -281,7 +281,13 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
         }
         out
     });
-    let outcomes: Vec<Outcome> = from_kept.chain(from_late).collect();
+    // Split fine enough for the threads to share the last of the work: left to its own
+    // splitting, rayon cut the run into a few large pieces, and one thread was seen evaluating
+    // the last of them alone for a quarter of the run.
+    let outcomes: Vec<Outcome> = from_kept
+        .with_max_len(KEPT_PER_TASK)
+        .chain(from_late.with_max_len(1))
+        .collect();
     let mut report = Report {
         files,
         ..Report::default()
@@ -321,6 +327,9 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
 /// Documents parsed before their batch is evaluated (see `lint_sources`); small enough that a
 /// batch's objects stay a few hundred kilobytes.
 const LATE_BATCH: usize = 16;
+
+/// How many kept objects (each evaluated alone) one task of the evaluation takes at most.
+const KEPT_PER_TASK: usize = 32;
 
 #[derive(Default)]
 struct Outcome {

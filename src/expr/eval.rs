@@ -907,7 +907,7 @@ fn path<'a>(base: Val<'a>, steps: &[(String, bool)]) -> Result<Val<'a>, EvalErro
 
 /// A chain of selections, one step at a time (on any value).
 fn path_steps<'a>(mut value: Val<'a>, steps: &[(String, bool)]) -> Result<Val<'a>, EvalError> {
-    for (field, optional) in steps {
+    for (i, (field, optional)) in steps.iter().enumerate() {
         // On an optional both kinds of step chain; on anything else `.?` makes one.
         value = match value.optional_value() {
             Some(None) => Val::Opt(None),
@@ -915,6 +915,17 @@ fn path_steps<'a>(mut value: Val<'a>, steps: &[(String, bool)]) -> Result<Val<'a
             None if *optional => Val::optional(opt_get(&value, field)?),
             None => select(&value, field, false)?,
         };
+        // A step that reached the input (a JSONPath match's `value`, a built map's borrowed
+        // entry) goes on map by map.
+        let rest = &steps[i + 1..];
+        if !rest.is_empty()
+            && matches!(
+                value,
+                Val::Ref(Value::Object(_)) | Val::OptRef(Value::Object(_))
+            )
+        {
+            return path(value, rest);
+        }
     }
     Ok(value)
 }
