@@ -16,7 +16,7 @@ use std::borrow::Cow;
 
 use crate::value::{Map, Str, Value};
 
-use super::yaml::{ParsedDoc, PosNode, build_map, plain_value};
+use super::yaml::{ParsedDoc, PosNode, build_map, build_map_from, plain_value};
 
 /// Deeper documents go to saphyr-parser, which has its own limits and messages.
 const MAX_DEPTH: usize = 100;
@@ -50,6 +50,7 @@ pub fn read_document(text: &str, line_offset: u32) -> Option<ParsedDoc> {
         ascii,
         line_offset,
         depth: 0,
+        entries: Vec::with_capacity(32),
     };
     reader.document().ok()
 }
@@ -99,6 +100,8 @@ struct Reader<'a> {
     ascii: bool,
     line_offset: u32,
     depth: usize,
+    /// The entries of the block mappings being read, innermost last (see [`build_map_from`]).
+    entries: Vec<(Str, Value, PosNode)>,
 }
 
 type Node = (Value, PosNode);
@@ -226,8 +229,7 @@ impl<'a> Reader<'a> {
     }
 
     fn mapping(&mut self, indent: usize) -> Read<Node> {
-        // Kubernetes maps are small; starting at eight entries saves most regrowth.
-        let mut entries: Vec<(Str, Value, PosNode)> = Vec::with_capacity(8);
+        let start = self.entries.len();
         let mut map_pos = None;
         while let Some((line_indent, content)) = self.peek()? {
             if line_indent < indent {
@@ -279,11 +281,11 @@ impl<'a> Reader<'a> {
             };
             pos.key_line = key_pos.line;
             pos.key_col = key_pos.col;
-            entries.push((key.into(), value, pos));
+            self.entries.push((key.into(), value, pos));
         }
         let mut pos = map_pos.ok_or(GiveUp)?;
         // Duplicate keys are an error, reported by the full parser.
-        let map = build_map(entries, &mut pos).map_err(|_| GiveUp)?;
+        let map = build_map_from(&mut self.entries, start, &mut pos).map_err(|_| GiveUp)?;
         Ok((map, pos))
     }
 

@@ -655,22 +655,36 @@ pub(crate) fn build_map(
     mut entries: Vec<(Str, Value, PosNode)>,
     pos: &mut PosNode,
 ) -> Result<Value, (String, PosNode)> {
+    build_map_from(&mut entries, 0, pos)
+}
+
+/// [`build_map`] of the entries of `stack` from `start` on, which it takes off the stack (a
+/// reader's stack of the entries of the mappings being read, innermost last: one vector for
+/// every mapping of a document, not one each).
+pub(crate) fn build_map_from(
+    stack: &mut Vec<(Str, Value, PosNode)>,
+    start: usize,
+    pos: &mut PosNode,
+) -> Result<Value, (String, PosNode)> {
+    let entries = &mut stack[start..];
     // Stable: of two equal keys, the later one in the document is the duplicate.
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     if let Some(i) = entries.windows(2).position(|w| w[0].0 == w[1].0) {
-        let (key, _, at) = entries.swap_remove(i + 1);
+        let (key, _, at) = stack.swap_remove(start + i + 1);
+        stack.truncate(start);
         return Err((key.into(), at));
     }
-    pos.children.reserve_exact(entries.len());
-    // Into vectors of the exact size, not collected in place: an in-place collect keeps the
-    // entries' buffer (96 bytes an entry, with the reader's spare capacity) as the map's, and
-    // that was two thirds of the memory of a large input.
-    let mut kept = Vec::with_capacity(entries.len());
-    for (k, v, p) in entries {
+    let len = entries.len();
+    pos.children.reserve_exact(len);
+    // Into vectors of the exact size: the map and its positions are kept for the whole run,
+    // and a vector grown entry by entry keeps its spare capacity.
+    let mut kept = Vec::with_capacity(len);
+    for (k, v, p) in stack.drain(start..) {
         pos.children.push(p);
         kept.push((k, v));
     }
-    Ok(Value::Object(Map::from_entries(kept)))
+    // Sorted above, and no key twice.
+    Ok(Value::Object(Map::from_sorted_entries(kept)))
 }
 
 /// Resolves a scalar the way Kubernetes' YAML decoder does: plain scalars are typed (null, bool

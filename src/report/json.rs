@@ -102,26 +102,7 @@ pub(super) fn render(report: &Report) -> String {
 /// it so): JSON strings carry no raw newline, so every newline of a finding's text starts one of
 /// its lines, and each gets the list's indentation.
 pub(super) fn write(report: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
-    let envelope = Output {
-        version: 1,
-        findings: Vec::new(),
-        errors: report
-            .errors
-            .iter()
-            .map(|e| ErrorOut {
-                file: &e.file,
-                line: e.line,
-                column: e.column,
-                message: &e.message,
-            })
-            .collect(),
-        summary: Summary {
-            files: report.files,
-            objects: report.objects,
-            errors: report.count(Severity::Error),
-            warnings: report.count(Severity::Warning),
-        },
-    };
+    let envelope = output(report, Vec::new());
     let mut w = Chunked {
         inner: w,
         buffer: Vec::with_capacity(CHUNK),
@@ -155,6 +136,30 @@ pub(super) fn write(report: &Report, w: &mut dyn std::io::Write) -> std::io::Res
     }
     w.write_all(b"\n")?;
     w.flush()
+}
+
+/// The report's whole output with `findings` as its list of findings.
+fn output<'r>(report: &'r Report, findings: Vec<FindingOut<'r>>) -> Output<'r> {
+    Output {
+        version: 1,
+        findings,
+        errors: report
+            .errors
+            .iter()
+            .map(|e| ErrorOut {
+                file: &e.file,
+                line: e.line,
+                column: e.column,
+                message: &e.message,
+            })
+            .collect(),
+        summary: Summary {
+            files: report.files,
+            objects: report.objects,
+            errors: report.count(Severity::Error),
+            warnings: report.count(Severity::Warning),
+        },
+    }
 }
 
 /// How many findings are serialised before they are written out (bounding the memory the
@@ -297,26 +302,7 @@ mod tests {
 
     /// The report as one pretty serialisation of the whole writes it: what `write` must match.
     fn whole(report: &Report) -> Vec<u8> {
-        let out = Output {
-            version: 1,
-            findings: report.findings.iter().map(finding_out).collect(),
-            errors: report
-                .errors
-                .iter()
-                .map(|e| ErrorOut {
-                    file: &e.file,
-                    line: e.line,
-                    column: e.column,
-                    message: &e.message,
-                })
-                .collect(),
-            summary: Summary {
-                files: report.files,
-                objects: report.objects,
-                errors: report.count(Severity::Error),
-                warnings: report.count(Severity::Warning),
-            },
-        };
+        let out = output(report, report.findings.iter().map(finding_out).collect());
         let mut text = serde_json::to_vec_pretty(&out).unwrap();
         text.push(b'\n');
         text

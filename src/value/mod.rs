@@ -69,6 +69,13 @@ impl Map {
         Map { entries }
     }
 
+    /// A map from entries already sorted by key, each key once (a reader that sorted them
+    /// itself): not checked again.
+    pub(crate) fn from_sorted_entries(entries: Vec<(Str, Value)>) -> Map {
+        debug_assert!(entries.windows(2).all(|w| w[0].0 < w[1].0));
+        Map { entries }
+    }
+
     /// Where `key` is (`Ok`), or where it would go (`Err`).
     fn find(&self, key: &str) -> Result<usize, usize> {
         self.entries.binary_search_by(|(k, _)| k.as_str().cmp(key))
