@@ -51,6 +51,7 @@ pub fn read_document(text: &str, line_offset: u32) -> Option<ParsedDoc> {
         line_offset,
         depth: 0,
         entries: Vec::with_capacity(32),
+        items: Vec::new(),
     };
     reader.document().ok()
 }
@@ -102,6 +103,9 @@ struct Reader<'a> {
     depth: usize,
     /// The entries of the block mappings being read, innermost last (see [`build_map_from`]).
     entries: Vec<(Str, Value, PosNode)>,
+    /// Likewise the items of the block sequences being read: each sequence is then moved into
+    /// vectors of its exact size, instead of growing its own and shrinking them.
+    items: Vec<Node>,
 }
 
 type Node = (Value, PosNode);
@@ -291,7 +295,7 @@ impl<'a> Reader<'a> {
 
     /// A block sequence; `indentless` when it is a mapping value at its key's indentation.
     fn sequence(&mut self, indent: usize, indentless: bool) -> Read<Node> {
-        let mut items = Vec::new();
+        let start = self.items.len();
         let mut seq_pos: Option<PosNode> = None;
         while let Some((line_indent, content)) = self.peek()? {
             if line_indent < indent || (line_indent == indent && !is_seq_entry(content)) {
@@ -324,14 +328,16 @@ impl<'a> Reader<'a> {
                 let content = &self.lines[line][item_col..];
                 self.node(item_col, content, indent as isize)?
             };
-            let seq_pos = seq_pos.as_mut().expect("set above");
-            seq_pos.children.push(pos);
-            items.push(value);
+            self.items.push((value, pos));
         }
         let mut pos = seq_pos.ok_or(GiveUp)?;
-        // Grown by doubling; the tree is kept for the whole run, so without its spare capacity.
-        items.shrink_to_fit();
-        pos.children.shrink_to_fit();
+        let len = self.items.len() - start;
+        let mut items = Vec::with_capacity(len);
+        pos.children.reserve_exact(len);
+        for (value, item_pos) in self.items.drain(start..) {
+            items.push(value);
+            pos.children.push(item_pos);
+        }
         Ok((Value::Array(items), pos))
     }
 
