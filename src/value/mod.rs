@@ -57,14 +57,18 @@ impl Map {
         if !entries.windows(2).all(|w| w[0].0 < w[1].0) {
             // Stable, so repeated keys keep their order and the last one can be kept.
             entries.sort_by(|a, b| a.0.cmp(&b.0));
-            let mut kept: Vec<(Str, Value)> = Vec::with_capacity(entries.len());
-            for entry in entries {
-                match kept.last_mut() {
-                    Some(last) if last.0 == entry.0 => *last = entry,
-                    _ => kept.push(entry),
+            // In place: of a run of one key, each later entry moves into the kept one's place.
+            let written = entries.len();
+            entries.dedup_by(|later, kept| {
+                let repeated = later.0 == kept.0;
+                if repeated {
+                    std::mem::swap(later, kept);
                 }
+                repeated
+            });
+            if entries.len() != written {
+                entries.shrink_to_fit();
             }
-            entries = kept;
         }
         Map { entries }
     }
@@ -765,10 +769,12 @@ mod tests {
             ("b".into(), Value::from(1)),
             ("a".into(), Value::from(2)),
             ("b".into(), Value::from(3)),
+            ("b".into(), Value::from(4)),
         ]);
         let keys: Vec<&str> = m.keys().map(|k| k.as_str()).collect();
         assert_eq!(keys, ["a", "b"]);
-        assert_eq!(m["b"], Value::from(3));
+        assert_eq!(m["b"], Value::from(4));
+        assert_eq!(m["a"], Value::from(2));
         let mut m = m;
         assert_eq!(m.insert("c", Value::Null), None);
         assert_eq!(m.insert("a", Value::from(5)), Some(Value::from(2)));
