@@ -668,7 +668,7 @@ pub(crate) fn build_map_from(
 ) -> Result<Value, (String, PosNode)> {
     let entries = &mut stack[start..];
     // Stable: of two equal keys, the later one in the document is the duplicate.
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    entries.sort_by(|a, b| crate::value::key_order(&a.0, &b.0));
     if let Some(i) = entries.windows(2).position(|w| w[0].0 == w[1].0) {
         let (key, _, at) = stack.swap_remove(start + i + 1);
         stack.truncate(start);

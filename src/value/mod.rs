@@ -14,6 +14,7 @@
 pub mod parse;
 
 use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -47,6 +48,18 @@ pub struct Map {
     entries: Vec<(Str, Value)>,
 }
 
+/// The order of map keys (byte order, as `str`'s), deciding on the first bytes where most keys
+/// of an object differ before comparing the rest: sorting a map's entries was a sixth of reading
+/// a review, most of it calls to compare whole keys.
+#[inline]
+pub(crate) fn key_order(a: &str, b: &str) -> Ordering {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    match (a.first(), b.first()) {
+        (Some(x), Some(y)) if x != y => x.cmp(y),
+        _ => a.cmp(b),
+    }
+}
+
 impl Map {
     pub fn new() -> Map {
         Map::default()
@@ -54,9 +67,12 @@ impl Map {
 
     /// A map from entries in any order; of repeated keys the last wins (as in `serde_json`).
     pub fn from_entries(mut entries: Vec<(Str, Value)>) -> Map {
-        if !entries.windows(2).all(|w| w[0].0 < w[1].0) {
+        if !entries
+            .windows(2)
+            .all(|w| key_order(&w[0].0, &w[1].0) == Ordering::Less)
+        {
             // Stable, so repeated keys keep their order and the last one can be kept.
-            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            entries.sort_by(|a, b| key_order(&a.0, &b.0));
             // In place: of a run of one key, each later entry moves into the kept one's place.
             let written = entries.len();
             entries.dedup_by(|later, kept| {
