@@ -801,6 +801,34 @@ mod tests {
     }
 
     #[test]
+    fn key_order_is_the_order_of_str() {
+        let keys = [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "b",
+            "B",
+            "apiVersion",
+            "api",
+            "kind",
+            "é",
+            "éa",
+            "z\u{0}",
+            "~",
+            "10",
+            "9",
+            "metadata",
+            "meta",
+        ];
+        for a in keys {
+            for b in keys {
+                assert_eq!(key_order(a, b), a.cmp(b), "{a:?} against {b:?}");
+            }
+        }
+    }
+
+    #[test]
     fn converts_to_and_from_serde_json_unchanged() {
         let j = serde_json::json!({"z": [1, -2, 2.5, "s", null, true], "a": {"k": "v"}});
         let v = Value::from(j.clone());
