@@ -212,6 +212,17 @@ fn wrong_types_are_errors_at_their_line() {
         Some((5, 15)),
         "spec.containers: expected a list, found a map",
     );
+    // A container's field, named by the container's place in the template's list.
+    let image = write(
+        d.path(),
+        "image.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n      containers:\n      - name: a\n      - name: b\n        image: [1]\n",
+    );
+    assert_error(
+        &image,
+        Some((10, 16)),
+        "spec.template.spec.containers.1.image: expected a string, found a list",
+    );
     let selector = write(
         d.path(),
         "selector.yaml",

@@ -123,13 +123,20 @@ pub struct ShapeError {
     pub message: String,
 }
 
-fn check_fields(value: &Value, base: &str, table: &[(&str, Shape)], errors: &mut Vec<ShapeError>) {
+/// Checks `value`'s fields against `table`; `base` makes the value's pointer, only for an error
+/// (building it for every container of every object showed in profiles).
+fn check_fields(
+    value: &Value,
+    base: impl Fn() -> String,
+    table: &[(&str, Shape)],
+    errors: &mut Vec<ShapeError>,
+) {
     let Some(map) = value.as_object() else { return };
     for (field, shape) in table {
         if let Some(v) = map.get(field).filter(|v| !v.is_null())
             && let Err(message) = shape.check(v)
         {
-            let pointer = format!("{base}/{}", escape_pointer_token(field));
+            let pointer = format!("{}/{}", base(), escape_pointer_token(field));
             errors.push(ShapeError {
                 message: format!("{}: {message}", pointer_to_dotted(&pointer)),
                 pointer,
@@ -152,7 +159,7 @@ pub fn check(object: &Value) -> Vec<ShapeError> {
                 message: format!("metadata: expected a map, found {}", describe(meta)),
             });
         }
-        check_fields(meta, "/metadata", METADATA, &mut errors);
+        check_fields(meta, || "/metadata".to_string(), METADATA, &mut errors);
     }
     let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
     let Some((spec_path, meta_path)) = pod_template_paths(kind) else {
@@ -191,13 +198,13 @@ pub fn check(object: &Value) -> Vec<ShapeError> {
     if meta_path != "/metadata"
         && let Some(meta) = object.pointer(meta_path)
     {
-        check_fields(meta, meta_path, METADATA, &mut errors);
+        check_fields(meta, || meta_path.to_string(), METADATA, &mut errors);
     }
     let Some(spec) = spec else {
         return errors;
     };
     let before = errors.len();
-    check_fields(spec, spec_path, POD_SPEC, &mut errors);
+    check_fields(spec, || spec_path.to_string(), POD_SPEC, &mut errors);
     if errors.len() > before {
         return errors;
     }
@@ -211,7 +218,7 @@ pub fn check(object: &Value) -> Vec<ShapeError> {
         {
             check_fields(
                 c,
-                &format!("{spec_path}/{list}/{i}"),
+                || format!("{spec_path}/{list}/{i}"),
                 CONTAINER,
                 &mut errors,
             );
