@@ -117,18 +117,21 @@ pub(super) fn write(report: &Report, w: &mut dyn std::io::Write) -> std::io::Res
             .map(|at| at + EMPTY_LIST.len() - 1)
             .ok_or_else(|| std::io::Error::other("the report's envelope has no findings list"))?;
         w.write_all(&head[..cut])?;
+        // One buffer per part, reused window after window: the memory stays one window's.
+        let mut parts: Vec<Vec<u8>> = vec![Vec::new(); WINDOW.div_ceil(PART)];
         for (w_index, window) in report.findings.chunks(WINDOW).enumerate() {
             use rayon::prelude::*;
-            let parts: Vec<Vec<u8>> = window
-                .par_chunks(PART)
+            let used = window.len().div_ceil(PART);
+            parts[..used]
+                .par_iter_mut()
+                .zip(window.par_chunks(PART))
                 .enumerate()
-                .map(|(p_index, part)| {
+                .try_for_each(|(p_index, (text, part))| {
                     let first = w_index == 0 && p_index == 0;
-                    findings_text(part, first)
-                })
-                .collect::<Result<_, _>>()?;
-            for part in &parts {
-                w.write_all(part)?;
+                    findings_text(part, first, text)
+                })?;
+            for text in &parts[..used] {
+                w.write_all(text)?;
             }
         }
         w.write_all(b"\n  ")?;
@@ -169,9 +172,14 @@ const PART: usize = 256;
 
 /// The findings as items of the report's list: each after `,` (or, for the very first, nothing)
 /// and a newline, indented two levels, as the pretty printer writes an array's items.
-fn findings_text(findings: &[super::Located], first: bool) -> std::io::Result<Vec<u8>> {
+/// Written into `out`, which is cleared first.
+fn findings_text(
+    findings: &[super::Located],
+    first: bool,
+    out: &mut Vec<u8>,
+) -> std::io::Result<()> {
     const ITEM_INDENT: &[u8] = b"    ";
-    let mut out = Vec::with_capacity(findings.len() * 512);
+    out.clear();
     let mut one = Vec::with_capacity(1024);
     for (i, f) in findings.iter().enumerate() {
         one.clear();
@@ -186,7 +194,7 @@ fn findings_text(findings: &[super::Located], first: bool) -> std::io::Result<Ve
         }
         out.extend_from_slice(&one[line_start..]);
     }
-    Ok(out)
+    Ok(())
 }
 
 fn finding_out(f: &super::Located) -> FindingOut<'_> {
