@@ -73,7 +73,7 @@ pub trait Domain: Sync {
 }
 
 /// A domain model of one input set.
-pub trait InputSet<'a>: Sync {
+pub trait InputSet<'a>: Sync + Send {
     /// The facts of a pod spec (a Pod's, or a workload's pod template): rules read them as
     /// `pod`. `spec_path` and `meta_path` point to the spec and its metadata in the object.
     fn pod<'s>(
@@ -209,8 +209,39 @@ impl<'a> Context<'a> {
             .iter()
             .map(|&(i, level)| (&rules.rules[i], level))
             .collect();
-        let cross = CrossIndex::build(&objects_by_kind);
-        let model = domain.input_set(&objects_by_kind);
+        let list = |kind: &str| {
+            objects_by_kind
+                .get(kind)
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+        };
+        let (hpas, services) = (list("HorizontalPodAutoscaler"), list("Service"));
+        // Each index reads objects parsed long before (a large input's are out of the caches):
+        // on a large input set the three are built side by side.
+        let ((autoscalers, services), model) =
+            if objects_by_kind.values().map(Vec::len).sum::<usize>() >= PARALLEL_INDEXING {
+                rayon::join(
+                    || {
+                        rayon::join(
+                            || CrossIndex::autoscalers(hpas),
+                            || CrossIndex::services(services),
+                        )
+                    },
+                    || domain.input_set(&objects_by_kind),
+                )
+            } else {
+                (
+                    (
+                        CrossIndex::autoscalers(hpas),
+                        CrossIndex::services(services),
+                    ),
+                    domain.input_set(&objects_by_kind),
+                )
+            };
+        let cross = CrossIndex {
+            autoscalers,
+            services,
+        };
         Context {
             active,
             rules,
@@ -258,15 +289,15 @@ fn label_text(v: &Value) -> Cow<'_, str> {
         .map_or_else(|| Cow::Owned(v.to_string()), Cow::Borrowed)
 }
 
+/// From how many objects an input set's indexes are built on several threads: below it, handing
+/// the work to another thread costs more than it saves (a review has one object).
+const PARALLEL_INDEXING: usize = 4096;
+
 impl<'a> CrossIndex<'a> {
-    fn build(by_kind: &HashMap<&str, Vec<&'a Value>>) -> Self {
-        let list = |kind: &str| by_kind.get(kind).map(Vec::as_slice).unwrap_or_default();
-        let (hpas, services) = (list("HorizontalPodAutoscaler"), list("Service"));
+    fn autoscalers(hpas: &[&'a Value]) -> FxHashMap<(&'a str, &'a str, &'a str), Vec<usize>> {
         // Sized once: growing by rehashing touched fresh memory at every doubling, serially.
-        let mut index = CrossIndex {
-            autoscalers: FxHashMap::with_capacity_and_hasher(hpas.len(), Default::default()),
-            services: FxHashMap::with_capacity_and_hasher(services.len(), Default::default()),
-        };
+        let mut index: FxHashMap<_, Vec<usize>> =
+            FxHashMap::with_capacity_and_hasher(hpas.len(), Default::default());
         for (i, hpa) in hpas.iter().enumerate() {
             let target = hpa.pointer("/spec/scaleTargetRef");
             let field = |f: &str| target.and_then(|t| t.get(f)).and_then(Value::as_str);
@@ -275,8 +306,14 @@ impl<'a> CrossIndex<'a> {
                 field("kind").unwrap_or(""),
                 field("name").unwrap_or(""),
             );
-            index.autoscalers.entry(key).or_default().push(i);
+            index.entry(key).or_default().push(i);
         }
+        index
+    }
+
+    fn services(services: &[&'a Value]) -> FxHashMap<(&'a str, &'a str, Cow<'a, str>), Vec<usize>> {
+        let mut index: FxHashMap<_, Vec<usize>> =
+            FxHashMap::with_capacity_and_hasher(services.len(), Default::default());
         for (i, service) in services.iter().enumerate() {
             let first = service
                 .pointer("/spec/selector")
@@ -284,7 +321,7 @@ impl<'a> CrossIndex<'a> {
                 .and_then(|m| m.iter().next());
             if let Some((k, v)) = first {
                 let key = (namespace_of(service), k.as_str(), label_text(v));
-                index.services.entry(key).or_default().push(i);
+                index.entry(key).or_default().push(i);
             }
         }
         index
