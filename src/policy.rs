@@ -176,7 +176,8 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
             (*i, objects, errors)
         })
         .collect();
-    let mut kept = Vec::new();
+    // Sized once: grown by doubling, moving tens of thousands of objects each time, serially.
+    let mut kept = Vec::with_capacity(parsed.iter().map(|(_, objects, _)| objects.len()).sum());
     let mut all_errors: Vec<(usize, Error)> = errors.into_iter().map(|e| (0, e)).collect();
     for (i, objects, errs) in parsed {
         all_errors.extend(errs.into_iter().map(|e| (i, e)));
@@ -213,23 +214,41 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
     // The context's lists of objects by kind are the kept objects' values, moved rather than
     // copied (copying every Service of a large input showed in profiles); they go back into
     // their objects once evaluation is done, to place the findings.
-    let mut lists: HashMap<String, Vec<Value>> = HashMap::new();
-    let mut slots: Vec<Option<(String, usize)>> = Vec::with_capacity(kept.len());
+    // A kept object's place: its kind's index in `kinds` and its index in that kind's list (no
+    // kind name copied or hashed per object: there are tens of thousands in a cluster dump).
+    let mut kinds: Vec<String> = Vec::new();
+    let mut lists: Vec<Vec<Value>> = Vec::new();
+    let mut slots: Vec<Option<(usize, usize)>> = Vec::with_capacity(kept.len());
     for (_, o) in kept.iter_mut() {
-        let kind = o.kind().to_string();
-        if context_kinds.as_ref().is_none_or(|k| k.contains(&kind)) {
-            let list = lists.entry(kind.clone()).or_default();
-            slots.push(Some((kind, list.len())));
-            list.push(std::mem::take(&mut o.value));
+        let kind = o.kind();
+        if context_kinds
+            .as_ref()
+            .is_none_or(|k| k.iter().any(|c| c == kind))
+        {
+            let at = match kinds.iter().position(|k| k == kind) {
+                Some(at) => at,
+                None => {
+                    kinds.push(kind.to_string());
+                    lists.push(Vec::new());
+                    kinds.len() - 1
+                }
+            };
+            slots.push(Some((at, lists[at].len())));
+            lists[at].push(std::mem::take(&mut o.value));
         } else {
             slots.push(None);
         }
     }
-    let mut by_kind: HashMap<String, Value> = lists
-        .into_iter()
-        .map(|(k, v)| (k, Value::Array(v)))
+    let mut by_kind: HashMap<String, Value> = kinds
+        .iter()
+        .cloned()
+        .zip(lists.into_iter().map(Value::Array))
         .collect();
     let ctx = Context::from_kinds(setup.basis(), &by_kind);
+    let kept_values: Vec<&[Value]> = kinds
+        .iter()
+        .map(|k| by_kind[k].as_array().map(Vec::as_slice).unwrap_or_default())
+        .collect();
 
     // Wave 2: evaluate everything; parse, check and evaluate the rest on the way.
     let from_kept =
@@ -241,7 +260,7 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
                 let mut out = Outcome::default();
                 if *ok {
                     let value = match slot {
-                        Some((kind, j)) => &by_kind[kind][*j],
+                        Some((kind, j)) => &kept_values[*kind][*j],
                         None => &o.value,
                     };
                     out.objects += 1;
@@ -293,11 +312,17 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
         ..Report::default()
     };
     drop(ctx);
+    drop(kept_values);
+    let mut lists: Vec<Vec<Value>> = kinds
+        .iter()
+        .map(|k| match by_kind.remove(k) {
+            Some(Value::Array(list)) => list,
+            _ => Vec::new(),
+        })
+        .collect();
     for ((_, o), slot) in kept.iter_mut().zip(slots) {
-        if let Some((kind, j)) = slot
-            && let Some(list) = by_kind.get_mut(&kind).and_then(Value::as_array_mut)
-        {
-            o.value = std::mem::take(&mut list[j]);
+        if let Some((kind, j)) = slot {
+            o.value = std::mem::take(&mut lists[kind][j]);
         }
     }
     report.findings.reserve_exact(
