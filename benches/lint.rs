@@ -78,12 +78,8 @@ fn main() {
     let mut config = Config::default();
     // `WINGUARD_BENCH_RULE=NAME`: only that rule on (`none`: every rule off), for one rule's
     // cost against the floor under callgrind.
-    if let Ok(kept) = std::env::var("WINGUARD_BENCH_RULE") {
-        kept_rule::keep_only(
-            &rules,
-            &mut config,
-            Some(kept.as_str()).filter(|k| *k != "none"),
-        );
+    if let Some(kept) = kept_rule::from_env() {
+        kept_rule::keep_only(&rules, &mut config, kept.as_deref());
     }
     let setup = LintSetup::new(rules, config).unwrap();
     // The same path as `winguard lint` after reading the files: `lint_sources`.

@@ -57,7 +57,7 @@ fn setup(rules_on: bool) -> LintSetup {
     let mut config = Config::default();
     if !rules_on {
         // `WINGUARD_BENCH_RULE`: this one rule stays on, for its own cost against the floor.
-        let kept = std::env::var("WINGUARD_BENCH_RULE").ok();
+        let kept = kept_rule::from_env().flatten();
         kept_rule::keep_only(&rules, &mut config, kept.as_deref());
     }
     LintSetup::new(rules, config).expect("valid setup")

@@ -209,39 +209,20 @@ impl<'a> Context<'a> {
             .iter()
             .map(|&(i, level)| (&rules.rules[i], level))
             .collect();
-        let list = |kind: &str| {
-            objects_by_kind
-                .get(kind)
-                .map(Vec::as_slice)
-                .unwrap_or_default()
-        };
-        let (hpas, services) = (list("HorizontalPodAutoscaler"), list("Service"));
         // Each index reads objects parsed long before (a large input's are out of the caches):
-        // on a large input set the three are built side by side.
-        let ((autoscalers, services), model) =
+        // on a large input set the cross-object indexes and the model's are built side by side.
+        let (cross, model) =
             if objects_by_kind.values().map(Vec::len).sum::<usize>() >= PARALLEL_INDEXING {
                 rayon::join(
-                    || {
-                        rayon::join(
-                            || CrossIndex::autoscalers(hpas),
-                            || CrossIndex::services(services),
-                        )
-                    },
+                    || CrossIndex::build(&objects_by_kind),
                     || domain.input_set(&objects_by_kind),
                 )
             } else {
                 (
-                    (
-                        CrossIndex::autoscalers(hpas),
-                        CrossIndex::services(services),
-                    ),
+                    CrossIndex::build(&objects_by_kind),
                     domain.input_set(&objects_by_kind),
                 )
             };
-        let cross = CrossIndex {
-            autoscalers,
-            services,
-        };
         Context {
             active,
             rules,
@@ -294,10 +275,14 @@ fn label_text(v: &Value) -> Cow<'_, str> {
 const PARALLEL_INDEXING: usize = 4096;
 
 impl<'a> CrossIndex<'a> {
-    fn autoscalers(hpas: &[&'a Value]) -> FxHashMap<(&'a str, &'a str, &'a str), Vec<usize>> {
+    fn build(by_kind: &HashMap<&str, Vec<&'a Value>>) -> Self {
+        let list = |kind: &str| by_kind.get(kind).map(Vec::as_slice).unwrap_or_default();
+        let (hpas, services) = (list("HorizontalPodAutoscaler"), list("Service"));
         // Sized once: growing by rehashing touched fresh memory at every doubling, serially.
-        let mut index: FxHashMap<_, Vec<usize>> =
-            FxHashMap::with_capacity_and_hasher(hpas.len(), Default::default());
+        let mut index = CrossIndex {
+            autoscalers: FxHashMap::with_capacity_and_hasher(hpas.len(), Default::default()),
+            services: FxHashMap::with_capacity_and_hasher(services.len(), Default::default()),
+        };
         for (i, hpa) in hpas.iter().enumerate() {
             let target = hpa.pointer("/spec/scaleTargetRef");
             let field = |f: &str| target.and_then(|t| t.get(f)).and_then(Value::as_str);
@@ -306,14 +291,8 @@ impl<'a> CrossIndex<'a> {
                 field("kind").unwrap_or(""),
                 field("name").unwrap_or(""),
             );
-            index.entry(key).or_default().push(i);
+            index.autoscalers.entry(key).or_default().push(i);
         }
-        index
-    }
-
-    fn services(services: &[&'a Value]) -> FxHashMap<(&'a str, &'a str, Cow<'a, str>), Vec<usize>> {
-        let mut index: FxHashMap<_, Vec<usize>> =
-            FxHashMap::with_capacity_and_hasher(services.len(), Default::default());
         for (i, service) in services.iter().enumerate() {
             let first = service
                 .pointer("/spec/selector")
@@ -321,7 +300,7 @@ impl<'a> CrossIndex<'a> {
                 .and_then(|m| m.iter().next());
             if let Some((k, v)) = first {
                 let key = (namespace_of(service), k.as_str(), label_text(v));
-                index.entry(key).or_default().push(i);
+                index.services.entry(key).or_default().push(i);
             }
         }
         index

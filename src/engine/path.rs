@@ -3,7 +3,8 @@
 //! Parsing, and any query with filters, slices, negative indices or descendants, is
 //! jsonpath-rust's. The queries rules actually write are plain child paths (`$.volumes[*]`,
 //! `$['containers','initContainers'][*].volumeMounts[*]`); those are walked here by reference,
-//! in the order RFC 9535 gives, with each match's JSON pointer built as it goes. (Why by hand:
+//! in the order RFC 9535 gives; a match keeps the steps that reached it, and its JSON pointer
+//! is built from them only when asked for ([`Matches::pointer`]). (Why by hand:
 //! jsonpath-rust clones intermediate nodes and formats every match's path as a string to be
 //! parsed back into a pointer, and these queries run for every pod.)
 

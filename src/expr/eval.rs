@@ -872,60 +872,32 @@ fn eval<'a>(
     }
 }
 
-/// A chain of selections ([`Node::Path`]) from `base`.
-fn path<'a>(base: Val<'a>, steps: &[(String, bool)]) -> Result<Val<'a>, EvalError> {
-    // On borrowed JSON, map by map: a missing (or null) field ends an optional chain empty and
-    // is an error in a plain one, as each step alone would make it.
-    let (mut at, mut optional) = match base {
-        Val::Ref(v) => (v, false),
-        Val::OptRef(v) => (v, true),
-        other => return path_steps(other, steps),
-    };
-    for (i, (field, step_optional)) in steps.iter().enumerate() {
-        let Value::Object(map) = at else {
-            // Not a map: the steps one by one say what that is.
-            let here = if optional {
-                Val::OptRef(at)
-            } else {
-                Val::Ref(at)
-            };
-            return path_steps(here, &steps[i..]);
+/// A chain of selections ([`Node::Path`]) from `base`. On borrowed JSON maps, what most chains
+/// read, a step is a lookup in the map; on anything else it is the step as `select` or `opt_get`
+/// makes it alone. Either way a missing (or null) field ends an optional chain empty and is an
+/// error in a plain one; on an optional both kinds of step chain, and `.?` makes one.
+fn path<'a>(mut value: Val<'a>, steps: &[(String, bool)]) -> Result<Val<'a>, EvalError> {
+    for (field, step_optional) in steps {
+        let (map, optional) = match value {
+            Val::Ref(Value::Object(map)) => (map, *step_optional),
+            Val::OptRef(Value::Object(map)) => (map, true),
+            Val::Opt(None) => return Ok(Val::Opt(None)),
+            other => {
+                value = match other.optional_value() {
+                    Some(None) => return Ok(Val::Opt(None)),
+                    Some(Some(v)) => Val::optional(opt_get(&v, field)?),
+                    None if *step_optional => Val::optional(opt_get(&other, field)?),
+                    None => select(&other, field, false)?,
+                };
+                continue;
+            }
         };
-        optional |= *step_optional;
-        match map.get(field).filter(|v| !v.is_null()) {
-            Some(v) => at = v,
+        value = match map.get(field).filter(|v| !v.is_null()) {
+            Some(v) if optional => Val::OptRef(v),
+            Some(v) => Val::Ref(v),
             None if optional => return Ok(Val::Opt(None)),
             None => return Err(EvalError::new(format!("no such key: {field}"))),
-        }
-    }
-    Ok(if optional {
-        Val::OptRef(at)
-    } else {
-        Val::Ref(at)
-    })
-}
-
-/// A chain of selections, one step at a time (on any value).
-fn path_steps<'a>(mut value: Val<'a>, steps: &[(String, bool)]) -> Result<Val<'a>, EvalError> {
-    for (i, (field, optional)) in steps.iter().enumerate() {
-        // On an optional both kinds of step chain; on anything else `.?` makes one.
-        value = match value.optional_value() {
-            Some(None) => Val::Opt(None),
-            Some(Some(v)) => Val::optional(opt_get(&v, field)?),
-            None if *optional => Val::optional(opt_get(&value, field)?),
-            None => select(&value, field, false)?,
         };
-        // A step that reached the input (a JSONPath match's `value`, a built map's borrowed
-        // entry) goes on map by map.
-        let rest = &steps[i + 1..];
-        if !rest.is_empty()
-            && matches!(
-                value,
-                Val::Ref(Value::Object(_)) | Val::OptRef(Value::Object(_))
-            )
-        {
-            return path(value, rest);
-        }
     }
     Ok(value)
 }

@@ -371,8 +371,10 @@ fn versions_read_at_run_time_are_each_their_own() {
     );
 }
 
-/// A chain of selections reads the same walked over the input's maps as step by step over a
-/// value evaluation built (`{'x': o}.x` starts the chain from a built map), errors included.
+/// A chain of selections reads the same over the input's maps as over maps evaluation built,
+/// errors included: from the input (`o`), from a built map into the input (`{'x': o}.x`), and
+/// over built maps all the way (the same object written in CEL, without its null field, which a
+/// built map keeps).
 #[test]
 fn selection_chains_read_alike_on_input_and_built_values() {
     let o = crate::json!({"spec": {"replicas": 3, "name": "web", "nul": null,
@@ -395,8 +397,14 @@ fn selection_chains_read_alike_on_input_and_built_values() {
             Ok(Value::from("none")),
         ),
     ];
+    let built = "{'spec': {'replicas': 3, 'name': 'web', 'list': [1], \
+                 'deep': {'er': {'est': 'yes'}}}}";
     for (chain, expected) in cases {
-        for text in [format!("o{chain}"), format!("{{'x': o}}.x{chain}")] {
+        let mut forms = vec![format!("o{chain}"), format!("{{'x': o}}.x{chain}")];
+        if !chain.contains("nul") {
+            forms.push(format!("{built}{chain}"));
+        }
+        for text in forms {
             let got = eval_with(&text, &[("o", o.clone())]);
             match expected {
                 Ok(v) => assert_eq!(got.as_ref(), Ok(v), "{text}"),
