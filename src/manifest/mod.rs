@@ -1017,7 +1017,15 @@ mod tests {
             text.push_str(&"#\n".repeat(i % 5));
             i += 1;
         }
-        assert!(piece_starts(&text).len() > 3, "the text is cut into pieces");
+        let cuts = piece_starts(&text);
+        assert!(cuts.len() > 3, "the text is cut into pieces");
+        // At least one piece ends in a document with nothing but comments yet, whose start the
+        // next piece's first document must take (the case the joining is for).
+        assert!(
+            cuts.windows(2)
+                .any(|c| split_piece(&text, c[0], c[1]).open.is_some()),
+            "a cut falls after a comment-only document"
+        );
         let whole = split_piece(&text, 0, text.len());
         assert_eq!(
             scanned(&split_source(&text)),

@@ -564,13 +564,14 @@ impl<'a> ModelContext<'a> {
     /// What the catalog makes of the image `text`, worked out once per input set.
     pub(crate) fn image_facts(&self, text: &str) -> std::sync::Arc<ImageFacts> {
         // A poisoned lock only means another thread panicked mid-insert: the map is still whole.
-        let mut images = self.images.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(found) = images.get(text) {
+        let images = || self.images.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(found) = images().get(text) {
             return found.clone();
         }
+        // Classified outside the lock (the catalog's regexes): the other threads' lookups don't
+        // wait for it. Two threads may both classify a new image; the first one in is kept.
         let facts = std::sync::Arc::new(ImageFacts::classify(self.catalog, text));
-        images.insert(text.into(), facts.clone());
-        facts
+        images().entry(text.into()).or_insert(facts).clone()
     }
 
     /// The model of one input set, whose objects are `by_kind`.

@@ -1,8 +1,6 @@
 //! `--format json`: the contract in DESIGN.md, serialised straight from the report (no
 //! intermediate `Value` tree: large runs have tens of thousands of findings).
 
-use std::io::Write;
-
 use serde::Serialize;
 
 use super::{ObjectRef, Report};
@@ -102,16 +100,13 @@ pub(super) fn render(report: &Report) -> String {
 /// it so): JSON strings carry no raw newline, so every newline of a finding's text starts one of
 /// its lines, and each gets the list's indentation.
 pub(super) fn write(report: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
-    let envelope = output(report, Vec::new());
-    let mut w = Chunked {
-        inner: w,
-        buffer: Vec::with_capacity(CHUNK),
-    };
+    // The envelope with an empty list, written whole when there are no findings, else cut
+    // where they go: `"findings": [` | `]…`.
+    let head =
+        sonic_rs::to_vec_pretty(&output(report, Vec::new())).map_err(std::io::Error::other)?;
     if report.findings.is_empty() {
-        sonic_rs::to_writer_pretty(&mut w, &envelope).map_err(std::io::Error::other)?;
+        w.write_all(&head)?;
     } else {
-        // The envelope with an empty list, cut where the findings go: `"findings": [` | `]…`.
-        let head = sonic_rs::to_vec_pretty(&envelope).map_err(std::io::Error::other)?;
         const EMPTY_LIST: &[u8] = b"\"findings\": []";
         let cut = memchr::memmem::find(&head, EMPTY_LIST)
             .map(|at| at + EMPTY_LIST.len() - 1)
@@ -226,87 +221,9 @@ fn finding_out(f: &super::Located) -> FindingOut<'_> {
     }
 }
 
-/// How much JSON is gathered before it is written out.
-const CHUNK: usize = 64 * 1024;
-
-/// The JSON gathered in memory and written out a chunk at a time. sonic-rs writes into spare
-/// capacity it reserves (`WriteExt`); its own `BufferedWriter` passes every piece to the writer
-/// under it, which for tens of thousands of findings cost more than the faster escaping saved.
-/// Not the whole JSON in one vector (`to_vec_pretty`): it is larger than the input (12 MB for
-/// the 7.7 MB dense corpus), and holding it took the lint's peak memory from 125 to 151 MB.
-struct Chunked<W: Write> {
-    inner: W,
-    buffer: Vec<u8>,
-}
-
-impl<W: Write> Chunked<W> {
-    /// Writes out what is gathered once it is a chunk.
-    fn spill_full(&mut self) -> std::io::Result<()> {
-        if self.buffer.len() >= CHUNK {
-            self.inner.write_all(&self.buffer)?;
-            self.buffer.clear();
-        }
-        Ok(())
-    }
-}
-
-impl<W: Write> Write for Chunked<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.write_all(buf)?;
-        Ok(buf.len())
-    }
-
-    /// One copy: sonic-rs's pretty printer writes each newline, indent and separator with its
-    /// own `write_all`, whose default loop over `write` took 5% of a dense-corpus lint.
-    #[inline]
-    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        self.buffer.extend_from_slice(buf);
-        self.spill_full()
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.write_all(&self.buffer)?;
-        self.buffer.clear();
-        self.inner.flush()
-    }
-}
-
-impl<W: Write> sonic_rs::writer::WriteExt for Chunked<W> {
-    fn reserve_with(
-        &mut self,
-        additional: usize,
-    ) -> std::io::Result<&mut [std::mem::MaybeUninit<u8>]> {
-        self.spill_full()?;
-        self.buffer.reserve_with(additional)
-    }
-
-    unsafe fn flush_len(&mut self, additional: usize) -> std::io::Result<()> {
-        // SAFETY: the caller wrote `additional` bytes into the capacity `reserve_with` returned,
-        // which is the vector's spare capacity, as the vector's own implementation requires.
-        unsafe { self.buffer.flush_len(additional) }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Counts the writes that reach it, to see the JSON leave in chunks.
-    struct Counting {
-        bytes: Vec<u8>,
-        writes: usize,
-    }
-
-    impl Write for Counting {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.writes += 1;
-            self.bytes.extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
 
     /// The report as one pretty serialisation of the whole writes it: what `write` must match.
     fn whole(report: &Report) -> Vec<u8> {
@@ -363,42 +280,5 @@ mod tests {
         check(&report);
         report.findings.clear();
         check(&report);
-    }
-
-    #[test]
-    fn chunked_json_is_what_serde_json_writes_and_leaves_in_chunks() {
-        // Many findings' worth of strings needing every kind of escape, well over one chunk.
-        let items: Vec<serde_json::Value> = (0..4000)
-            .map(|i| {
-                serde_json::json!({
-                    "rule": format!("rule-{i}"),
-                    "message": format!("quote \" backslash \\ tab \t newline \n control \u{1} é … {i}"),
-                    "line": i,
-                })
-            })
-            .collect();
-        let value = serde_json::Value::Array(items);
-        let mut w = Chunked {
-            inner: Counting {
-                bytes: Vec::new(),
-                writes: 0,
-            },
-            buffer: Vec::with_capacity(CHUNK),
-        };
-        sonic_rs::to_writer_pretty(&mut w, &value).unwrap();
-        w.flush().unwrap();
-        let expected = serde_json::to_vec_pretty(&value).unwrap();
-        assert!(expected.len() > 4 * CHUNK, "{}", expected.len());
-        assert!(
-            w.inner.bytes == expected,
-            "sonic-rs through Chunked differs from serde_json"
-        );
-        // Chunks, not pieces: a few writes of about CHUNK bytes each.
-        assert!(
-            w.inner.writes <= expected.len() / CHUNK + 2,
-            "{} writes for {} bytes",
-            w.inner.writes,
-            expected.len()
-        );
     }
 }
