@@ -239,16 +239,7 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
             slots.push(None);
         }
     }
-    let mut by_kind: HashMap<String, Value> = kinds
-        .iter()
-        .cloned()
-        .zip(lists.into_iter().map(Value::Array))
-        .collect();
-    let ctx = Context::from_kinds(setup.basis(), &by_kind);
-    let kept_values: Vec<&[Value]> = kinds
-        .iter()
-        .map(|k| by_kind[k].as_array().map(Vec::as_slice).unwrap_or_default())
-        .collect();
+    let ctx = Context::from_lists(setup.basis(), &kinds, &lists);
 
     // Wave 2: evaluate everything; parse, check and evaluate the rest on the way.
     let from_kept =
@@ -260,7 +251,7 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
                 let mut out = Outcome::default();
                 if *ok {
                     let value = match slot {
-                        Some((kind, j)) => &kept_values[*kind][*j],
+                        Some((kind, j)) => &lists[*kind][*j],
                         None => &o.value,
                     };
                     out.objects += 1;
@@ -312,14 +303,6 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
         ..Report::default()
     };
     drop(ctx);
-    drop(kept_values);
-    let mut lists: Vec<Vec<Value>> = kinds
-        .iter()
-        .map(|k| match by_kind.remove(k) {
-            Some(Value::Array(list)) => list,
-            _ => Vec::new(),
-        })
-        .collect();
     for ((_, o), slot) in kept.iter_mut().zip(slots) {
         if let Some((kind, j)) = slot {
             o.value = std::mem::take(&mut lists[kind][j]);

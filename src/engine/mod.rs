@@ -182,17 +182,13 @@ impl<'a> Context<'a> {
         Self::assemble(basis, objects_by_kind)
     }
 
-    /// Builds the context from objects already grouped by kind, each kind a JSON list, borrowed
-    /// rather than copied.
-    pub fn from_kinds(basis: Basis<'a>, by_kind: &'a HashMap<String, Value>) -> Self {
-        let objects_by_kind = by_kind
+    /// Builds the context from objects already grouped by kind: `lists[i]` holds the objects of
+    /// kind `kinds[i]`, borrowed rather than copied.
+    pub fn from_lists(basis: Basis<'a>, kinds: &'a [String], lists: &'a [Vec<Value>]) -> Self {
+        let objects_by_kind = kinds
             .iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str(),
-                    v.as_array().map(|a| a.iter().collect()).unwrap_or_default(),
-                )
-            })
+            .zip(lists)
+            .map(|(kind, list)| (kind.as_str(), list.iter().collect()))
             .collect();
         Self::assemble(basis, objects_by_kind)
     }
