@@ -81,7 +81,14 @@ pub trait Host {
     fn call<'a>(&'a self, name: &str, args: &mut Args<'a>) -> Result<Val<'a>, EvalError>;
 }
 
-/// A value during evaluation.
+/// A value during evaluation, borrowing from the input, the activation and the program for
+/// `'a`.
+///
+/// `Val` is invariant in `'a`, not covariant: [`Val::Rows`] holds a `dyn Rows<'a>`, whose
+/// `field` returns `Val<'a>`, and a trait object's lifetime parameter cannot shrink. So a
+/// `Val<'long>` does not coerce to a `Val<'short>`: a value read from a longer-lived source is
+/// made at the activation's own `'a` (every host function and record field returns one), not
+/// converted afterwards.
 #[derive(Clone)]
 pub enum Val<'a> {
     Null,

@@ -1041,6 +1041,28 @@ mod tests {
     }
 
     #[test]
+    fn a_piece_of_nothing_but_comments_carries_the_open_start_on() {
+        // A comment-only document left open by the first piece, then a whole piece that is one
+        // more comment-only document (no content at all): the start carries through it to the
+        // first document with content, as in one scan.
+        let comments = "# comment\n".repeat(SPLIT_PIECE / 10 + 1);
+        let text =
+            format!("kind: A\n---\n{comments}---\n{comments}---\n# last\nkind: B\n---\nkind: C\n");
+        let cuts = piece_starts(&text);
+        assert_eq!(cuts.len(), 3, "three pieces: {cuts:?}");
+        let middle = split_piece(&text, cuts[1], cuts[2]);
+        assert!(
+            middle.spans.is_empty() && middle.open.is_some_and(|(open, _)| open == cuts[1]),
+            "the middle piece holds no content, only a document left open from its start"
+        );
+        let whole = split_piece(&text, 0, text.len());
+        assert_eq!(
+            scanned(&split_source(&text)),
+            scanned(&(whole.templates, whole.spans))
+        );
+    }
+
+    #[test]
     fn kind_hints_come_from_top_level_kind_lines() {
         let text = "kind: Service\nmetadata: {name: a}\n---\nkind: \"Deployment\" # app\nspec:\n  kind: Nested\n---\nspec: {}\n---\n  kind: Indented\n";
         let hints: Vec<_> = split_documents(text)
