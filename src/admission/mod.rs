@@ -644,6 +644,18 @@ fn warnings(findings: &[(&Finding, bool)], object: &Value) -> Vec<String> {
     kept
 }
 
+/// The room sonic-rs's writer asks for to write `strings` as JSON, so that a buffer sized with it
+/// never grows: before each string it reserves six bytes per byte (every byte escaped as
+/// `\u00XX`) and 35 more. A buffer that grows is copied into a fresh block, out of the caches:
+/// those copies were a sixth of a review's reads and writes that missed the L2 cache (the
+/// audit annotation's JSON, written again as a string, asks for six times its length at once).
+fn json_room<'s>(strings: impl IntoIterator<Item = &'s str>) -> usize {
+    strings.into_iter().map(|s| 6 * s.len() + 35).sum()
+}
+
+/// The room for the rest of an answer: the review's keys and fixed values.
+const ENVELOPE_ROOM: usize = 4096;
+
 /// One finding as the audit annotation lists it.
 #[derive(serde::Serialize)]
 struct Annotated<'f> {
@@ -657,7 +669,16 @@ struct Annotated<'f> {
 /// [`ANNOTATION_LIMIT`], and then how many were left out), and, once, why the pod targets the OS
 /// it does (the note every finding about it shares).
 fn audit_annotations(findings: &[Finding]) -> std::collections::HashMap<String, String> {
-    let mut listed: Vec<u8> = Vec::with_capacity(256 * findings.len());
+    let mut listed: Vec<u8> = Vec::with_capacity(
+        2 + findings
+            .iter()
+            .map(|f| {
+                json_room([f.rule.as_str(), f.severity.as_str(), &f.pointer, &f.message])
+                    + json_room(["rule", "severity", "pointer", "message"])
+                    + 4
+            })
+            .sum::<usize>(),
+    );
     listed.push(b'[');
     let mut omitted = 0;
     for f in findings {
@@ -802,7 +823,20 @@ fn mutate(
 fn encode(response: AdmissionResponse) -> Vec<u8> {
     use base64::Engine as _;
     if response.patch.is_none() {
-        return sonic_rs::to_vec(&response.into_review()).unwrap_or_default();
+        let strings = [
+            &response.uid,
+            &response.result.message,
+            &response.result.reason,
+        ]
+        .into_iter()
+        .chain(response.warnings.iter().flatten())
+        .chain(response.audit_annotations.iter().flat_map(|(k, v)| [k, v]));
+        let mut out = Vec::with_capacity(json_room(strings.map(String::as_str)) + ENVELOPE_ROOM);
+        // Writing JSON into memory cannot fail.
+        let _ = sonic_rs::to_writer(&mut out, &response.into_review());
+        // The answer is held until it is sent: not with six times its size.
+        out.shrink_to_fit();
+        return out;
     }
     let mut value = serde_json::to_value(response.into_review()).unwrap_or_default();
     if let Some(patch) = value.pointer_mut("/response/patch") {
