@@ -988,5 +988,9 @@ mod tests {
         assert_eq!(normalize_windows_path("//server/share"), r"\\server\share");
         assert_eq!(normalize_windows_path(r"C:\"), r"c:\");
         assert_eq!(normalize_windows_path("/Café/ÉTÉ"), r"c:\café\été");
+        // A final capital sigma lowers to a final sigma, as `str::to_lowercase` has it.
+        assert_eq!(normalize_windows_path("/ΟΔΟΣ/"), "c:\\οδος");
+        assert!(path_under("C:/ΟΔΟΣ/web.config", r"c:\οδος"));
+        assert!(path_under("C:/x", "/"));
     }
 }
