@@ -669,13 +669,12 @@ struct Annotated<'f> {
 /// [`ANNOTATION_LIMIT`], and then how many were left out), and, once, why the pod targets the OS
 /// it does (the note every finding about it shares).
 fn audit_annotations(findings: &[Finding]) -> std::collections::HashMap<String, String> {
+    let keys = json_room(["rule", "severity", "pointer", "message"]);
     let mut listed: Vec<u8> = Vec::with_capacity(
         2 + findings
             .iter()
             .map(|f| {
-                json_room([f.rule.as_str(), f.severity.as_str(), &f.pointer, &f.message])
-                    + json_room(["rule", "severity", "pointer", "message"])
-                    + 4
+                keys + 4 + json_room([f.rule.as_str(), f.severity.as_str(), &f.pointer, &f.message])
             })
             .sum::<usize>(),
     );

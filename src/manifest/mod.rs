@@ -995,6 +995,15 @@ mod tests {
         )
     }
 
+    /// `split_source` (in pieces, for a large text) finds what one scan of the whole finds.
+    fn assert_scans_as_one(text: &str) {
+        let whole = split_piece(text, 0, text.len());
+        assert_eq!(
+            scanned(&split_source(text)),
+            scanned(&(whole.templates, whole.spans))
+        );
+    }
+
     #[test]
     fn a_large_text_scanned_in_pieces_reads_as_one_scan() {
         // Documents of every kind the scan tells apart, some of them where pieces are cut: a
@@ -1026,18 +1035,9 @@ mod tests {
                 .any(|c| split_piece(&text, c[0], c[1]).open.is_some()),
             "a cut falls after a comment-only document"
         );
-        let whole = split_piece(&text, 0, text.len());
-        assert_eq!(
-            scanned(&split_source(&text)),
-            scanned(&(whole.templates, whole.spans))
-        );
+        assert_scans_as_one(&text);
         // Without a final newline, and ending inside a comment-only document.
-        let cut = text.trim_end_matches('\n').to_string() + "\n---\n# trailing";
-        let whole = split_piece(&cut, 0, cut.len());
-        assert_eq!(
-            scanned(&split_source(&cut)),
-            scanned(&(whole.templates, whole.spans))
-        );
+        assert_scans_as_one(&(text.trim_end_matches('\n').to_string() + "\n---\n# trailing"));
     }
 
     #[test]
@@ -1055,11 +1055,7 @@ mod tests {
             middle.spans.is_empty() && middle.open.is_some_and(|(open, _)| open == cuts[1]),
             "the middle piece holds no content, only a document left open from its start"
         );
-        let whole = split_piece(&text, 0, text.len());
-        assert_eq!(
-            scanned(&split_source(&text)),
-            scanned(&(whole.templates, whole.spans))
-        );
+        assert_scans_as_one(&text);
     }
 
     #[test]
