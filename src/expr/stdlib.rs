@@ -111,7 +111,12 @@ pub fn register(r: &mut Registry) {
             Kind::Uint(u) => i64::try_from(u)
                 .map(Val::Int)
                 .map_err(|_| err("int out of range")),
-            Kind::Double(d) if d > -9.3e18 && d < 9.3e18 => Ok(Val::Int(d as i64)),
+            // cel-go's range check: both ends exclusive, as `float64(math.MinInt64)` and
+            // `float64(math.MaxInt64)` are -2^63 and 2^63 (the conformance tests
+            // `double_int_max_range`/`double_int_min_range` expect errors there).
+            Kind::Double(d) if d > i64::MIN as f64 && d < -(i64::MIN as f64) => {
+                Ok(Val::Int(d as i64))
+            }
             Kind::Str(t) => t
                 .parse()
                 .map(Val::Int)
@@ -248,8 +253,13 @@ pub fn register(r: &mut Registry) {
                         .find(needle)
                         .map(|b| b + byte(from as usize))
                 } else {
-                    let end = (byte(from as usize) + needle.len()).min(text.len());
-                    text.get(..end).and_then(|t| t.rfind(needle))
+                    // The last match that starts at or before the index, overlapping ones
+                    // included (`rmatch_indices` skips those), at character boundaries.
+                    let start = byte(from as usize);
+                    (0..=start)
+                        .rev()
+                        .filter(|b| text.is_char_boundary(*b))
+                        .find(|b| text[*b..].starts_with(needle))
                 };
                 Ok(Val::Int(
                     found.map_or(-1, |b| text[..b].chars().count() as i64),
