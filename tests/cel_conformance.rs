@@ -75,48 +75,6 @@ const FEATURES_NOT_SUPPORTED: &[(&str, &str)] = &[
 /// Cases of supported libraries that winguard gets wrong or lacks today, each with what is
 /// missing. The test fails when one of them passes, so the list stays exact.
 const KNOWN_GAPS: &[(&str, &str)] = &[
-    ("string_ext/format/", "`strings.format` is not implemented"),
-    ("string_ext/quote/", "`strings.quote` is not implemented"),
-    (
-        "optionals/optionals/none_optMap",
-        "`optMap`/`optFlatMap` are not implemented",
-    ),
-    (
-        "optionals/optionals/optional_of_optMap",
-        "`optMap`/`optFlatMap` are not implemented",
-    ),
-    (
-        "optionals/optionals/empty_map_optFlatMap",
-        "`optMap`/`optFlatMap` are not implemented",
-    ),
-    (
-        "optionals/optionals/map_empty_submap_optFlatMap",
-        "`optMap`/`optFlatMap` are not implemented",
-    ),
-    (
-        "optionals/optionals/map_submap_subkey_optFlatMap",
-        "`optMap`/`optFlatMap` are not implemented",
-    ),
-    (
-        "optionals/optionals/map_submap_optFlatMap",
-        "`optMap`/`optFlatMap` are not implemented",
-    ),
-    (
-        "optionals/optionals/map_optindex_optFlatMap",
-        "`optMap`/`optFlatMap` are not implemented",
-    ),
-    (
-        "optionals/optionals/has_map_optindex",
-        "field selection on an optional (`a.?b.c`) is not implemented",
-    ),
-    (
-        "optionals/optionals/optional_chaining_9",
-        "field selection on an optional (`a.?b.c`) is not implemented",
-    ),
-    (
-        "optionals/optionals/map_optional_select_has",
-        "field selection on an optional (`a.?b.c`) is not implemented",
-    ),
     (
         "optionals/optionals/type",
         "the type name `optional_type` is not declared",

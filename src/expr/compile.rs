@@ -186,6 +186,14 @@ pub(super) enum Node {
         /// `map(x, filter, f)`'s filter.
         filter: Option<Box<Node>>,
     },
+    /// `opt.optMap(v, f)` (`optional.of(f)`) and `opt.optFlatMap(v, f)` (`f`, an optional),
+    /// with `v` the optional's value; empty when the optional is.
+    OptionalMap {
+        flat: bool,
+        optional: Box<Node>,
+        var: u32,
+        body: Box<Node>,
+    },
 }
 
 impl Node {
@@ -535,7 +543,9 @@ impl Cx<'_> {
                 let fty = self.field_type(&ty);
                 Ok((Node::path(base, field, false), fty))
             }
-            Type::Dyn | Type::Map(..) => Ok((
+            // `has(a.?b.c)`: false when the optional is empty, else whether its value has
+            // the field (cel-go's optional field selection).
+            Type::Dyn | Type::Map(..) | Type::Optional(_) => Ok((
                 Node::Has {
                     base: Box::new(base),
                     field: field.to_string(),
@@ -674,6 +684,11 @@ impl Cx<'_> {
                 ));
             }
             _ => {}
+        }
+        if let (Some(target), "optMap" | "optFlatMap", [var, body]) =
+            (&call.target, name, args.as_slice())
+        {
+            return self.optional_map(e, name == "optFlatMap", target, var, body);
         }
         if let Some(op) = binary_op(name)
             && let [a, b] = args.as_slice()
@@ -961,6 +976,57 @@ impl Cx<'_> {
         })();
         self.scope.pop();
         result
+    }
+
+    /// `opt.optMap(v, f)` and `opt.optFlatMap(v, f)`, the optional library's macros (cel-go
+    /// expands them with `cel.bind`): `f` with `v` bound to the optional's value, run only when
+    /// the optional has one.
+    fn optional_map(
+        &mut self,
+        e: &IdedExpr,
+        flat: bool,
+        target: &IdedExpr,
+        var: &IdedExpr,
+        body: &IdedExpr,
+    ) -> Result<Compiled, CompileError> {
+        let function = if flat { "optFlatMap" } else { "optMap" };
+        let Expr::Ident(name) = &var.expr else {
+            return Err(self.err(var, format!("`{function}` needs a variable name")));
+        };
+        let (range, rt) = self.expr(target)?;
+        let elem = match &rt {
+            Type::Optional(t) => (**t).clone(),
+            Type::Dyn => Type::Dyn,
+            other => return Err(self.no_overload(e, function, &[other])),
+        };
+        let local = self.locals;
+        self.locals += 1;
+        self.scope.push((name.clone(), local, elem));
+        let compiled = self.expr(body);
+        self.scope.pop();
+        let (b, bt) = compiled?;
+        let ty = match (flat, bt) {
+            (false, bt) => Type::Optional(Box::new(bt)),
+            (true, bt @ (Type::Optional(_) | Type::Dyn)) => bt,
+            (true, other) => {
+                return Err(self.err(
+                    body,
+                    format!(
+                        "the result of `optFlatMap` is of type {}, not an optional",
+                        self.name(&other)
+                    ),
+                ));
+            }
+        };
+        Ok((
+            Node::OptionalMap {
+                flat,
+                optional: Box::new(range),
+                var: local,
+                body: Box::new(b),
+            },
+            ty,
+        ))
     }
 }
 

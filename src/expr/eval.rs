@@ -677,7 +677,14 @@ fn eval<'a>(
         Node::Lit(_) | Node::Global(_) | Node::Local(_) => operand(node, act, locals),
         Node::Uint(u) => Ok(Val::Uint(*u)),
         Node::TypeName(t) => Ok(Val::Type(t)),
-        Node::Has { base, field } => select(&operand(base, act, locals)?, field, true),
+        Node::Has { base, field } => {
+            let base = operand(base, act, locals)?;
+            match base.optional_value() {
+                Some(None) => Ok(Val::Bool(false)),
+                Some(Some(v)) => select(&v, field, true),
+                None => select(&base, field, true),
+            }
+        }
         Node::Path { base, steps } => path(operand(base, act, locals)?, steps),
         Node::RecordField {
             base,
@@ -876,6 +883,15 @@ fn eval<'a>(
                 locals,
             )
         }
+        Node::OptionalMap {
+            flat,
+            optional,
+            var,
+            body,
+        } => {
+            let optional = operand(optional, act, locals)?;
+            optional_map(*flat, &optional, *var as usize, body, act, locals)
+        }
     }
 }
 
@@ -920,6 +936,33 @@ fn select<'a>(base: &Val<'a>, field: &str, test: bool) -> Result<Val<'a>, EvalEr
         return Ok(Val::Bool(found.is_some()));
     }
     found.ok_or_else(|| EvalError::new(format!("no such key: {field}")))
+}
+
+/// `optMap`/`optFlatMap`: the body with the variable bound to the optional's value, if any.
+fn optional_map<'a>(
+    flat: bool,
+    optional: &Val<'a>,
+    var: usize,
+    body: &'a Node,
+    act: &Activation<'a>,
+    locals: &mut Locals<'a>,
+) -> Result<Val<'a>, EvalError> {
+    let function = if flat { "optFlatMap" } else { "optMap" };
+    let Some(value) = optional.optional_value() else {
+        return Err(EvalError::no_overload(function, &[optional]));
+    };
+    let Some(value) = value else {
+        return Ok(Val::Opt(None));
+    };
+    locals[var] = value;
+    let result = eval(body, act, locals)?;
+    if !flat {
+        Ok(Val::optional(Some(result)))
+    } else if result.optional_value().is_some() {
+        Ok(result)
+    } else {
+        Err(EvalError::no_overload(function, &[&result]))
+    }
 }
 
 fn comprehension<'a>(

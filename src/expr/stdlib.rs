@@ -288,6 +288,16 @@ pub fn register(r: &mut Registry) {
         );
     }
     r.add(
+        "string.format(list(dyn)) -> string",
+        "the string with each clause (`%s`, `%d`, `%f`, `%.3f`, `%e`, `%b`, `%o`, `%x`, `%X`, `%%`) replaced by the next value of the list, as cel-go's strings extension formats it",
+        |_, a| format(s(&a[0]), &a[1]).map(Val::str),
+    );
+    r.add(
+        "strings.quote(string) -> string",
+        "the string in double quotes, with `\\`, `\"` and control characters escaped as in CEL",
+        |_, a| Ok(Val::str(quote(s(&a[0])))),
+    );
+    r.add(
         "string.replace(string, string) -> string",
         "every occurrence replaced (literal text, not a pattern)",
         |_, a| Ok(Val::str(s(&a[0]).replace(s(&a[1]), s(&a[2])))),
@@ -883,4 +893,227 @@ fn semver<'a>(text: &str, normalize: bool) -> R<'a> {
     );
     LAST.set(Some((text.to_string(), normalize, v.clone())));
     Ok(Val::Semver(v))
+}
+
+/// `strings.quote`, as cel-go's strings extension writes it: the C escapes for `\a \b \f \n
+/// \r \t \v`, backslash and double quote escaped, everything else as it is.
+fn quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `string.format(list)`, as cel-go's strings extension (version 1 and later) does it: a clause
+/// is `%` with an optional precision (`%.3f`) and a verb; each takes the next argument.
+/// Written here because the verbs and their value rules are cel-go's own, not Rust's or C's.
+fn format(template: &str, args: &Val<'_>) -> Result<String, EvalError> {
+    let mut out = String::with_capacity(template.len() + 16);
+    let mut next = 0usize;
+    let mut rest = template;
+    while let Some(at) = rest.find('%') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at + 1..];
+        if let Some(after) = rest.strip_prefix('%') {
+            out.push('%');
+            rest = after;
+            continue;
+        }
+        let mut precision = None;
+        if let Some(after) = rest.strip_prefix('.') {
+            let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            precision = Some(after[..digits].parse::<usize>().map_err(|_| {
+                err("could not parse formatting clause: unrecognized formatting clause")
+            })?);
+            rest = &after[digits..];
+        }
+        let Some(verb) = rest.chars().next() else {
+            return Err(err(
+                "could not parse formatting clause: unrecognized formatting clause",
+            ));
+        };
+        rest = &rest[verb.len_utf8()..];
+        let arg = args
+            .at(next)
+            .ok_or_else(|| err(format!("index {next} out of range")))?;
+        next += 1;
+        format_clause(&mut out, verb, precision, &arg)?;
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// A double's special values as cel-go's formatting clauses write them, if it is one.
+fn special_double(d: f64) -> Option<&'static str> {
+    if d.is_nan() {
+        Some("NaN")
+    } else if d.is_infinite() {
+        Some(if d > 0.0 { "Infinity" } else { "-Infinity" })
+    } else {
+        None
+    }
+}
+
+fn format_clause(
+    out: &mut String,
+    verb: char,
+    precision: Option<usize>,
+    arg: &Val<'_>,
+) -> Result<(), EvalError> {
+    use std::fmt::Write;
+    let wrong = |what: &str| err(format!("error during formatting: {what}"));
+    match (verb, arg.kind()) {
+        ('s', _) => format_string(out, arg)?,
+        ('d', Kind::Int(i)) => out.push_str(&i.to_string()),
+        ('d', Kind::Uint(u)) => out.push_str(&u.to_string()),
+        ('d' | 'f' | 'e', Kind::Double(d)) if special_double(d).is_some() => {
+            out.push_str(special_double(d).unwrap_or_default())
+        }
+        ('d', _) => return Err(wrong("decimal clause can only be used on integers")),
+        ('f', Kind::Double(d)) => {
+            let _ = write!(out, "{d:.*}", precision.unwrap_or(6));
+        }
+        ('f', Kind::Int(i)) => {
+            let _ = write!(out, "{:.*}", precision.unwrap_or(6), i as f64);
+        }
+        ('f', Kind::Uint(u)) => {
+            let _ = write!(out, "{:.*}", precision.unwrap_or(6), u as f64);
+        }
+        ('f', _) => return Err(wrong("fixed-point clause can only be used on doubles")),
+        ('e', Kind::Double(d)) => scientific(out, d, precision.unwrap_or(6)),
+        ('e', Kind::Int(i)) => scientific(out, i as f64, precision.unwrap_or(6)),
+        ('e', Kind::Uint(u)) => scientific(out, u as f64, precision.unwrap_or(6)),
+        ('e', _) => return Err(wrong("scientific clause can only be used on doubles")),
+        ('b', Kind::Int(i)) => {
+            let _ = write!(
+                out,
+                "{}{:b}",
+                if i < 0 { "-" } else { "" },
+                i.unsigned_abs()
+            );
+        }
+        ('b', Kind::Uint(u)) => {
+            let _ = write!(out, "{u:b}");
+        }
+        ('b', Kind::Bool(b)) => out.push(if b { '1' } else { '0' }),
+        ('b', _) => return Err(wrong("only integers and bools can be formatted as binary")),
+        ('o', Kind::Int(i)) => {
+            let _ = write!(
+                out,
+                "{}{:o}",
+                if i < 0 { "-" } else { "" },
+                i.unsigned_abs()
+            );
+        }
+        ('o', Kind::Uint(u)) => {
+            let _ = write!(out, "{u:o}");
+        }
+        ('o', _) => return Err(wrong("octal clause can only be used on integers")),
+        ('x' | 'X', kind) => {
+            let hex = match kind {
+                Kind::Int(i) => format!("{}{:x}", if i < 0 { "-" } else { "" }, i.unsigned_abs()),
+                Kind::Uint(u) => format!("{u:x}"),
+                Kind::Str(t) => t.bytes().map(|b| format!("{b:02x}")).collect(),
+                _ => {
+                    return Err(wrong(
+                        "only integers, byte buffers, and strings can be formatted as hex",
+                    ));
+                }
+            };
+            out.push_str(&if verb == 'X' {
+                hex.to_ascii_uppercase()
+            } else {
+                hex
+            });
+        }
+        _ => {
+            return Err(err(
+                "could not parse formatting clause: unrecognized formatting clause",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `%e`: Go's form, `1.052033e+03` (a sign and at least two exponent digits).
+fn scientific(out: &mut String, d: f64, precision: usize) {
+    if let Some(special) = special_double(d) {
+        out.push_str(special);
+        return;
+    }
+    let text = format!("{d:.precision$e}");
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    out.push_str(mantissa);
+    out.push_str(&format!(
+        "e{}{:02}",
+        if exponent < 0 { '-' } else { '+' },
+        exponent.unsigned_abs()
+    ));
+}
+
+/// `%s`: a value as cel-go's string clause writes it; lists and maps with their elements so
+/// written (strings unquoted) and a map's entries sorted by key.
+fn format_string(out: &mut String, v: &Val<'_>) -> Result<(), EvalError> {
+    match v.kind() {
+        Kind::Null => out.push_str("null"),
+        Kind::Double(d) => match special_double(d) {
+            Some(special) => out.push_str(special),
+            None => out.push_str(&crate::value::format_float_g(d)),
+        },
+        Kind::List => {
+            out.push('[');
+            for (i, item) in v.items()?.enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                format_string(out, &item)?;
+            }
+            out.push(']');
+        }
+        Kind::Map | Kind::Rec(_) => {
+            let mut entries = Vec::new();
+            for key in v.items()? {
+                let mut k = String::new();
+                format_string(&mut k, &key)?;
+                let mut value = String::new();
+                if let Some(item) = v.get(&key)? {
+                    format_string(&mut value, &item)?;
+                }
+                entries.push((k, value));
+            }
+            entries.sort();
+            out.push('{');
+            for (i, (k, value)) in entries.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(k);
+                out.push_str(": ");
+                out.push_str(value);
+            }
+            out.push('}');
+        }
+        Kind::Opt => {
+            return Err(err(
+                "error during formatting: string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps",
+            ));
+        }
+        _ => v.display_into(out),
+    }
+    Ok(())
 }

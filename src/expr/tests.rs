@@ -78,6 +78,24 @@ fn operators_and_macros_follow_the_spec() {
             "[1, ?optional.none(), ?optional.of(2)]",
             crate::json!([1, 2]),
         ),
+        // The optional library's macros, and `has()` through an optional chain.
+        ("optional.of(2).optMap(x, x + 1).value()", Value::from(3)),
+        (
+            "optional.none().optMap(x, x + 1).hasValue()",
+            Value::Bool(false),
+        ),
+        (
+            "o.?meta.optFlatMap(m, m.?labels.?app).orValue('')",
+            Value::from("web"),
+        ),
+        ("has(o.?meta.labels)", Value::Bool(true)),
+        ("has(o.?status.phase)", Value::Bool(false)),
+        // cel-go's strings.quote; lastIndexOf finds overlapping and multi-byte matches.
+        ("strings.quote('a\"b\\n')", Value::from("\"a\\\"b\\n\"")),
+        ("'bananananana'.lastIndexOf('nana', 7)", Value::from(6)),
+        ("'ta©o©αT'.lastIndexOf('©', 3)", Value::from(2)),
+        // Heterogeneous equality between lists and maps of different element types.
+        ("[1] == [1.0] && ['a'] != [2]", Value::Bool(true)),
         ("{'a': 1, ?'b': optional.none()}", crate::json!({"a": 1})),
         // An error on one side of `&&` / `||` is absorbed when the other side decides.
         ("o.spec.nosuch == 1 && false", Value::Bool(false)),
