@@ -268,7 +268,7 @@ impl<'r> Compiler<'r> {
                 let (message, offset) = match first {
                     Some(e) => {
                         let offset = line_col_to_offset(text, e.pos.0, e.pos.1);
-                        (e.msg, offset)
+                        (parse_message(e.msg), offset)
                     }
                     None => ("syntax error".to_string(), 0),
                 };
@@ -1028,6 +1028,18 @@ impl Cx<'_> {
             ty,
         ))
     }
+}
+
+/// A parse error's message as a user should read it. The `cel` crate reports its recursion limit
+/// as the debug form of an inner error (`Syntax error: OtherError(ParseError { …, msg:
+/// "Recursion limit of 65 exceeded", … })`): that one says what the limit means instead.
+fn parse_message(message: String) -> String {
+    if message.contains("Recursion limit of") {
+        return "the expression nests more than 64 levels deep (calls, brackets or operators \
+                inside each other), more than the CEL parser takes"
+            .to_string();
+    }
+    message
 }
 
 fn binary_op(name: &str) -> Option<Op> {

@@ -974,96 +974,73 @@ fn format_clause(
     precision: Option<usize>,
     arg: &Val<'_>,
 ) -> Result<(), EvalError> {
-    use std::fmt::Write;
     let wrong = |what: &str| err(format!("error during formatting: {what}"));
-    match (verb, arg.kind()) {
-        ('s', _) => format_string(out, arg)?,
-        ('d', Kind::Int(i)) => out.push_str(&i.to_string()),
-        ('d', Kind::Uint(u)) => out.push_str(&u.to_string()),
-        ('d' | 'f' | 'e', Kind::Double(d)) if special_double(d).is_some() => {
-            out.push_str(special_double(d).unwrap_or_default())
+    let kind = arg.kind();
+    // An integer as sign and magnitude (every integer verb writes `-` then the digits), and
+    // any number as a double (the fixed-point and scientific verbs take all three).
+    let integer = match kind {
+        Kind::Int(i) => Some((if i < 0 { "-" } else { "" }, i.unsigned_abs())),
+        Kind::Uint(u) => Some(("", u)),
+        _ => None,
+    };
+    let float = match kind {
+        Kind::Double(d) => Some(d),
+        Kind::Int(i) => Some(i as f64),
+        Kind::Uint(u) => Some(u as f64),
+        _ => None,
+    };
+    let digits = precision.unwrap_or(6);
+    let text = match (verb, integer, float) {
+        ('s', ..) => return format_string(out, arg),
+        ('d', Some((sign, n)), _) => format!("{sign}{n}"),
+        ('d' | 'f' | 'e', _, Some(d)) if special_double(d).is_some() => {
+            special_double(d).unwrap_or_default().to_string()
         }
-        ('d', _) => return Err(wrong("decimal clause can only be used on integers")),
-        ('f', Kind::Double(d)) => {
-            let _ = write!(out, "{d:.*}", precision.unwrap_or(6));
-        }
-        ('f', Kind::Int(i)) => {
-            let _ = write!(out, "{:.*}", precision.unwrap_or(6), i as f64);
-        }
-        ('f', Kind::Uint(u)) => {
-            let _ = write!(out, "{:.*}", precision.unwrap_or(6), u as f64);
-        }
-        ('f', _) => return Err(wrong("fixed-point clause can only be used on doubles")),
-        ('e', Kind::Double(d)) => scientific(out, d, precision.unwrap_or(6)),
-        ('e', Kind::Int(i)) => scientific(out, i as f64, precision.unwrap_or(6)),
-        ('e', Kind::Uint(u)) => scientific(out, u as f64, precision.unwrap_or(6)),
-        ('e', _) => return Err(wrong("scientific clause can only be used on doubles")),
-        ('b', Kind::Int(i)) => {
-            let _ = write!(
-                out,
-                "{}{:b}",
-                if i < 0 { "-" } else { "" },
-                i.unsigned_abs()
-            );
-        }
-        ('b', Kind::Uint(u)) => {
-            let _ = write!(out, "{u:b}");
-        }
-        ('b', Kind::Bool(b)) => out.push(if b { '1' } else { '0' }),
-        ('b', _) => return Err(wrong("only integers and bools can be formatted as binary")),
-        ('o', Kind::Int(i)) => {
-            let _ = write!(
-                out,
-                "{}{:o}",
-                if i < 0 { "-" } else { "" },
-                i.unsigned_abs()
-            );
-        }
-        ('o', Kind::Uint(u)) => {
-            let _ = write!(out, "{u:o}");
-        }
-        ('o', _) => return Err(wrong("octal clause can only be used on integers")),
-        ('x' | 'X', kind) => {
-            let hex = match kind {
-                Kind::Int(i) => format!("{}{:x}", if i < 0 { "-" } else { "" }, i.unsigned_abs()),
-                Kind::Uint(u) => format!("{u:x}"),
-                Kind::Str(t) => t.bytes().map(|b| format!("{b:02x}")).collect(),
+        ('d', ..) => return Err(wrong("decimal clause can only be used on integers")),
+        ('f', _, Some(d)) => format!("{d:.digits$}"),
+        ('f', ..) => return Err(wrong("fixed-point clause can only be used on doubles")),
+        ('e', _, Some(d)) => scientific(d, digits),
+        ('e', ..) => return Err(wrong("scientific clause can only be used on doubles")),
+        ('b', Some((sign, n)), _) => format!("{sign}{n:b}"),
+        ('b', ..) => match kind {
+            Kind::Bool(b) => if b { "1" } else { "0" }.to_string(),
+            _ => return Err(wrong("only integers and bools can be formatted as binary")),
+        },
+        ('o', Some((sign, n)), _) => format!("{sign}{n:o}"),
+        ('o', ..) => return Err(wrong("octal clause can only be used on integers")),
+        ('x' | 'X', ..) => {
+            let hex = match (integer, kind) {
+                (Some((sign, n)), _) => format!("{sign}{n:x}"),
+                (_, Kind::Str(t)) => t.bytes().map(|b| format!("{b:02x}")).collect(),
                 _ => {
                     return Err(wrong(
                         "only integers, byte buffers, and strings can be formatted as hex",
                     ));
                 }
             };
-            out.push_str(&if verb == 'X' {
+            if verb == 'X' {
                 hex.to_ascii_uppercase()
             } else {
                 hex
-            });
+            }
         }
         _ => {
             return Err(err(
                 "could not parse formatting clause: unrecognized formatting clause",
             ));
         }
-    }
+    };
+    out.push_str(&text);
     Ok(())
 }
 
 /// `%e`: Go's form, `1.052033e+03` (a sign and at least two exponent digits).
-fn scientific(out: &mut String, d: f64, precision: usize) {
-    if let Some(special) = special_double(d) {
-        out.push_str(special);
-        return;
-    }
+fn scientific(d: f64, precision: usize) -> String {
     let text = format!("{d:.precision$e}");
     let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
     let exponent: i32 = exponent.parse().unwrap_or(0);
-    out.push_str(mantissa);
-    out.push_str(&format!(
-        "e{}{:02}",
-        if exponent < 0 { '-' } else { '+' },
-        exponent.unsigned_abs()
-    ));
+    let sign = if exponent < 0 { '-' } else { '+' };
+    format!("{mantissa}e{sign}{:02}", exponent.unsigned_abs())
 }
 
 /// `%s`: a value as cel-go's string clause writes it; lists and maps with their elements so

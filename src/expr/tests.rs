@@ -434,3 +434,28 @@ fn selection_chains_read_alike_on_input_and_built_values() {
         }
     }
 }
+
+/// An expression nested past the parser's limit is a load error that says so (the `cel` crate
+/// words it as the debug form of an inner error), not a crash.
+#[test]
+fn nesting_past_the_parsers_limit_is_a_clear_load_error() {
+    // The parser recurses a dozen frames per level; unoptimised builds need a bigger stack
+    // than a test thread's to reach the limit (the release binary reaches it on its own).
+    std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(|| {
+            let reg = registry();
+            let c = Compiler::new(&reg);
+            let nested = |levels: usize| "int(".repeat(levels) + "7" + &")".repeat(levels);
+            assert!(c.compile(&nested(30)).is_ok());
+            let e = c.compile(&nested(80)).expect_err("80 levels");
+            assert!(
+                e.message.contains("nests more than 64 levels deep"),
+                "{}",
+                e.message
+            );
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
