@@ -476,7 +476,7 @@ impl Cx<'_> {
             }
             return Ok((Node::Global(slot as u32), self.vars[slot].1.clone()));
         }
-        const TYPES: [&str; 10] = [
+        const TYPES: [&str; 11] = [
             "bool",
             "int",
             "uint",
@@ -486,6 +486,7 @@ impl Cx<'_> {
             "list",
             "map",
             "null_type",
+            "optional_type",
             "type",
         ];
         if let Some(t) = TYPES.iter().find(|t| **t == name) {
