@@ -918,6 +918,9 @@ fn quote(text: &str) -> String {
     out
 }
 
+/// The largest precision `format` takes (`%.100f`).
+const MAX_PRECISION: usize = 100;
+
 /// `string.format(list)`, as cel-go's strings extension (version 1 and later) does it: a clause
 /// is `%` with an optional precision (`%.3f`) and a verb; each takes the next argument.
 /// Written here because the verbs and their value rules are cel-go's own, not Rust's or C's.
@@ -936,9 +939,18 @@ fn format(template: &str, args: &Val<'_>) -> Result<String, EvalError> {
         let mut precision = None;
         if let Some(after) = rest.strip_prefix('.') {
             let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-            precision = Some(after[..digits].parse::<usize>().map_err(|_| {
-                err("could not parse formatting clause: unrecognized formatting clause")
-            })?);
+            // Capped: `%.999999999f` would otherwise ask for a string of that many digits.
+            precision = Some(
+                after[..digits]
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|p| *p <= MAX_PRECISION)
+                    .ok_or_else(|| {
+                        err(format!(
+                            "could not parse formatting clause: a precision of at most {MAX_PRECISION} digits"
+                        ))
+                    })?,
+            );
             rest = &after[digits..];
         }
         let Some(verb) = rest.chars().next() else {

@@ -93,6 +93,10 @@ fn operators_and_macros_follow_the_spec() {
         // cel-go's strings.quote; lastIndexOf finds overlapping and multi-byte matches.
         ("strings.quote('a\"b\\n')", Value::from("\"a\\\"b\\n\"")),
         ("'bananananana'.lastIndexOf('nana', 7)", Value::from(6)),
+        (
+            "'%s: %.2f, %d%%, %x'.format(['cpu', 0.125, 50, 255])",
+            Value::from("cpu: 0.12, 50%, ff"),
+        ),
         ("'ta©o©αT'.lastIndexOf('©', 3)", Value::from(2)),
         // Heterogeneous equality between lists and maps of different element types.
         ("[1] == [1.0] && ['a'] != [2]", Value::Bool(true)),
@@ -206,6 +210,10 @@ fn run_time_errors_are_errors_not_nulls() {
         "semver('1.0-rc1', true)",
         // Not a literal: read, and found wrong, when evaluated.
         "semver(o.meta.labels.app)",
+        // A precision past the cap, a clause without an argument, an unknown verb.
+        "'%.1000000000f'.format([1.0])",
+        "'%s %s'.format(['a'])",
+        "'%a'.format([1])",
     ] {
         let got = eval_with(text, &[("o", obj.clone())]);
         assert!(
