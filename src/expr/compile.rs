@@ -218,6 +218,9 @@ pub struct Compiler<'r> {
     vars: Vec<(String, Type)>,
 }
 
+/// How deeply an expression may nest (the `cel` parser's recursion limit, which it enforces).
+const MAX_NESTING: u16 = 64;
+
 impl<'r> Compiler<'r> {
     pub fn new(registry: &'r Registry) -> Self {
         Compiler {
@@ -259,17 +262,24 @@ impl<'r> Compiler<'r> {
     pub fn compile(&self, text: &str) -> Result<Program, CompileError> {
         let parsed = cel::parser::Parser::new()
             .enable_optional_syntax(true)
-            .max_recursion_depth(64)
+            .max_recursion_depth(MAX_NESTING)
             .parse_with_source_info(text);
         let (ast, info) = match parsed {
             Ok(p) => p,
             Err(errors) => {
                 let first = errors.errors.into_iter().next();
                 let (message, offset) = match first {
-                    Some(e) => {
-                        let offset = line_col_to_offset(text, e.pos.0, e.pos.1);
-                        (parse_message(e.msg), offset)
-                    }
+                    // The `cel` crate reports its recursion limit as the debug form of an inner
+                    // error, positioned by token indexes rather than line and column: it is
+                    // about the whole expression, so it is reported at its start.
+                    Some(e) if e.msg.contains("Recursion limit of") => (
+                        format!(
+                            "the expression nests more than {MAX_NESTING} levels deep (calls, \
+                             brackets or operators inside each other), more than the CEL parser takes"
+                        ),
+                        0,
+                    ),
+                    Some(e) => (e.msg, line_col_to_offset(text, e.pos.0, e.pos.1)),
                     None => ("syntax error".to_string(), 0),
                 };
                 return Err(CompileError { message, offset });
@@ -929,30 +939,27 @@ impl Cx<'_> {
                 ));
             }
         };
-        let var = self.locals;
-        self.locals += 1;
-        self.scope.push((c.iter_var.clone(), var, elem.clone()));
-        let result = (|| {
+        let (var, result) = self.with_local(&c.iter_var, elem.clone(), |cx| {
             let filter = match filter {
                 Some(f) => {
-                    let (n, t) = self.expr(f)?;
+                    let (n, t) = cx.expr(f)?;
                     if !t.may_be(&Type::Bool) {
-                        return Err(self.no_overload(f, kind.name(), &[&t]));
+                        return Err(cx.no_overload(f, kind.name(), &[&t]));
                     }
                     Some(Box::new(n))
                 }
                 None => None,
             };
-            let (b, bt) = self.expr(body)?;
+            let (b, bt) = cx.expr(body)?;
             let ty = match kind {
                 Macro::All | Macro::Exists | Macro::ExistsOne | Macro::Filter => {
                     if !bt.may_be(&Type::Bool) {
-                        return Err(self.err(
+                        return Err(cx.err(
                             body,
                             format!(
                                 "the predicate of `{}` is of type {}, not bool",
                                 kind.name(),
-                                self.name(&bt)
+                                cx.name(&bt)
                             ),
                         ));
                     }
@@ -964,19 +971,30 @@ impl Cx<'_> {
                 }
                 Macro::Map => Type::list(bt),
             };
-            Ok((
-                Node::Comprehension {
-                    kind,
-                    range: Box::new(range),
-                    var,
-                    body: Box::new(b),
-                    filter,
-                },
-                ty,
-            ))
-        })();
+            Ok((filter, b, ty))
+        });
+        let (filter, b, ty) = result?;
+        Ok((
+            Node::Comprehension {
+                kind,
+                range: Box::new(range),
+                var,
+                body: Box::new(b),
+                filter,
+            },
+            ty,
+        ))
+    }
+
+    /// Compiles `f` with a new local variable `name` of type `ty` in scope (a macro's or
+    /// `optMap`'s variable): the local's index and what `f` gave.
+    fn with_local<T>(&mut self, name: &str, ty: Type, f: impl FnOnce(&mut Self) -> T) -> (u32, T) {
+        let local = self.locals;
+        self.locals += 1;
+        self.scope.push((name.to_string(), local, ty));
+        let result = f(self);
         self.scope.pop();
-        result
+        (local, result)
     }
 
     /// `opt.optMap(v, f)` and `opt.optFlatMap(v, f)`, the optional library's macros (cel-go
@@ -1000,11 +1018,7 @@ impl Cx<'_> {
             Type::Dyn => Type::Dyn,
             other => return Err(self.no_overload(e, function, &[other])),
         };
-        let local = self.locals;
-        self.locals += 1;
-        self.scope.push((name.clone(), local, elem));
-        let compiled = self.expr(body);
-        self.scope.pop();
+        let (local, compiled) = self.with_local(name, elem, |cx| cx.expr(body));
         let (b, bt) = compiled?;
         let ty = match (flat, bt) {
             (false, bt) => Type::Optional(Box::new(bt)),
@@ -1029,18 +1043,6 @@ impl Cx<'_> {
             ty,
         ))
     }
-}
-
-/// A parse error's message as a user should read it. The `cel` crate reports its recursion limit
-/// as the debug form of an inner error (`Syntax error: OtherError(ParseError { …, msg:
-/// "Recursion limit of 65 exceeded", … })`): that one says what the limit means instead.
-fn parse_message(message: String) -> String {
-    if message.contains("Recursion limit of") {
-        return "the expression nests more than 64 levels deep (calls, brackets or operators \
-                inside each other), more than the CEL parser takes"
-            .to_string();
-    }
-    message
 }
 
 fn binary_op(name: &str) -> Option<Op> {

@@ -1005,8 +1005,8 @@ fn format_clause(
     let text = match (verb, integer, float) {
         ('s', ..) => return format_string(out, arg),
         ('d', Some((sign, n)), _) => format!("{sign}{n}"),
-        ('d' | 'f' | 'e', _, Some(d)) if special_double(d).is_some() => {
-            special_double(d).unwrap_or_default().to_string()
+        ('d' | 'f' | 'e', _, Some(d)) if let Some(special) = special_double(d) => {
+            special.to_string()
         }
         ('d', ..) => return Err(wrong("decimal clause can only be used on integers")),
         ('f', _, Some(d)) => format!("{d:.digits$}"),

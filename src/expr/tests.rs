@@ -457,6 +457,9 @@ fn nesting_past_the_parsers_limit_is_a_clear_load_error() {
             let nested = |levels: usize| "int(".repeat(levels) + "7" + &")".repeat(levels);
             assert!(c.compile(&nested(30)).is_ok());
             let e = c.compile(&nested(80)).expect_err("80 levels");
+            // About the whole expression, so at its start (the crate's own position for it
+            // counts tokens, not characters).
+            assert_eq!(e.offset, 0);
             assert!(
                 e.message.contains("nests more than 64 levels deep"),
                 "{}",

@@ -109,9 +109,9 @@ def read_message(toks, end):
                 if tok == "]":
                     break
                 if tok != ",":
-                    value.append(scalar(kind, tok, toks))
+                    value.append(scalar(kind, tok))
         else:
-            value = scalar(kind, tok, toks)
+            value = scalar(kind, tok)
         if name in msg:
             if not isinstance(msg[name], list) or not msg.get(("repeated", name)):
                 msg[name] = [msg[name]]
@@ -122,11 +122,12 @@ def read_message(toks, end):
     return msg
 
 
-def scalar(kind, tok, toks):
+def scalar(kind, tok):
+    """A scalar as ("bytes", its bytes) for a string literal, or ("word", the token) for a
+    number, enum name or bool. (Adjacent string literals, which the format would concatenate,
+    do not occur in these files: a second literal would be read as a field name and fail.)"""
     if kind == "string":
-        # Adjacent literals concatenate.
-        parts = [unescape(tok)]
-        return ("bytes", b"".join(parts))
+        return ("bytes", unescape(tok))
     return ("word", tok)
 
 
