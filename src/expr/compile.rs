@@ -518,6 +518,20 @@ impl Cx<'_> {
         field: &str,
         test: bool,
     ) -> Result<Compiled, CompileError> {
+        // `net.IP`, `net.CIDR`: the type values of Kubernetes' IP and CIDR libraries, unless a
+        // variable is named `net`.
+        if let Expr::Ident(ns) = &operand.expr
+            && ns == "net"
+            && !test
+            && !self.vars.iter().any(|(n, _)| n == ns)
+            && !self.scope.iter().any(|(n, _, _)| n == ns)
+        {
+            match field {
+                "IP" => return Ok((Node::TypeName("net.IP"), Type::Type)),
+                "CIDR" => return Ok((Node::TypeName("net.CIDR"), Type::Type)),
+                _ => {}
+            }
+        }
         let (base, ty) = self.expr(operand)?;
         match &ty {
             Type::Record(id) => {

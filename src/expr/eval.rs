@@ -12,6 +12,7 @@ use std::rc::Rc;
 use smallvec::SmallVec;
 
 use super::compile::{Macro, Node, Op, Program};
+use super::net::Net;
 use super::quantity::Quantity;
 use super::semver::Semver;
 use super::types::Type;
@@ -118,6 +119,8 @@ pub enum Val<'a> {
     /// size of every value).
     Quantity(Rc<Quantity>),
     Semver(Rc<Semver>),
+    /// An address or network of Kubernetes' IP and CIDR libraries.
+    Net(Rc<Net>),
     Type(&'static str),
 }
 
@@ -135,6 +138,7 @@ pub enum Kind<'v, 'a> {
     Opt,
     Quantity(&'v Quantity),
     Semver(&'v Semver),
+    Net(&'v Net),
     Type(&'static str),
 }
 
@@ -212,6 +216,7 @@ impl<'a> Val<'a> {
             Val::Opt(_) | Val::OptRef(_) => Kind::Opt,
             Val::Quantity(q) => Kind::Quantity(q),
             Val::Semver(v) => Kind::Semver(v),
+            Val::Net(n) => Kind::Net(n),
             Val::Type(t) => Kind::Type(t),
         }
     }
@@ -235,6 +240,8 @@ impl<'a> Val<'a> {
             Kind::Opt => "optional_type",
             Kind::Quantity(_) => "quantity",
             Kind::Semver(_) => "semver",
+            Kind::Net(Net::Ip(_)) => "net.IP",
+            Kind::Net(Net::Cidr(..)) => "net.CIDR",
             Kind::Type(_) => "type",
         }
     }
@@ -256,6 +263,8 @@ impl<'a> Val<'a> {
                 | (Type::Optional(_), Kind::Opt)
                 | (Type::Quantity, Kind::Quantity(_))
                 | (Type::Semver, Kind::Semver(_))
+                | (Type::Ip, Kind::Net(Net::Ip(_)))
+                | (Type::Cidr, Kind::Net(Net::Cidr(..)))
                 | (Type::Type, Kind::Type(_))
         )
     }
@@ -416,6 +425,7 @@ impl<'a> Val<'a> {
             Val::OptRef(v) => (*v).clone(),
             Val::Quantity(q) => Value::String(q.to_decimal_string().into()),
             Val::Semver(v) => Value::String(v.text().into()),
+            Val::Net(n) => Value::String(n.to_string().into()),
             Val::Type(t) => Value::String(t.to_string().into()),
         }
     }
@@ -432,6 +442,7 @@ impl<'a> Val<'a> {
             Kind::Null => String::new(),
             Kind::Type(t) => t.to_string(),
             Kind::Semver(v) => v.text().to_string(),
+            Kind::Net(n) => n.to_string(),
             // A whole quantity reads as an integer (`1000m` is `1`).
             Kind::Quantity(q) => q.to_decimal_string(),
             _ => self.to_value().to_string(),
@@ -489,6 +500,7 @@ pub(super) fn equals(a: &Val<'_>, b: &Val<'_>) -> bool {
         (Kind::Str(x), Kind::Str(y)) => x == y,
         (Kind::Quantity(x), Kind::Quantity(y)) => x == y,
         (Kind::Semver(x), Kind::Semver(y)) => x == y,
+        (Kind::Net(x), Kind::Net(y)) => x == y,
         (Kind::Type(x), Kind::Type(y)) => x == y,
         (Kind::Opt, Kind::Opt) => match (a.optional_value(), b.optional_value()) {
             (Some(None), Some(None)) => true,

@@ -17,6 +17,7 @@
 
 mod compile;
 mod eval;
+mod net;
 mod quantity;
 pub mod semver;
 pub mod stdlib;

@@ -21,6 +21,9 @@ pub enum Type {
     Optional(Box<Type>),
     Quantity,
     Semver,
+    /// Kubernetes' `net.IP` and `net.CIDR` (`ip()`, `cidr()`).
+    Ip,
+    Cidr,
     /// A type value (`type(x)`).
     Type,
     /// A declared record: index into the registry's records.
@@ -49,6 +52,8 @@ impl Type {
             Type::Optional(t) => format!("optional_type({})", t.display(records)),
             Type::Quantity => "quantity".into(),
             Type::Semver => "semver".into(),
+            Type::Ip => "net.IP".into(),
+            Type::Cidr => "net.CIDR".into(),
             Type::Type => "type".into(),
             Type::Record(i) => records
                 .get(*i as usize)
@@ -233,6 +238,8 @@ pub(super) fn parse_type(text: &str, records: &[RecordDecl]) -> Result<Type, Str
         "bytes" => Type::Bytes,
         "quantity" => Type::Quantity,
         "semver" => Type::Semver,
+        "net.IP" => Type::Ip,
+        "net.CIDR" => Type::Cidr,
         "type" => Type::Type,
         "A" => Type::Param(0),
         "B" => Type::Param(1),
