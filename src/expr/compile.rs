@@ -518,17 +518,20 @@ impl Cx<'_> {
         field: &str,
         test: bool,
     ) -> Result<Compiled, CompileError> {
-        // `net.IP`, `net.CIDR`: the type values of Kubernetes' IP and CIDR libraries, unless a
-        // variable is named `net`.
+        // `net.IP`, `net.CIDR`, `kubernetes.URL`: the type values of Kubernetes' IP, CIDR and URL
+        // libraries, unless a variable has that name.
         if let Expr::Ident(ns) = &operand.expr
-            && ns == "net"
+            && (ns == "net" || ns == "kubernetes")
             && !test
             && !self.vars.iter().any(|(n, _)| n == ns)
             && !self.scope.iter().any(|(n, _, _)| n == ns)
         {
-            match field {
-                "IP" => return Ok((Node::TypeName("net.IP"), Type::Type)),
-                "CIDR" => return Ok((Node::TypeName("net.CIDR"), Type::Type)),
+            match (ns.as_str(), field) {
+                ("net", "IP") => return Ok((Node::TypeName("net.IP"), Type::Type)),
+                ("net", "CIDR") => return Ok((Node::TypeName("net.CIDR"), Type::Type)),
+                ("kubernetes", "URL") => {
+                    return Ok((Node::TypeName("kubernetes.URL"), Type::Type));
+                }
                 _ => {}
             }
         }

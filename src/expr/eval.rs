@@ -242,6 +242,7 @@ impl<'a> Val<'a> {
             Kind::Semver(_) => "semver",
             Kind::Net(Net::Ip(_)) => "net.IP",
             Kind::Net(Net::Cidr(..)) => "net.CIDR",
+            Kind::Net(Net::Url(_)) => "kubernetes.URL",
             Kind::Type(_) => "type",
         }
     }
@@ -265,6 +266,7 @@ impl<'a> Val<'a> {
                 | (Type::Semver, Kind::Semver(_))
                 | (Type::Ip, Kind::Net(Net::Ip(_)))
                 | (Type::Cidr, Kind::Net(Net::Cidr(..)))
+                | (Type::Url, Kind::Net(Net::Url(_)))
                 | (Type::Type, Kind::Type(_))
         )
     }

@@ -17,6 +17,7 @@
 
 mod compile;
 mod eval;
+mod go_url;
 mod net;
 mod quantity;
 pub mod semver;

@@ -1,5 +1,6 @@
 //! Kubernetes' IP and CIDR libraries (`k8s.io/apiserver/pkg/cel/library/ip.go`, `cidr.go`):
-//! the values behind `ip('10.0.0.1')` and `cidr('10.0.0.0/8')`.
+//! the values behind `ip('10.0.0.1')` and `cidr('10.0.0.0/8')` (and, in [`Net`], `url()`'s, read
+//! in `go_url.rs`).
 //!
 //! Addresses are read by the standard library's parser, which takes what Go's `netip.ParseAddr`
 //! takes for the inputs that matter here (no leading zeros in IPv4 octets, one `::`, an IPv4 tail
@@ -11,12 +12,13 @@
 use std::fmt;
 use std::net::IpAddr;
 
-/// An address or a network, as `ip()` and `cidr()` make them.
+/// An address, a network or a URL, as `ip()`, `cidr()` and `url()` make them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Net {
     Ip(IpAddr),
     /// The address as written (`cidr('10.0.0.1/8').ip()` is `10.0.0.1`) and its prefix length.
     Cidr(IpAddr, u8),
+    Url(Box<super::go_url::Url>),
 }
 
 /// Reads an address as Kubernetes' `ip()` does.
@@ -153,6 +155,7 @@ impl fmt::Display for Net {
         match self {
             Net::Ip(a) => write!(f, "{a}"),
             Net::Cidr(a, bits) => write!(f, "{a}/{bits}"),
+            Net::Url(u) => f.write_str(u.text()),
         }
     }
 }

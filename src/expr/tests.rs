@@ -659,3 +659,117 @@ fn ip_and_cidr_libraries_follow_kubernetes() {
         );
     }
 }
+
+/// Kubernetes' URL library: the examples of `k8s.io/apiserver/pkg/cel/library/urls.go` and of
+/// the Kubernetes CEL documentation.
+#[test]
+fn url_library_follows_kubernetes() {
+    let t = Value::Bool(true);
+    let f = Value::Bool(false);
+    let cases: &[(&str, Value)] = &[
+        (
+            "isURL('https://user:pass@example.com:80/path?query=val#fragment')",
+            t.clone(),
+        ),
+        ("isURL('/absolute-path')", t.clone()),
+        ("isURL('https://a:b:c/')", f.clone()),
+        ("isURL('../relative-path')", f.clone()),
+        ("url('/path').getScheme()", Value::from("")),
+        (
+            "url('https://example.com/').getScheme()",
+            Value::from("https"),
+        ),
+        (
+            "url('https://example.com:80/').getHost()",
+            Value::from("example.com:80"),
+        ),
+        (
+            "url('https://example.com/').getHost()",
+            Value::from("example.com"),
+        ),
+        (
+            "url('https://[::1]:80/').getHost()",
+            Value::from("[::1]:80"),
+        ),
+        ("url('https://[::1]/').getHost()", Value::from("[::1]")),
+        ("url('/path').getHost()", Value::from("")),
+        (
+            "url('https://example.com:80/').getHostname()",
+            Value::from("example.com"),
+        ),
+        (
+            "url('https://127.0.0.1:80/').getHostname()",
+            Value::from("127.0.0.1"),
+        ),
+        ("url('https://[::1]:80/').getHostname()", Value::from("::1")),
+        ("url('/path').getHostname()", Value::from("")),
+        (
+            "url('https://example.com:80/').getPort()",
+            Value::from("80"),
+        ),
+        ("url('https://example.com/').getPort()", Value::from("")),
+        ("url('/path').getPort()", Value::from("")),
+        (
+            "url('https://example.com/path').getEscapedPath()",
+            Value::from("/path"),
+        ),
+        (
+            "url('https://example.com/path with spaces/').getEscapedPath()",
+            Value::from("/path%20with%20spaces/"),
+        ),
+        (
+            "url('https://example.com').getEscapedPath()",
+            Value::from(""),
+        ),
+        (
+            "url('https://example.com/path?k1=a&k2=b&k2=c').getQuery()",
+            crate::json!({"k1": ["a"], "k2": ["b", "c"]}),
+        ),
+        (
+            "url('https://example.com/path?key with spaces=value with spaces').getQuery()",
+            crate::json!({"key with spaces": ["value with spaces"]}),
+        ),
+        (
+            "url('https://example.com/path?').getQuery()",
+            crate::json!({}),
+        ),
+        (
+            "url('https://example.com/path').getQuery()",
+            crate::json!({}),
+        ),
+        (
+            "url('https://example.com/path?k=v').getQuery()['k'][0]",
+            Value::from("v"),
+        ),
+        ("type(url('/a')) == kubernetes.URL", t.clone()),
+        (
+            "url('https://example.com/a') == url('HTTPS://example.com/a')",
+            t.clone(),
+        ),
+        (
+            "url('https://example.com/a') == url('https://example.com/b')",
+            f.clone(),
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(eval_with(text, &[]).as_ref(), Ok(want), "{text}");
+    }
+    for text in [
+        "url('https://a:b:c/')",
+        "url('../relative-path')",
+        "url('')",
+    ] {
+        let got = eval_with(text, &[]);
+        assert!(
+            matches!(&got, Err(e) if e.starts_with("eval:") && e.contains("URL parse error")),
+            "{text}: {got:?}"
+        );
+    }
+    for text in ["url('/a').getPort() == 1", "isURL(url('/a'))", "url(1)"] {
+        let got = eval_with(text, &[]);
+        assert!(
+            matches!(&got, Err(e) if e.starts_with("compile:")),
+            "{text}: {got:?}"
+        );
+    }
+}

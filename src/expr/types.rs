@@ -24,6 +24,8 @@ pub enum Type {
     /// Kubernetes' `net.IP` and `net.CIDR` (`ip()`, `cidr()`).
     Ip,
     Cidr,
+    /// Kubernetes' `kubernetes.URL` (`url()`).
+    Url,
     /// A type value (`type(x)`).
     Type,
     /// A declared record: index into the registry's records.
@@ -54,6 +56,7 @@ impl Type {
             Type::Semver => "semver".into(),
             Type::Ip => "net.IP".into(),
             Type::Cidr => "net.CIDR".into(),
+            Type::Url => "kubernetes.URL".into(),
             Type::Type => "type".into(),
             Type::Record(i) => records
                 .get(*i as usize)
@@ -240,6 +243,7 @@ pub(super) fn parse_type(text: &str, records: &[RecordDecl]) -> Result<Type, Str
         "semver" => Type::Semver,
         "net.IP" => Type::Ip,
         "net.CIDR" => Type::Cidr,
+        "kubernetes.URL" => Type::Url,
         "type" => Type::Type,
         "A" => Type::Param(0),
         "B" => Type::Param(1),

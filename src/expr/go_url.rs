@@ -1,0 +1,492 @@
+//! Kubernetes' URL library (`k8s.io/apiserver/pkg/cel/library/urls.go`): URLs read as Go's
+//! `net/url` reads them.
+//!
+//! Written by hand, after Go's `net/url` (`parse`, `parseAuthority`, `parseHost`, `setPath`,
+//! `EscapedPath`, `Query`, `shouldEscape`, `unescape`), because Kubernetes' answers are that
+//! package's: the `url` crate implements the WHATWG URL standard, which reads differently what
+//! matters here — it resolves no absolute path without a base (`url('/path')` is valid in
+//! Kubernetes), drops a scheme's default port from the host (`https://x:443/` keeps `:443` in
+//! Go), lower-cases and IDNA-encodes hosts, and escapes paths with other character sets.
+
+/// A URL as Go's `url.Parse` splits it. Fields hold what Go's do; equality compares them, as
+/// Kubernetes' `reflect.DeepEqual` does (not the text it was read from).
+#[derive(Debug, Clone)]
+pub struct Url {
+    scheme: String,
+    opaque: String,
+    user: Option<Vec<u8>>,
+    host: Vec<u8>,
+    path: Vec<u8>,
+    raw_path: String,
+    raw_query: String,
+    /// A `?` with nothing after it.
+    force_query: bool,
+    fragment: Vec<u8>,
+    /// The text it was read from, for `string()`-like displays.
+    text: String,
+}
+
+impl PartialEq for Url {
+    fn eq(&self, other: &Url) -> bool {
+        fn fields(u: &Url) -> impl PartialEq + '_ {
+            (
+                u.scheme.as_str(),
+                u.opaque.as_str(),
+                u.user.as_deref(),
+                u.host.as_slice(),
+                u.path.as_slice(),
+                u.raw_path.as_str(),
+                u.raw_query.as_str(),
+                u.force_query,
+                u.fragment.as_slice(),
+            )
+        }
+        fields(self) == fields(other)
+    }
+}
+
+impl Eq for Url {}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Path,
+    Host,
+    Zone,
+    QueryComponent,
+    Fragment,
+}
+
+/// Go's `shouldEscape`: whether a byte must be percent-encoded in a part of a URL.
+fn should_escape(c: u8, mode: Mode) -> bool {
+    if c.is_ascii_alphanumeric() {
+        return false;
+    }
+    if matches!(mode, Mode::Host | Mode::Zone)
+        && matches!(
+            c,
+            b'!' | b'$'
+                | b'&'
+                | b'\''
+                | b'('
+                | b')'
+                | b'*'
+                | b'+'
+                | b','
+                | b';'
+                | b'='
+                | b':'
+                | b'['
+                | b']'
+                | b'<'
+                | b'>'
+                | b'"'
+        )
+    {
+        return false;
+    }
+    match c {
+        b'-' | b'_' | b'.' | b'~' => false,
+        b'$' | b'&' | b'+' | b',' | b'/' | b':' | b';' | b'=' | b'?' | b'@' => match mode {
+            // Go allows every reserved character in a path but `?`.
+            Mode::Path => c == b'?',
+            Mode::QueryComponent => true,
+            Mode::Fragment => false,
+            Mode::Host | Mode::Zone => true,
+        },
+        b'!' | b'(' | b')' | b'*' if mode == Mode::Fragment => false,
+        _ => true,
+    }
+}
+
+fn hex(c: u8) -> Option<u8> {
+    (c as char).to_digit(16).map(|d| d as u8)
+}
+
+/// Go's `unescape`: percent-decoding, with the checks each part of a URL makes.
+fn unescape(s: &str, mode: Mode) -> Result<Vec<u8>, String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' => {
+                let (Some(hi), Some(lo)) = (
+                    b.get(i + 1).copied().and_then(hex),
+                    b.get(i + 2).copied().and_then(hex),
+                ) else {
+                    let end = (i + 3).min(b.len());
+                    return Err(format!("invalid URL escape {:?}", &s[i..end]));
+                };
+                // A host may %-encode only non-ASCII bytes (RFC 3986 §3.2.2), and `%25`.
+                if mode == Mode::Host && hi < 8 && &b[i..i + 3] != b"%25" {
+                    return Err(format!("invalid URL escape {:?}", &s[i..i + 3]));
+                }
+                out.push(hi << 4 | lo);
+                i += 3;
+            }
+            b'+' if mode == Mode::QueryComponent => {
+                out.push(b' ');
+                i += 1;
+            }
+            c => {
+                if matches!(mode, Mode::Host | Mode::Zone) && c < 0x80 && should_escape(c, mode) {
+                    return Err(format!("invalid character {:?} in host name", c as char));
+                }
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Go's `escape` for a path.
+fn escape_path(s: &[u8]) -> String {
+    let mut out = String::with_capacity(s.len());
+    for &c in s {
+        if should_escape(c, Mode::Path) {
+            out.push_str(&format!("%{c:02X}"));
+        } else {
+            out.push(c as char);
+        }
+    }
+    out
+}
+
+/// Go's `validOptionalPort`: empty, or `:` and digits.
+fn valid_optional_port(port: &str) -> bool {
+    port.is_empty()
+        || port
+            .strip_prefix(':')
+            .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Go's `getScheme`: the scheme, and the rest; no scheme when the text does not start with one.
+fn split_scheme(raw: &str) -> Result<(&str, &str), String> {
+    for (i, c) in raw.bytes().enumerate() {
+        match c {
+            b'a'..=b'z' | b'A'..=b'Z' => {}
+            b'0'..=b'9' | b'+' | b'-' | b'.' if i > 0 => {}
+            b':' if i == 0 => return Err("missing protocol scheme".into()),
+            b':' => return Ok((&raw[..i], &raw[i + 1..])),
+            _ => return Ok(("", raw)),
+        }
+    }
+    Ok(("", raw))
+}
+
+fn parse_host(host: &str) -> Result<Vec<u8>, String> {
+    if host.starts_with('[') {
+        let close = host.rfind(']').ok_or("missing ']' in host")?;
+        let port = &host[close + 1..];
+        if !valid_optional_port(port) {
+            return Err(format!("invalid port {port:?} after host"));
+        }
+        // RFC 6874: `%25` starts a zone, which may %-encode anything.
+        if let Some(zone) = host[..close].find("%25") {
+            let mut out = unescape(&host[..zone], Mode::Host)?;
+            out.extend(unescape(&host[zone..close], Mode::Zone)?);
+            out.extend(unescape(&host[close..], Mode::Host)?);
+            return Ok(out);
+        }
+    } else if let Some(colon) = host.rfind(':') {
+        let port = &host[colon..];
+        if !valid_optional_port(port) {
+            return Err(format!("invalid port {port:?} after host"));
+        }
+    }
+    unescape(host, Mode::Host)
+}
+
+fn valid_userinfo(s: &str) -> bool {
+    s.bytes().all(|c| {
+        c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                b'-' | b'.'
+                    | b'_'
+                    | b':'
+                    | b'~'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b'%'
+                    | b'@'
+            )
+    })
+}
+
+/// Go's `parse(rawURL, viaRequest)`, with the fragment already split off.
+fn parse(raw: &str, via_request: bool) -> Result<Url, String> {
+    if raw.bytes().any(|b| b < 0x20 || b == 0x7f) {
+        return Err("invalid control character in URL".into());
+    }
+    if raw.is_empty() && via_request {
+        return Err("empty url".into());
+    }
+    let mut url = Url {
+        scheme: String::new(),
+        opaque: String::new(),
+        user: None,
+        host: Vec::new(),
+        path: Vec::new(),
+        raw_path: String::new(),
+        raw_query: String::new(),
+        force_query: false,
+        fragment: Vec::new(),
+        text: raw.to_string(),
+    };
+    if raw == "*" {
+        url.path = b"*".to_vec();
+        return Ok(url);
+    }
+    let (scheme, rest) = split_scheme(raw)?;
+    url.scheme = scheme.to_ascii_lowercase();
+    let mut rest = rest;
+    if rest.ends_with('?') && rest.matches('?').count() == 1 {
+        url.force_query = true;
+        rest = &rest[..rest.len() - 1];
+    } else if let Some((before, query)) = rest.split_once('?') {
+        url.raw_query = query.to_string();
+        rest = before;
+    }
+    if !rest.starts_with('/') {
+        if !url.scheme.is_empty() {
+            // A rootless path after a scheme is opaque (RFC 3986).
+            url.opaque = rest.to_string();
+            return Ok(url);
+        }
+        if via_request {
+            return Err("invalid URI for request".into());
+        }
+        if rest.split('/').next().unwrap_or("").contains(':') {
+            return Err("first path segment in URL cannot contain colon".into());
+        }
+    }
+    if (!url.scheme.is_empty() || !via_request && !rest.starts_with("///"))
+        && rest.starts_with("//")
+    {
+        let (authority, path) = match rest[2..].find('/') {
+            Some(i) => (&rest[2..2 + i], &rest[2 + i..]),
+            None => (&rest[2..], ""),
+        };
+        match authority.rfind('@') {
+            Some(at) => {
+                url.host = parse_host(&authority[at + 1..])?;
+                let userinfo = &authority[..at];
+                if !valid_userinfo(userinfo) {
+                    return Err("net/url: invalid userinfo".into());
+                }
+                // Go unescapes the user name and password with no host checks.
+                url.user = Some(
+                    unescape(userinfo, Mode::Path)
+                        .map_err(|_| "net/url: invalid userinfo".to_string())?,
+                );
+            }
+            None => url.host = parse_host(authority)?,
+        }
+        rest = path;
+    }
+    url.path = unescape(rest, Mode::Path)?;
+    // The path as written is kept only where it differs from the default escaping.
+    if escape_path(&url.path) != rest {
+        url.raw_path = rest.to_string();
+    }
+    Ok(url)
+}
+
+impl Url {
+    /// Reads `text` as Kubernetes' `url()` does: valid for `url.ParseRequestURI` (an absolute
+    /// URI or an absolute path), then split by `url.Parse` (which takes the fragment apart).
+    pub(super) fn parse(text: &str) -> Result<Url, String> {
+        parse(text, true)
+            .map_err(|e| format!("URL parse error during conversion from string: {e}"))?;
+        let (before, fragment) = text.split_once('#').unwrap_or((text, ""));
+        let mut url = parse(before, false)
+            .map_err(|e| format!("URL parse error during conversion from string: {e}"))?;
+        url.fragment = unescape(fragment, Mode::Fragment)
+            .map_err(|e| format!("URL parse error during conversion from string: {e}"))?;
+        url.text = text.to_string();
+        Ok(url)
+    }
+
+    pub(super) fn scheme(&self) -> &str {
+        &self.scheme
+    }
+
+    pub(super) fn host(&self) -> String {
+        String::from_utf8_lossy(&self.host).into_owned()
+    }
+
+    /// Go's `splitHostPort`: the host without a valid `:port`, IPv6 brackets removed.
+    fn split_host_port(&self) -> (String, String) {
+        let host = self.host();
+        let (mut name, port) = match host.rfind(':') {
+            Some(colon) if valid_optional_port(&host[colon..]) => {
+                (host[..colon].to_string(), host[colon + 1..].to_string())
+            }
+            _ => (host.clone(), String::new()),
+        };
+        if name.starts_with('[') && name.ends_with(']') && name.len() >= 2 {
+            name = name[1..name.len() - 1].to_string();
+        }
+        (name, port)
+    }
+
+    pub(super) fn hostname(&self) -> String {
+        self.split_host_port().0
+    }
+
+    pub(super) fn port(&self) -> String {
+        self.split_host_port().1
+    }
+
+    /// Go's `EscapedPath`: the path as written when that is a valid encoding of it, else the
+    /// path escaped.
+    pub(super) fn escaped_path(&self) -> String {
+        let raw = &self.raw_path;
+        let valid_encoded = raw.bytes().all(|c| {
+            matches!(
+                c,
+                b'!' | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b':'
+                    | b'@'
+                    | b'['
+                    | b']'
+                    | b'%'
+            ) || !should_escape(c, Mode::Path)
+        });
+        if !raw.is_empty()
+            && valid_encoded
+            && unescape(raw, Mode::Path).is_ok_and(|p| p == self.path)
+        {
+            return raw.clone();
+        }
+        if self.path == b"*" {
+            return "*".into();
+        }
+        escape_path(&self.path)
+    }
+
+    /// Go's `Query`: each key's values in order; pairs with a `;` or a bad escape are left out.
+    pub(super) fn query(&self) -> Vec<(String, Vec<String>)> {
+        let mut out: Vec<(String, Vec<String>)> = Vec::new();
+        for pair in self.raw_query.split('&') {
+            if pair.is_empty() || pair.contains(';') {
+                continue;
+            }
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            let (Ok(key), Ok(value)) = (
+                unescape(key, Mode::QueryComponent),
+                unescape(value, Mode::QueryComponent),
+            ) else {
+                continue;
+            };
+            let key = String::from_utf8_lossy(&key).into_owned();
+            let value = String::from_utf8_lossy(&value).into_owned();
+            match out.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, values)) => values.push(value),
+                None => out.push((key, vec![value])),
+            }
+        }
+        out
+    }
+
+    pub(super) fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The examples of Kubernetes' `urls.go`.
+    #[test]
+    fn kubernetes_examples() {
+        for ok in [
+            "https://user:pass@example.com:80/path?query=val#fragment",
+            "/absolute-path",
+            "https://example.com/path with spaces/",
+            "*",
+        ] {
+            assert!(Url::parse(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "https://a:b:c/",
+            "../relative-path",
+            "",
+            "relative",
+            "https://exa mple.com/",
+            "/path%zz",
+            "https://example.com/\n",
+            ":no-scheme",
+        ] {
+            assert!(Url::parse(bad).is_err(), "{bad}");
+        }
+        let u = |s| Url::parse(s).unwrap();
+        assert_eq!(u("/path").scheme(), "");
+        assert_eq!(u("HTTPS://example.com/").scheme(), "https");
+        assert_eq!(u("https://example.com:80/").host(), "example.com:80");
+        assert_eq!(u("https://example.com:443/").host(), "example.com:443");
+        assert_eq!(u("https://[::1]:80/").host(), "[::1]:80");
+        assert_eq!(u("https://[::1]/").host(), "[::1]");
+        assert_eq!(u("/path").host(), "");
+        assert_eq!(u("https://example.com:80/").hostname(), "example.com");
+        assert_eq!(u("https://127.0.0.1:80/").hostname(), "127.0.0.1");
+        assert_eq!(u("https://[::1]:80/").hostname(), "::1");
+        assert_eq!(u("https://example.com:80/").port(), "80");
+        assert_eq!(u("https://example.com/").port(), "");
+        assert_eq!(u("https://example.com/path").escaped_path(), "/path");
+        assert_eq!(
+            u("https://example.com/path with spaces/").escaped_path(),
+            "/path%20with%20spaces/"
+        );
+        assert_eq!(u("https://example.com").escaped_path(), "");
+        assert_eq!(u("https://example.com/a%2Fb").escaped_path(), "/a%2Fb");
+        // Go keeps the path as written when it is a valid encoding of it.
+        assert_eq!(u("https://example.com/a%41").escaped_path(), "/a%41");
+        assert_eq!(u("https://example.com/p#frag").escaped_path(), "/p");
+        assert_eq!(
+            u("https://example.com/path?k1=a&k2=b&k2=c").query(),
+            vec![
+                ("k1".to_string(), vec!["a".to_string()]),
+                ("k2".to_string(), vec!["b".to_string(), "c".to_string()])
+            ]
+        );
+        assert_eq!(
+            u("https://example.com/path?key with spaces=value with spaces").query(),
+            vec![(
+                "key with spaces".to_string(),
+                vec!["value with spaces".to_string()]
+            )]
+        );
+        assert_eq!(u("https://example.com/path?a+b=%41&x;y=1").query().len(), 1);
+        assert!(u("https://example.com/path?").query().is_empty());
+        assert!(u("https://example.com/path").query().is_empty());
+        assert_eq!(
+            u("https://example.com/a?b#c"),
+            u("https://example.com/a?b#c")
+        );
+        assert_ne!(u("https://example.com/a"), u("https://example.com/b"));
+        assert_eq!(u("HTTPS://example.com/a"), u("https://example.com/a"));
+        assert_ne!(u("https://example.com/a?"), u("https://example.com/a"));
+    }
+}
