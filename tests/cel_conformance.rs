@@ -31,10 +31,6 @@ const LIBRARIES_NOT_SUPPORTED: &[(&str, &str)] = &[
     ),
     ("encoders_ext", "base64 encoders: no bytes values"),
     ("math_ext", "the math extension: no rule needs it"),
-    (
-        "macros2",
-        "two-variable comprehensions: not in Kubernetes' CEL environment",
-    ),
     ("timestamps", "timestamps and durations: no rule reads time"),
     ("dynamic", "protobuf well-known types: inputs are JSON"),
     ("enums", "protobuf enums: inputs are JSON"),

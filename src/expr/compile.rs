@@ -99,6 +99,51 @@ impl Macro {
     }
 }
 
+/// The two-variable comprehensions of cel-go's `TwoVarComprehensions` extension (Kubernetes
+/// 1.32+): over a list the variables are the index and the item, over a map the key and value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Macro2 {
+    All,
+    Exists,
+    ExistsOne,
+    TransformList,
+    TransformMap,
+    TransformMapEntry,
+}
+
+impl Macro2 {
+    fn from_name(name: &str) -> Option<Macro2> {
+        Some(match name {
+            "all" => Macro2::All,
+            "exists" => Macro2::Exists,
+            "existsOne" | "exists_one" => Macro2::ExistsOne,
+            "transformList" => Macro2::TransformList,
+            "transformMap" => Macro2::TransformMap,
+            "transformMapEntry" => Macro2::TransformMapEntry,
+            _ => return None,
+        })
+    }
+
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Macro2::All => "all",
+            Macro2::Exists => "exists",
+            Macro2::ExistsOne => "existsOne",
+            Macro2::TransformList => "transformList",
+            Macro2::TransformMap => "transformMap",
+            Macro2::TransformMapEntry => "transformMapEntry",
+        }
+    }
+
+    /// Whether the macro takes a filter before its expression.
+    fn filters(self) -> bool {
+        matches!(
+            self,
+            Macro2::TransformList | Macro2::TransformMap | Macro2::TransformMapEntry
+        )
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Op {
     Eq,
@@ -184,6 +229,15 @@ pub(super) enum Node {
         var: u32,
         body: Box<Node>,
         /// `map(x, filter, f)`'s filter.
+        filter: Option<Box<Node>>,
+    },
+    /// A two-variable comprehension (`m.all(k, v, p)`, `l.transformList(i, v, f)`).
+    Comprehension2 {
+        kind: Macro2,
+        range: Box<Node>,
+        /// The index or key, and the item or value.
+        vars: (u32, u32),
+        body: Box<Node>,
         filter: Option<Box<Node>>,
     },
     /// `opt.optMap(v, f)` (`optional.of(f)`) and `opt.optFlatMap(v, f)` (`f`, an optional),
@@ -831,6 +885,21 @@ impl Cx<'_> {
         e: &IdedExpr,
         call: &cel_ast::CallExpr,
     ) -> Result<Compiled, CompileError> {
+        // `range.all(k, v, p)` and the other two-variable macros, which the parser leaves as
+        // calls (it expands only the one-variable macros).
+        if let Some(range) = call.target.as_deref()
+            && let Some(kind) = Macro2::from_name(&call.func_name)
+            && (call.args.len() == 3 || (kind.filters() && call.args.len() == 4))
+            && let [first, second, ..] = call.args.as_slice()
+            && let (Expr::Ident(a), Expr::Ident(b)) = (&first.expr, &second.expr)
+        {
+            let (filter, body) = match &call.args[2..] {
+                [body] => (None, body),
+                [filter, body] => (Some(filter), body),
+                _ => unreachable!("three or four arguments"),
+            };
+            return self.comprehension2(e, kind, range, (a, b), filter, body);
+        }
         // `optional.of(x)`, `strings.quote(s)`: a qualified global function, not a method call on
         // a variable named `optional`.
         let mut target = call.target.as_deref();
@@ -996,6 +1065,95 @@ impl Cx<'_> {
                 kind,
                 range: Box::new(range),
                 var,
+                body: Box::new(b),
+                filter,
+            },
+            ty,
+        ))
+    }
+
+    fn comprehension2(
+        &mut self,
+        e: &IdedExpr,
+        kind: Macro2,
+        range: &IdedExpr,
+        (first, second): (&str, &str),
+        filter: Option<&IdedExpr>,
+        body: &IdedExpr,
+    ) -> Result<Compiled, CompileError> {
+        if first == second {
+            return Err(self.err(
+                e,
+                format!("`{}` needs two different variable names", kind.name()),
+            ));
+        }
+        let (range_node, rt) = self.expr(range)?;
+        let (key, value) = match &rt {
+            Type::List(t) => (Type::Int, (**t).clone()),
+            Type::Map(k, v) => ((**k).clone(), (**v).clone()),
+            Type::Dyn => (Type::Dyn, Type::Dyn),
+            other => {
+                return Err(self.err(
+                    range,
+                    format!(
+                        "expression of type '{}' cannot be the range of a comprehension",
+                        self.name(other)
+                    ),
+                ));
+            }
+        };
+        let (var1, inner) = self.with_local(first, key.clone(), |cx| {
+            cx.with_local(second, value, |cx| -> Result<_, CompileError> {
+                let filter = match filter {
+                    Some(f) => {
+                        let (n, t) = cx.expr(f)?;
+                        if !t.may_be(&Type::Bool) {
+                            return Err(cx.no_overload(f, kind.name(), &[&t]));
+                        }
+                        Some(Box::new(n))
+                    }
+                    None => None,
+                };
+                let (b, bt) = cx.expr(body)?;
+                let ty = match kind {
+                    Macro2::All | Macro2::Exists | Macro2::ExistsOne => {
+                        if !bt.may_be(&Type::Bool) {
+                            return Err(cx.err(
+                                body,
+                                format!(
+                                    "the predicate of `{}` is of type {}, not bool",
+                                    kind.name(),
+                                    cx.name(&bt)
+                                ),
+                            ));
+                        }
+                        Type::Bool
+                    }
+                    Macro2::TransformList => Type::list(bt),
+                    Macro2::TransformMap => Type::Map(Box::new(key.clone()), Box::new(bt)),
+                    Macro2::TransformMapEntry => match bt {
+                        Type::Map(..) | Type::Dyn => bt,
+                        other => {
+                            return Err(cx.err(
+                                body,
+                                format!(
+                                    "the expression of `transformMapEntry` is of type {}, not a map",
+                                    cx.name(&other)
+                                ),
+                            ));
+                        }
+                    },
+                };
+                Ok((filter, b, ty))
+            })
+        });
+        let (var2, result) = inner;
+        let (filter, b, ty) = result?;
+        Ok((
+            Node::Comprehension2 {
+                kind,
+                range: Box::new(range_node),
+                vars: (var1, var2),
                 body: Box::new(b),
                 filter,
             },

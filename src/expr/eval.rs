@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use smallvec::SmallVec;
 
-use super::compile::{Macro, Node, Op, Program};
+use super::compile::{Macro, Macro2, Node, Op, Program};
 use super::net::Net;
 use super::quantity::Quantity;
 use super::semver::Semver;
@@ -897,6 +897,24 @@ fn eval<'a>(
                 locals,
             )
         }
+        Node::Comprehension2 {
+            kind,
+            range,
+            vars,
+            body,
+            filter,
+        } => {
+            let range = operand(range, act, locals)?;
+            comprehension2(
+                *kind,
+                &range,
+                (vars.0 as usize, vars.1 as usize),
+                body,
+                filter.as_deref(),
+                act,
+                locals,
+            )
+        }
         Node::OptionalMap {
             flat,
             optional,
@@ -1039,6 +1057,91 @@ fn comprehension<'a>(
             }
             Ok(Val::list(out))
         }
+    }
+}
+
+/// A two-variable comprehension: the index and item of each list item, or the key and value of
+/// each map entry, bound in turn; errors as the one-variable macros have them (`all` and `exists`
+/// absorb an error that a later item decides).
+fn comprehension2<'a>(
+    kind: Macro2,
+    range: &Val<'a>,
+    (first, second): (usize, usize),
+    body: &'a Node,
+    filter: Option<&'a Node>,
+    act: &Activation<'a>,
+    locals: &mut Locals<'a>,
+) -> Result<Val<'a>, EvalError> {
+    let pairs: Vec<(Val<'a>, Val<'a>)> = match range.kind() {
+        Kind::List => range
+            .items()?
+            .enumerate()
+            .map(|(i, v)| (Val::Int(i as i64), v))
+            .collect(),
+        Kind::Map | Kind::Rec(_) => {
+            let mut pairs = Vec::new();
+            for key in range.items()? {
+                let value = range.get(&key)?.unwrap_or(Val::Null);
+                pairs.push((key, value));
+            }
+            pairs
+        }
+        _ => return Err(EvalError::no_overload(kind.name(), &[range])),
+    };
+    let mut error = None;
+    let mut count = 0;
+    let mut list = Vec::new();
+    let mut entries: Vec<(Val<'a>, Val<'a>)> = Vec::new();
+    for (key, value) in pairs {
+        locals[first] = key.clone();
+        locals[second] = value;
+        if let Some(f) = filter
+            && !boolean(eval(f, act, locals), kind.name())?
+        {
+            continue;
+        }
+        match kind {
+            Macro2::All | Macro2::Exists => {
+                let decisive = kind == Macro2::Exists;
+                match boolean(eval(body, act, locals), kind.name()) {
+                    Ok(b) if b == decisive => return Ok(Val::Bool(decisive)),
+                    Ok(_) => {}
+                    Err(e) => error = error.or(Some(e)),
+                }
+            }
+            Macro2::ExistsOne => {
+                if boolean(eval(body, act, locals), kind.name())? {
+                    count += 1;
+                }
+            }
+            Macro2::TransformList => list.push(eval(body, act, locals)?),
+            Macro2::TransformMap => entries.push((key, eval(body, act, locals)?)),
+            Macro2::TransformMapEntry => {
+                let entry = eval(body, act, locals)?;
+                if !matches!(entry.kind(), Kind::Map | Kind::Rec(_)) {
+                    return Err(EvalError::no_overload(kind.name(), &[&entry]));
+                }
+                for k in entry.items()? {
+                    if entries.iter().any(|(e, _)| equals(e, &k)) {
+                        return Err(EvalError::new(format!(
+                            "insert failed: key {} already exists",
+                            k.display()
+                        )));
+                    }
+                    let v = entry.get(&k)?.unwrap_or(Val::Null);
+                    entries.push((k, v));
+                }
+            }
+        }
+    }
+    match kind {
+        Macro2::All | Macro2::Exists => match error {
+            Some(e) => Err(e),
+            None => Ok(Val::Bool(kind == Macro2::All)),
+        },
+        Macro2::ExistsOne => Ok(Val::Bool(count == 1)),
+        Macro2::TransformList => Ok(Val::list(list)),
+        Macro2::TransformMap | Macro2::TransformMapEntry => Ok(Val::Map(Rc::new(entries))),
     }
 }
 

@@ -773,3 +773,59 @@ fn url_library_follows_kubernetes() {
         );
     }
 }
+
+/// Two-variable comprehensions (cel-go's `TwoVarComprehensions`, Kubernetes 1.32+). The spec's
+/// `macros2` conformance cases run in `tests/cel_conformance.rs`; `transformMapEntry`, which they
+/// leave out, and the load-time checks are here.
+#[test]
+fn two_variable_comprehensions() {
+    let obj = crate::json!({"labels": {"app": "web", "tier": "front"}, "ports": [80, 443]});
+    let cases: &[(&str, Value)] = &[
+        (
+            "o.labels.transformMapEntry(k, v, {v: k})",
+            crate::json!({"web": "app", "front": "tier"}),
+        ),
+        (
+            "o.labels.transformMapEntry(k, v, k != 'app', {k + '-x': v})",
+            crate::json!({"tier-x": "front"}),
+        ),
+        (
+            "o.ports.transformMap(i, p, p + i)",
+            crate::json!({"0": 80, "1": 444}),
+        ),
+        ("o.ports.all(i, p, p > 0 && i < 2)", Value::Bool(true)),
+        (
+            "o.labels.existsOne(k, v, v.startsWith('w'))",
+            Value::Bool(true),
+        ),
+        (
+            "o.ports.transformList(i, p, i == 1, p)",
+            crate::json!([443]),
+        ),
+    ];
+    for (text, want) in cases {
+        let got = eval_with(text, &[("o", obj.clone())]);
+        // A map with int keys reads back with string keys as JSON.
+        assert_eq!(got.as_ref(), Ok(want), "{text}");
+    }
+    let got = eval_with(
+        "o.labels.transformMapEntry(k, v, {'same': v})",
+        &[("o", obj.clone())],
+    );
+    assert!(
+        matches!(&got, Err(e) if e.contains("already exists")),
+        "{got:?}"
+    );
+    for text in [
+        "[1].all(i, i, true)",
+        "[1].exists(i, v, v + 1)",
+        "[1].transformMapEntry(i, v, v)",
+        "{'a': 1}.transformList(k, v, 'x', v)",
+    ] {
+        let got = eval_with(text, &[]);
+        assert!(
+            matches!(&got, Err(e) if e.starts_with("compile:")),
+            "{text}: {got:?}"
+        );
+    }
+}
