@@ -114,8 +114,10 @@ fn unescape(s: &str, mode: Mode) -> Result<Vec<u8>, String> {
                     b.get(i + 1).copied().and_then(hex),
                     b.get(i + 2).copied().and_then(hex),
                 ) else {
+                    // Bytes, not a slice of `s`: a multi-byte character may follow the `%`.
                     let end = (i + 3).min(b.len());
-                    return Err(format!("invalid URL escape {:?}", &s[i..end]));
+                    let escape = String::from_utf8_lossy(&b[i..end]);
+                    return Err(format!("invalid URL escape {escape:?}"));
                 };
                 // A host may %-encode only non-ASCII bytes (RFC 3986 §3.2.2), and `%25`.
                 if mode == Mode::Host && hi < 8 && &b[i..i + 3] != b"%25" {
@@ -436,6 +438,9 @@ mod tests {
             "relative",
             "https://exa mple.com/",
             "/path%zz",
+            "/p%é",
+            "/p%xé",
+            "https://h%é/",
             "https://example.com/\n",
             ":no-scheme",
         ] {
@@ -480,6 +485,8 @@ mod tests {
         );
         assert_eq!(u("https://example.com/path?a+b=%41&x;y=1").query().len(), 1);
         assert!(u("https://example.com/path?").query().is_empty());
+        // Go checks no escapes in the query when parsing; `Query` skips the bad pair.
+        assert_eq!(u("/p?%xé=1&a=b").query().len(), 1);
         assert!(u("https://example.com/path").query().is_empty());
         assert_eq!(
             u("https://example.com/a?b#c"),
