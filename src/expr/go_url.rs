@@ -7,14 +7,20 @@
 //! matters here — it resolves no absolute path without a base (`url('/path')` is valid in
 //! Kubernetes), drops a scheme's default port from the host (`https://x:443/` keeps `:443` in
 //! Go), lower-cases and IDNA-encodes hosts, and escapes paths with other character sets.
+//!
+//! It follows the Go releases Kubernetes 1.3x builds with (1.24.8, 1.25.2 and later, which check
+//! bracketed hosts). A host or query part that decodes to bytes that are not UTF-8 (`%C3`) reads
+//! with U+FFFD in their place: CEL strings are UTF-8, Go's hold any bytes.
 
-/// A URL as Go's `url.Parse` splits it. Fields hold what Go's do; equality compares them, as
-/// Kubernetes' `reflect.DeepEqual` does (not the text it was read from).
+/// A URL as Go's `url.Parse` splits it, its fields Go's. Two URLs are equal when Go would write
+/// them alike (Kubernetes' `URL.Equal` compares `URL.String()`): the same scheme, opaque part,
+/// user, host, escaped path, query and escaped fragment.
 #[derive(Debug, Clone)]
 pub struct Url {
     scheme: String,
     opaque: String,
-    user: Option<Vec<u8>>,
+    /// The user name and, after the first `:`, the password, each unescaped (Go's `Userinfo`).
+    user: Option<(Vec<u8>, Option<Vec<u8>>)>,
     host: Vec<u8>,
     path: Vec<u8>,
     raw_path: String,
@@ -22,6 +28,8 @@ pub struct Url {
     /// A `?` with nothing after it.
     force_query: bool,
     fragment: Vec<u8>,
+    /// The fragment as written.
+    raw_fragment: String,
     /// The text it was read from, for `string()`-like displays.
     text: String,
 }
@@ -32,13 +40,12 @@ impl PartialEq for Url {
             (
                 u.scheme.as_str(),
                 u.opaque.as_str(),
-                u.user.as_deref(),
+                &u.user,
                 u.host.as_slice(),
-                u.path.as_slice(),
-                u.raw_path.as_str(),
+                u.escaped_path(),
+                u.force_query || !u.raw_query.is_empty(),
                 u.raw_query.as_str(),
-                u.force_query,
-                u.fragment.as_slice(),
+                u.escaped_fragment(),
             )
         }
         fields(self) == fields(other)
@@ -119,11 +126,20 @@ fn unescape(s: &str, mode: Mode) -> Result<Vec<u8>, String> {
                     let escape = String::from_utf8_lossy(&b[i..end]);
                     return Err(format!("invalid URL escape {escape:?}"));
                 };
-                // A host may %-encode only non-ASCII bytes (RFC 3986 §3.2.2), and `%25`.
-                if mode == Mode::Host && hi < 8 && &b[i..i + 3] != b"%25" {
+                // A host may %-encode only non-ASCII bytes (RFC 3986 §3.2.2), and `%25`; a zone
+                // only what it could hold unescaped (and spaces, which Windows puts there).
+                let byte = hi << 4 | lo;
+                let refused = match mode {
+                    Mode::Host => hi < 8 && &b[i..i + 3] != b"%25",
+                    Mode::Zone => {
+                        &b[i..i + 3] != b"%25" && byte != b' ' && should_escape(byte, Mode::Host)
+                    }
+                    _ => false,
+                };
+                if refused {
                     return Err(format!("invalid URL escape {:?}", &s[i..i + 3]));
                 }
-                out.push(hi << 4 | lo);
+                out.push(byte);
                 i += 3;
             }
             b'+' if mode == Mode::QueryComponent => {
@@ -177,6 +193,9 @@ fn split_scheme(raw: &str) -> Result<(&str, &str), String> {
     Ok(("", raw))
 }
 
+/// Go's `parseHost` as of the releases Kubernetes 1.3x builds with (Go 1.24.8, 1.25.2 and later):
+/// a bracketed host must hold an IPv6 address, a `[` elsewhere is refused, and so is a second `:`
+/// outside brackets (`a:1:2`).
 fn parse_host(host: &str) -> Result<Vec<u8>, String> {
     if host.starts_with('[') {
         let close = host.rfind(']').ok_or("missing ']' in host")?;
@@ -184,16 +203,23 @@ fn parse_host(host: &str) -> Result<Vec<u8>, String> {
         if !valid_optional_port(port) {
             return Err(format!("invalid port {port:?} after host"));
         }
-        // RFC 6874: `%25` starts a zone, which may %-encode anything.
-        if let Some(zone) = host[..close].find("%25") {
+        // RFC 6874: `%25` starts a zone, which has escaping rules of its own.
+        let zone = host[..close].find("%25");
+        let address = &host[1..zone.unwrap_or(close)];
+        if address.parse::<std::net::Ipv6Addr>().is_err() {
+            return Err(format!("invalid IP-literal {:?}", &host[..=close]));
+        }
+        if let Some(zone) = zone {
             let mut out = unescape(&host[..zone], Mode::Host)?;
             out.extend(unescape(&host[zone..close], Mode::Zone)?);
             out.extend(unescape(&host[close..], Mode::Host)?);
             return Ok(out);
         }
+    } else if host.contains('[') {
+        return Err(format!("invalid IP-literal {host:?}"));
     } else if let Some(colon) = host.rfind(':') {
         let port = &host[colon..];
-        if !valid_optional_port(port) {
+        if !valid_optional_port(port) || host[..colon].contains(':') {
             return Err(format!("invalid port {port:?} after host"));
         }
     }
@@ -244,6 +270,7 @@ fn parse(raw: &str, via_request: bool) -> Result<Url, String> {
         raw_query: String::new(),
         force_query: false,
         fragment: Vec::new(),
+        raw_fragment: String::new(),
         text: raw.to_string(),
     };
     if raw == "*" {
@@ -287,11 +314,20 @@ fn parse(raw: &str, via_request: bool) -> Result<Url, String> {
                 if !valid_userinfo(userinfo) {
                     return Err("net/url: invalid userinfo".into());
                 }
-                // Go unescapes the user name and password with no host checks.
-                url.user = Some(
-                    unescape(userinfo, Mode::Path)
-                        .map_err(|_| "net/url: invalid userinfo".to_string())?,
-                );
+                // Go splits the user name from the password at the first `:` and unescapes each
+                // with no host checks.
+                let (name, password) = match userinfo.split_once(':') {
+                    Some((n, p)) => (n, Some(p)),
+                    None => (userinfo, None),
+                };
+                let bad = |_| "net/url: invalid userinfo".to_string();
+                url.user = Some((
+                    unescape(name, Mode::Path).map_err(bad)?,
+                    password
+                        .map(|p| unescape(p, Mode::Path))
+                        .transpose()
+                        .map_err(bad)?,
+                ));
             }
             None => url.host = parse_host(authority)?,
         }
@@ -306,6 +342,12 @@ fn parse(raw: &str, via_request: bool) -> Result<Url, String> {
 }
 
 impl Url {
+    /// Kubernetes' `isURL`: whether `url.ParseRequestURI` takes the text (the fragment is not
+    /// split off there, so a bad escape after `#` in a query goes unchecked, as in Go).
+    pub(super) fn is_request_uri(text: &str) -> bool {
+        parse(text, true).is_ok()
+    }
+
     /// Reads `text` as Kubernetes' `url()` does: valid for `url.ParseRequestURI` (an absolute
     /// URI or an absolute path), then split by `url.Parse` (which takes the fragment apart).
     pub(super) fn parse(text: &str) -> Result<Url, String> {
@@ -316,6 +358,7 @@ impl Url {
             .map_err(|e| format!("URL parse error during conversion from string: {e}"))?;
         url.fragment = unescape(fragment, Mode::Fragment)
             .map_err(|e| format!("URL parse error during conversion from string: {e}"))?;
+        url.raw_fragment = fragment.to_string();
         url.text = text.to_string();
         Ok(url)
     }
@@ -411,6 +454,44 @@ impl Url {
         out
     }
 
+    /// Go's `EscapedFragment`: the fragment as written when that is a valid encoding of it, else
+    /// the fragment escaped.
+    fn escaped_fragment(&self) -> String {
+        let raw = &self.raw_fragment;
+        let valid_encoded = raw.bytes().all(|c| {
+            matches!(
+                c,
+                b'!' | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b':'
+                    | b'@'
+                    | b'['
+                    | b']'
+                    | b'%'
+            ) || !should_escape(c, Mode::Fragment)
+        });
+        if valid_encoded {
+            return raw.clone();
+        }
+        let mut out = String::with_capacity(self.fragment.len());
+        for &c in &self.fragment {
+            if should_escape(c, Mode::Fragment) {
+                out.push_str(&format!("%{c:02X}"));
+            } else {
+                out.push(c as char);
+            }
+        }
+        out
+    }
+
     pub(super) fn text(&self) -> &str {
         &self.text
     }
@@ -443,10 +524,27 @@ mod tests {
             "https://h%é/",
             "https://example.com/\n",
             ":no-scheme",
+            // Go 1.24.8/1.25.2 and later: brackets hold an IPv6 address, and only at the start.
+            "https://[1.2.3.4]/",
+            "https://a[b]/",
+            "https://[v1.x]/",
+            "https://a:1:2/",
+            // A zone may not escape what it could not hold unescaped.
+            "https://[fe80::1%25en%2F0]/",
         ] {
             assert!(Url::parse(bad).is_err(), "{bad}");
         }
+        assert!(Url::parse("https://[fe80::1%25en0]:8080/").is_ok());
+        assert!(Url::parse("https://[fe80::1%25en%200]/").is_ok());
+        // `isURL` checks as ParseRequestURI does, where the fragment is not split off.
+        assert!(Url::is_request_uri("https://example.com/?#%zz"));
+        assert!(Url::parse("https://example.com/?#%zz").is_err());
         let u = |s| Url::parse(s).unwrap();
+        // Equal when Go writes them alike (`URL.String()`).
+        assert_eq!(u("/a b"), u("/a%20b"));
+        assert_ne!(u("/a#%41"), u("/a#A"));
+        assert_ne!(u("https://a%3Ab@h/"), u("https://a:b@h/"));
+        assert_eq!(u("https://a%62@h/"), u("https://ab@h/"));
         assert_eq!(u("/path").scheme(), "");
         assert_eq!(u("HTTPS://example.com/").scheme(), "https");
         assert_eq!(u("https://example.com:80/").host(), "example.com:80");

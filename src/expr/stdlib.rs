@@ -947,8 +947,8 @@ fn net_library(r: &mut Registry) {
     );
     r.add(
         "isURL(string) -> bool",
-        "whether `url()` takes the text",
-        |_, a| Ok(Val::Bool(Url::parse(s(&a[0])).is_ok())),
+        "whether the text is an absolute URI or an absolute path (Go's `url.ParseRequestURI`, which `url()` also requires)",
+        |_, a| Ok(Val::Bool(Url::is_request_uri(s(&a[0])))),
     );
     for (sig, doc) in [
         (
