@@ -68,27 +68,7 @@ fn should_escape(c: u8, mode: Mode) -> bool {
     if c.is_ascii_alphanumeric() {
         return false;
     }
-    if matches!(mode, Mode::Host | Mode::Zone)
-        && matches!(
-            c,
-            b'!' | b'$'
-                | b'&'
-                | b'\''
-                | b'('
-                | b')'
-                | b'*'
-                | b'+'
-                | b','
-                | b';'
-                | b'='
-                | b':'
-                | b'['
-                | b']'
-                | b'<'
-                | b'>'
-                | b'"'
-        )
-    {
+    if matches!(mode, Mode::Host | Mode::Zone) && b"!$&\'()*+,;=:[]<>\"".contains(&c) {
         return false;
     }
     match c {
@@ -158,17 +138,24 @@ fn unescape(s: &str, mode: Mode) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// Go's `escape` for a path.
-fn escape_path(s: &[u8]) -> String {
+/// Go's `escape` for a path or a fragment.
+fn escape(s: &[u8], mode: Mode) -> String {
     let mut out = String::with_capacity(s.len());
     for &c in s {
-        if should_escape(c, Mode::Path) {
+        if should_escape(c, mode) {
             out.push_str(&format!("%{c:02X}"));
         } else {
             out.push(c as char);
         }
     }
     out
+}
+
+/// Go's `validEncoded`: whether text as written is a valid encoding (RFC 3986's pchar, and the
+/// brackets browsers leave alone).
+fn valid_encoded(raw: &str, mode: Mode) -> bool {
+    raw.bytes()
+        .all(|c| b"!$&\'()*+,;=:@[]%".contains(&c) || !should_escape(c, mode))
 }
 
 /// Go's `validOptionalPort`: empty, or `:` and digits.
@@ -227,29 +214,8 @@ fn parse_host(host: &str) -> Result<Vec<u8>, String> {
 }
 
 fn valid_userinfo(s: &str) -> bool {
-    s.bytes().all(|c| {
-        c.is_ascii_alphanumeric()
-            || matches!(
-                c,
-                b'-' | b'.'
-                    | b'_'
-                    | b':'
-                    | b'~'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-                    | b'%'
-                    | b'@'
-            )
-    })
+    s.bytes()
+        .all(|c| c.is_ascii_alphanumeric() || b"-._:~!$&\'()*+,;=%@".contains(&c))
 }
 
 /// Go's `parse(rawURL, viaRequest)`, with the fragment already split off.
@@ -335,7 +301,7 @@ fn parse(raw: &str, via_request: bool) -> Result<Url, String> {
     }
     url.path = unescape(rest, Mode::Path)?;
     // The path as written is kept only where it differs from the default escaping.
-    if escape_path(&url.path) != rest {
+    if escape(&url.path, Mode::Path) != rest {
         url.raw_path = rest.to_string();
     }
     Ok(url)
@@ -398,26 +364,7 @@ impl Url {
     /// path escaped.
     pub(super) fn escaped_path(&self) -> String {
         let raw = &self.raw_path;
-        let valid_encoded = raw.bytes().all(|c| {
-            matches!(
-                c,
-                b'!' | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-                    | b':'
-                    | b'@'
-                    | b'['
-                    | b']'
-                    | b'%'
-            ) || !should_escape(c, Mode::Path)
-        });
+        let valid_encoded = valid_encoded(raw, Mode::Path);
         if !raw.is_empty()
             && valid_encoded
             && unescape(raw, Mode::Path).is_ok_and(|p| p == self.path)
@@ -427,7 +374,7 @@ impl Url {
         if self.path == b"*" {
             return "*".into();
         }
-        escape_path(&self.path)
+        escape(&self.path, Mode::Path)
     }
 
     /// Go's `Query`: each key's values in order; pairs with a `;` or a bad escape are left out.
@@ -458,38 +405,11 @@ impl Url {
     /// the fragment escaped.
     fn escaped_fragment(&self) -> String {
         let raw = &self.raw_fragment;
-        let valid_encoded = raw.bytes().all(|c| {
-            matches!(
-                c,
-                b'!' | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-                    | b':'
-                    | b'@'
-                    | b'['
-                    | b']'
-                    | b'%'
-            ) || !should_escape(c, Mode::Fragment)
-        });
+        let valid_encoded = valid_encoded(raw, Mode::Fragment);
         if valid_encoded {
             return raw.clone();
         }
-        let mut out = String::with_capacity(self.fragment.len());
-        for &c in &self.fragment {
-            if should_escape(c, Mode::Fragment) {
-                out.push_str(&format!("%{c:02X}"));
-            } else {
-                out.push(c as char);
-            }
-        }
-        out
+        escape(&self.fragment, Mode::Fragment)
     }
 
     pub(super) fn text(&self) -> &str {
