@@ -813,7 +813,7 @@ pub fn register(r: &mut Registry) {
     net_library(r);
 }
 
-/// Kubernetes' IP and CIDR libraries (`net.rs`), in Kubernetes since 1.31.
+/// Kubernetes' IP and CIDR libraries (`net.rs`), in Kubernetes' base environment since 1.30.
 fn net_library(r: &mut Registry) {
     fn ip(v: &Val<'_>) -> Result<IpAddr, EvalError> {
         match v.kind() {
