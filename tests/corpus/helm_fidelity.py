@@ -129,40 +129,52 @@ def compare(ours, theirs, others):
     that differs between them and `theirs` is random (or the clock)."""
     a, b = split_documents(ours), split_documents(theirs)
     others = [split_documents(o) for o in others]
-    # A document whose name is itself random (`name: x-{{ randAlphaNum 5 }}`, as test hooks
-    # often are) pairs by nothing but its source: where Helm's own renders leave the same number
-    # of such documents of a source unpaired, ours of that source pair with them in order.
-    pairs = {key: (key, [c.get(key, "") for c in others]) for key in b if key in a}
-    unpaired_b = leftovers(b, a)
-    unpaired_a = leftovers(a, b)
-    unpaired_others = [leftovers(c, b) for c in others]
-    for source, theirs_keys in unpaired_b.items():
-        ours_keys = unpaired_a.get(source, [])
-        if len(ours_keys) != len(theirs_keys) or not others or any(
-                len(u.get(source, [])) != len(theirs_keys) for u in unpaired_others):
-            continue
-        for i, (our_key, their_key) in enumerate(zip(ours_keys, theirs_keys)):
-            pairs[their_key] = (our_key, [c[u[source][i]] for c, u in zip(others, unpaired_others)])
+    pairs = pair_documents(a, b, others)
     result = {"identical": 0, "random": 0, "differ": [], "missing": [], "extra": []}
     for key, text in b.items():
         if key not in pairs:
             result["missing"].append(key)
             continue
         our_key, other_texts = pairs[key]
-        if a[our_key] == text or parse(a[our_key]) == parse(text):
+        if a[our_key] == text:
             result["identical"] += 1
             continue
-        ours_paths = set(differing_paths(parse(a[our_key]), parse(text)))
+        helm_doc = parse(text)
+        ours_paths = set(differing_paths(parse(a[our_key]), helm_doc))
+        if not ours_paths:
+            result["identical"] += 1
+            continue
         random_paths = set()
         for other in other_texts:
-            random_paths |= set(differing_paths(parse(other), parse(text)))
-        if ours_paths and ours_paths <= random_paths:
+            random_paths |= set(differing_paths(parse(other), helm_doc))
+        if ours_paths <= random_paths:
             result["random"] += 1
         else:
             result["differ"].append((key, a[our_key], text, sorted(ours_paths - random_paths)))
     paired_ours = {our_key for our_key, _ in pairs.values()}
     result["extra"] = [k for k in a if k not in paired_ours]
     return result
+
+
+def pair_documents(a, b, others):
+    """{Helm's key: (our key, the other Helm renders' texts of that document)}.
+
+    Documents pair by key (source, kind, namespace, name). A document whose name is itself
+    random (`name: x-{{ randAlphaNum 5 }}`, as test hooks often are) pairs by nothing but its
+    source: where every other Helm render leaves as many documents of a source unpaired as
+    ours and Helm's do, they pair in order."""
+    pairs = {key: (key, [c.get(key, "") for c in others]) for key in b if key in a}
+    if not others:
+        return pairs
+    theirs_left, ours_left = leftovers(b, a), leftovers(a, b)
+    others_left = [leftovers(c, b) for c in others]
+    for source, their_keys in theirs_left.items():
+        counts = {len(ours_left.get(source, []))} | {len(o.get(source, [])) for o in others_left}
+        if counts != {len(their_keys)}:
+            continue
+        for i, (our_key, their_key) in enumerate(zip(ours_left[source], their_keys)):
+            pairs[their_key] = (our_key, [c[o[source][i]] for c, o in zip(others, others_left)])
+    return pairs
 
 
 def leftovers(docs, other):
