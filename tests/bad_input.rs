@@ -109,6 +109,111 @@ fn deep_nesting_does_not_overflow_the_stack() {
     assert_error(&block, None, "nesting deeper than 512 levels");
 }
 
+/// Templates nested as deeply as Helm renders them (Helm 4.2.3 renders each of these; deeper ones
+/// too, up to its 5 MiB file bound) render here, and a chart of them linted beside another
+/// input leaves that input's findings standing. Parentheses stop where Go's parser stops them.
+#[test]
+fn deep_templates_render_and_never_take_the_run_down() {
+    let d = tempfile::tempdir().unwrap();
+    let chart = |name: &str, template: String| {
+        let dir = d.path().join(name);
+        std::fs::create_dir_all(dir.join("templates")).unwrap();
+        write(
+            &dir,
+            "Chart.yaml",
+            format!("apiVersion: v2\nname: {name}\nversion: 0.1.0\n"),
+        );
+        write(&dir.join("templates"), "cm.yaml", template);
+        dir
+    };
+    let object = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deep\ndata:\n  x: \"1\"\n";
+    let nested =
+        |open: &str, n: usize| format!("{}{object}{}", open.repeat(n), "{{end}}".repeat(n));
+    let cases = [
+        ("ifs", nested("{{if 1}}", 8_000)),
+        ("withs", nested("{{with 1}}", 10_000)),
+        ("ranges", nested("{{range list 1}}", 10_000)),
+        (
+            "elseifs",
+            format!(
+                "{{{{if 0}}}}{}{{{{else}}}}{object}{{{{end}}}}",
+                "{{else if 0}}".repeat(8_000)
+            ),
+        ),
+        (
+            "parens",
+            object.replace(
+                "\"1\"",
+                &format!(
+                    "{{{{ quote {}1{} }}}}",
+                    "(".repeat(6_000),
+                    ")".repeat(6_000)
+                ),
+            ),
+        ),
+        (
+            "never-called",
+            format!(
+                "{{{{define \"never\"}}}}{}{{{{end}}}}{object}",
+                nested("{{if 1}}", 8_000)
+            ),
+        ),
+    ];
+    for (name, template) in cases {
+        let dir = chart(name, template);
+        let mut cmd = winguard();
+        cmd.args(["render", dir.to_str().unwrap()]);
+        let r = run_cmd(cmd, None);
+        assert_eq!(r.code, 0, "{name}: {}", r.stderr);
+        assert!(
+            r.stdout.contains("kind: ConfigMap") && r.stdout.contains("x: \"1\""),
+            "{name}: {}",
+            r.stdout
+        );
+        let (code, v, stderr) = lint_with_good(&dir);
+        assert_eq!(code, 1, "{name}: {v}\n{stderr}");
+        assert_eq!(v["errors"], serde_json::json!([]), "{name}");
+        assert!(
+            v["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["file"] == GOOD),
+            "{name}: {v}"
+        );
+    }
+    // One parenthesis past Go's bound: Helm's own parse error at the template's line, and the
+    // run goes on.
+    let dir = chart(
+        "too-many-parens",
+        format!(
+            "x: {{{{ {}1{} }}}}\n",
+            "(".repeat(10_001),
+            ")".repeat(10_001)
+        ),
+    );
+    let (code, v, stderr) = lint_with_good(&dir);
+    assert_eq!(code, 2, "{v}\n{stderr}");
+    let template = dir.join("templates/cm.yaml");
+    assert_eq!(v["errors"][0]["file"], template.to_str().unwrap(), "{v}");
+    assert_eq!(v["errors"][0]["line"], 1, "{v}");
+    assert!(
+        v["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("max expression depth exceeded"),
+        "{v}"
+    );
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["file"] == GOOD),
+        "{v}"
+    );
+}
+
 #[test]
 fn huge_file_is_refused_without_reading_it() {
     let d = tempfile::tempdir().unwrap();

@@ -274,6 +274,9 @@ pub struct Compiler<'r> {
 
 /// How deeply an expression may nest (the `cel` parser's recursion limit, which it enforces).
 const MAX_NESTING: u16 = 64;
+/// The stack the `cel` parser gets: enough to reach [`MAX_NESTING`] and refuse what nests
+/// deeper, in unoptimised builds too.
+const PARSER_STACK: usize = 64 << 20;
 
 impl<'r> Compiler<'r> {
     pub fn new(registry: &'r Registry) -> Self {
@@ -314,10 +317,16 @@ impl<'r> Compiler<'r> {
 
     /// Parses and checks an expression.
     pub fn compile(&self, text: &str) -> Result<Program, CompileError> {
-        let parsed = cel::parser::Parser::new()
-            .enable_optional_syntax(true)
-            .max_recursion_depth(MAX_NESTING)
-            .parse_with_source_info(text);
+        // The parser recurses a dozen frames per nesting level, up to its limit, before it
+        // refuses an expression: more stack than a thread may have left (unoptimised builds
+        // overflow 8 MiB). It runs on a segment of its own, mapped lazily, so only what the
+        // expression needs is touched.
+        let parsed = stacker::maybe_grow(PARSER_STACK, PARSER_STACK, || {
+            cel::parser::Parser::new()
+                .enable_optional_syntax(true)
+                .max_recursion_depth(MAX_NESTING)
+                .parse_with_source_info(text)
+        });
         let (ast, info) = match parsed {
             Ok(p) => p,
             Err(errors) => {

@@ -42,10 +42,19 @@ const MAX_INCLUDE_DEPTH: usize = 1000;
 /// How many nodes one render may execute: far above any real chart, low enough to stop a
 /// template that would run for hours (`range until 1000000000`).
 const MAX_STEPS: u64 = 50_000_000;
-/// When less stack than this is left, a nested template runs on a new segment of
-/// [`STACK_GROWTH`] bytes.
+/// When less stack than this is left, a nested parse or run continues on a new segment of
+/// [`STACK_GROWTH`] bytes ([`with_stack`]).
 const STACK_RED_ZONE: usize = 128 * 1024;
 const STACK_GROWTH: usize = 4 * 1024 * 1024;
+
+/// Runs `f`, on a new stack segment when the thread's is running low. Templates nest as deeply
+/// as Helm lets them (hundreds of thousands of `if`s, a thousand `include`s), and parsing and
+/// running them recurse once per level: far more stack than a thread has. `stacker` grows it on
+/// demand, as rustc does for its own deep recursion, so the bounds are the parser's and
+/// `include`'s, never the thread's.
+fn with_stack<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, f)
+}
 /// How much text one render may produce.
 const MAX_OUTPUT: usize = 128 * 1024 * 1024;
 /// How much all the values functions build in one render may add up to (strings, list slots,
@@ -644,9 +653,9 @@ impl<'s, 'a> Exec<'s, 'a> {
                 }
                 Ok(Flow::Normal)
             }
-            Node::If(b) => self.branch(b, dot, false),
-            Node::With(b) => self.branch(b, dot, true),
-            Node::Range(b) => self.range(b, dot),
+            Node::If(b) => with_stack(|| self.branch(b, dot, false)),
+            Node::With(b) => with_stack(|| self.branch(b, dot, true)),
+            Node::Range(b) => with_stack(|| self.range(b, dot)),
             Node::Template(t) => {
                 self.step(t.pos)?;
                 let data = match &t.pipe {
@@ -850,11 +859,7 @@ impl<'s, 'a> Exec<'s, 'a> {
             self.cur_file = self.mark_file(&body);
         }
         let saved_body = std::mem::replace(&mut self.cur, body.clone());
-        // `include` may nest a thousand deep (Helm's bound): the stack grows on demand instead
-        // of overflowing the caller's thread.
-        let result = stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || {
-            self.run_list(&body.list, data)
-        });
+        let result = with_stack(|| self.run_list(&body.list, data));
         let out = std::mem::replace(&mut self.out, saved_out);
         let marks = std::mem::replace(&mut self.marks, saved_marks);
         self.dot_path = saved_dot;
@@ -1162,7 +1167,7 @@ impl<'s, 'a> Exec<'s, 'a> {
                 self.chain(v, names, &args, *pos, Some(*name), unwrapped)
             }
             Expr::Chain(pos, inner, names) => {
-                let v = self.arg(inner, dot)?;
+                let v = with_stack(|| self.arg(inner, dot))?;
                 let args = self.args(rest, dot, piped)?;
                 self.chain(v, names, &args, *pos, None, is_pipe(inner))
             }
@@ -1246,12 +1251,12 @@ impl<'s, 'a> Exec<'s, 'a> {
             Expr::Nil(_) => Ok(Value::Nil),
             Expr::Pipe(_, p) => {
                 let mark = self.vars.len();
-                let v = self.pipe(p, dot);
+                let v = with_stack(|| self.pipe(p, dot));
                 self.vars.truncate(mark);
                 v
             }
             Expr::Chain(pos, inner, names) => {
-                let v = self.arg(inner, dot)?;
+                let v = with_stack(|| self.arg(inner, dot))?;
                 self.chain(v, names, &[], *pos, None, is_pipe(inner))
             }
         }

@@ -26,6 +26,16 @@ pub(super) struct ParseError {
 
 type Result<T> = std::result::Result<T, ParseError>;
 
+/// Go's bound on nested parentheses (`maxStackDepth` in text/template/parse): the 10,001st
+/// `(` is an error, with Go's message.
+const MAX_PAREN_DEPTH: usize = 10_000;
+/// How deeply `if`/`with`/`range`/`block` (and the arms of an `else if` chain, which nest) may
+/// nest. Go has no such bound: Helm parses and runs 340,000 nested `if`s (a 5 MiB chart file, the
+/// largest Helm loads) and 400,000 in a `tpl` string, then dies of a fatal stack overflow near
+/// 600,000 (its goroutine stack stops at 1 GB). This bound is above what Helm survives, so
+/// every template Helm renders parses here, and a deeper one is a located error, not a crash.
+pub(super) const MAX_NESTING: usize = 500_000;
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Kind {
     Text,
@@ -487,6 +497,17 @@ pub(super) fn parse<'a>(
     arena: &'a Bump,
     resolve: &dyn Fn(&str) -> Option<Callee>,
 ) -> Result<Parsed<'a>> {
+    parse_nesting_at_most(src, arena, resolve, MAX_NESTING)
+}
+
+/// [`parse`], with nesting bounded at `max_nesting` levels (a test's small bound stands for
+/// [`MAX_NESTING`], which takes a deep template to reach).
+fn parse_nesting_at_most<'a>(
+    src: &str,
+    arena: &'a Bump,
+    resolve: &dyn Fn(&str) -> Option<Callee>,
+    max_nesting: usize,
+) -> Result<Parsed<'a>> {
     let tokens = Lexer::new(src).run()?;
     let mut p = Parser {
         src,
@@ -497,6 +518,9 @@ pub(super) fn parse<'a>(
         literals: Vec::new(),
         vars: vec!["$"],
         range_depth: 0,
+        nesting: 0,
+        max_nesting,
+        paren_depth: 0,
         resolve,
     };
     let mut nodes = BumpVec::with_capacity_in(16, arena);
@@ -544,6 +568,11 @@ struct Parser<'s, 'a, 'f> {
     /// Variables in scope, innermost last (Go rejects an undefined one at parse time).
     vars: Vec<&'s str>,
     range_depth: usize,
+    /// How many `if`/`with`/`range`/`block` bodies enclose the token being read.
+    nesting: usize,
+    max_nesting: usize,
+    /// How many `(` enclose the token being read.
+    paren_depth: usize,
     resolve: &'f dyn Fn(&str) -> Option<Callee>,
 }
 
@@ -697,6 +726,28 @@ impl<'s, 'a> Parser<'s, 'a, '_> {
     /// `if`/`with`/`range`: the pipeline, the body, and an `else` (which may chain another
     /// `if`/`with`, Go's `else if`).
     fn control(&mut self, keyword: &Token, context: &str) -> Result<BranchNode<'a>> {
+        self.nested(keyword, |p| p.control_body(keyword, context))
+    }
+
+    /// Reads what `f` reads one nesting level deeper: refused past [`MAX_NESTING`] levels, and
+    /// on a fresh stack segment when the thread's runs low.
+    fn nested<T>(&mut self, at: &Token, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        if self.nesting >= self.max_nesting {
+            return Err(self.error_at(
+                at,
+                format!(
+                    "control structures nested deeper than {} levels",
+                    self.max_nesting
+                ),
+            ));
+        }
+        self.nesting += 1;
+        let result = super::with_stack(|| f(self));
+        self.nesting -= 1;
+        result
+    }
+
+    fn control_body(&mut self, keyword: &Token, context: &str) -> Result<BranchNode<'a>> {
         let mark = self.vars.len();
         let pipe = self.pipeline(context, Kind::RightDelim)?;
         let (body, end) = self.item_list(context)?;
@@ -766,7 +817,7 @@ impl<'s, 'a> Parser<'s, 'a, '_> {
         let name = self.string_value(&name_token, "block clause")?;
         let pipe = self.pipeline("block clause", Kind::RightDelim)?;
         let saved = std::mem::replace(&mut self.vars, vec!["$"]);
-        let (body, end) = self.item_list("block clause")?;
+        let (body, end) = self.nested(keyword, |p| p.item_list("block clause"))?;
         self.vars = saved;
         if let Item::Else(t) = end {
             return Err(self.error_at(&t, "unexpected {{else}}".into()));
@@ -1028,8 +1079,14 @@ impl<'s, 'a> Parser<'s, 'a, '_> {
             }
             Kind::RawString => Expr::String(pos, self.literal(Rc::from(&word[1..word.len() - 1]))),
             Kind::LeftParen => {
-                let pipe = self.pipeline("parenthesized pipeline", Kind::RightParen)?;
-                Expr::Pipe(pos, self.arena.alloc(pipe))
+                if self.paren_depth >= MAX_PAREN_DEPTH {
+                    return Err(self.error_at(&t, "max expression depth exceeded".into()));
+                }
+                self.paren_depth += 1;
+                let pipe =
+                    super::with_stack(|| self.pipeline("parenthesized pipeline", Kind::RightParen));
+                self.paren_depth -= 1;
+                Expr::Pipe(pos, self.arena.alloc(pipe?))
             }
             _ => return Err(self.unexpected(&t, "operand")),
         })
@@ -1328,6 +1385,53 @@ mod tests {
                 "\n{src}"
             );
         }
+    }
+
+    /// Nesting past the bound is an error at the keyword that goes one level too deep, counted
+    /// alike for every kind of body and for the arms of an `else if` chain (which nest).
+    #[test]
+    fn nesting_past_the_bound_is_a_located_error() {
+        let nested = |open: &dyn Fn(usize) -> String, n: usize| {
+            let opens: String = (0..n).map(open).collect();
+            format!("{opens}x{}", "\n{{end}}".repeat(n))
+        };
+        let chain = |n: usize| {
+            format!(
+                "{{{{if 0}}}}{}\n{{{{end}}}}",
+                "\n{{else if 0}}".repeat(n - 1)
+            )
+        };
+        let parse_at_most = |src: &str| {
+            let arena = Bump::new();
+            parse_nesting_at_most(src, &arena, &resolve, 3).map(drop)
+        };
+        let opens: [&dyn Fn(usize) -> String; 4] = [
+            &|_| "{{if 1}}\n".into(),
+            &|_| "{{with 1}}\n".into(),
+            &|_| "{{range list 1}}\n".into(),
+            &|i| format!("{{{{block \"b{i}\" .}}}}\n"),
+        ];
+        for open in opens {
+            let src = nested(open, 3);
+            assert_eq!(parse_at_most(&src), Ok(()), "{src}");
+            let src = nested(open, 4);
+            let err = parse_at_most(&src).unwrap_err();
+            assert_eq!(
+                (err.line, err.message.as_str()),
+                (4, "control structures nested deeper than 3 levels"),
+                "{src}"
+            );
+        }
+        assert_eq!(parse_at_most(&chain(3)), Ok(()));
+        assert_eq!(parse_at_most(&chain(4)).unwrap_err().line, 4);
+        // The real bound is far above what Helm renders (hundreds of thousands of levels);
+        // parentheses have Go's own bound and message.
+        let parens = |n: usize| format!("{{{{{}1{}}}}}", "(".repeat(n), ")".repeat(n));
+        assert_eq!(ours(&parens(MAX_PAREN_DEPTH)), Ok(()));
+        assert_eq!(
+            ours(&parens(MAX_PAREN_DEPTH + 1)).unwrap_err().message,
+            "max expression depth exceeded"
+        );
     }
 
     #[test]
