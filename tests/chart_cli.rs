@@ -658,7 +658,8 @@ fn fix_writes_additions_replacements_and_renames_into_values() {
         "comments are kept: {values}"
     );
     assert!(
-        values.contains("  node.kubernetes.io/windows-build: 10.0.20348\n"),
+        // Quoted: the YAML 1.1 specification's float pattern takes `10.0.20348` for a number.
+        values.contains("  node.kubernetes.io/windows-build: \"10.0.20348\"\n"),
         "{values}"
     );
     assert!(

@@ -344,3 +344,104 @@ fn a_write_that_fails_midway_leaves_the_file_as_it_was() {
         "a temporary file was left behind: {names:?}"
     );
 }
+
+/// A Deployment whose fixes land in flow collections, beside strings a YAML 1.1 reader would
+/// take for booleans and numbers, with comments and CRLF line endings: `fix` and `mutate` edit
+/// the collections' text and leave every other byte as it was.
+const FLOW_DEPLOYMENT: &str = "# the shop's web tier\r\napiVersion: apps/v1\r\nkind: Deployment\r\nmetadata: {name: web} # inline\r\nspec:\r\n  selector: {matchLabels: {app: web}}\r\n  template:\r\n    metadata: {labels: {app: web}}\r\n    spec:\r\n      nodeSelector: {beta.kubernetes.io/os: windows} # pinned\r\n      tolerations: []\r\n      containers:\r\n      - name: web\r\n        image: mcr.microsoft.com/dotnet/framework/aspnet:4.8-windowsservercore-ltsc2022\r\n        args: [\"yes\", \"no\", \"on\", \"off\", \"y\", \"1_000\", '0777'] # as the app wants them\r\n        resources: {limits: {cpu: '1', memory: 2Gi}}\r\n";
+
+/// What PyYAML (a YAML 1.1 reader, as the API server's `sigs.k8s.io/yaml` and Helm are)
+/// reads from `path`, as JSON.
+fn yaml11(path: &Path) -> serde_json::Value {
+    let r = common::python(
+        "import json, sys, yaml; print(json.dumps(list(yaml.safe_load_all(open(sys.argv[1], encoding='utf-8-sig')))))",
+        &[path],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    serde_json::from_str(&r.stdout).unwrap()
+}
+
+#[test]
+fn fixes_in_flow_collections_keep_every_other_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("web.yaml");
+    // With a byte order mark, as Windows editors write.
+    std::fs::write(&file, format!("\u{feff}{FLOW_DEPLOYMENT}")).unwrap();
+    let before = yaml11(&file);
+    assert_eq!(
+        before[0]["spec"]["template"]["spec"]["containers"][0]["args"],
+        serde_json::json!(["yes", "no", "on", "off", "y", "1_000", "0777"])
+    );
+    let r = run(&["fix", file.to_str().unwrap()]);
+    assert!(r.code == 0 || r.code == 1, "{}\n{}", r.stdout, r.stderr);
+    let bytes = std::fs::read(&file).unwrap();
+    let text = String::from_utf8(bytes).unwrap();
+    assert!(
+        text.starts_with('\u{feff}'),
+        "the byte order mark was dropped"
+    );
+    assert!(
+        !text.replace("\r\n", "").contains('\n'),
+        "a line ending other than CRLF:\n{text:?}"
+    );
+    // The fixes edited the flow collections in place...
+    assert!(
+        text.contains("nodeSelector: {kubernetes.io/os: windows} # pinned\r\n"),
+        "{text}"
+    );
+    // An empty `[]` in block context takes its new items as a block, its dashes placed as
+    // the document places them.
+    assert!(
+        text.contains("      tolerations:\r\n      - effect: NoSchedule\r\n"),
+        "{text}"
+    );
+    // ... and every line they did not touch is as it was, quotes and comments with it.
+    for line in FLOW_DEPLOYMENT
+        .split("\r\n")
+        .filter(|l| !l.contains("nodeSelector") && !l.contains("tolerations") && !l.is_empty())
+    {
+        assert!(text.contains(line), "lost: {line}\n{text}");
+    }
+    // A YAML 1.1 reader reads the same strings as before, and the fix's own values.
+    let after = yaml11(&file);
+    let spec = &after[0]["spec"]["template"]["spec"];
+    assert_eq!(
+        spec["containers"][0]["args"],
+        before[0]["spec"]["template"]["spec"]["containers"][0]["args"]
+    );
+    assert_eq!(
+        spec["nodeSelector"],
+        serde_json::json!({"kubernetes.io/os": "windows"})
+    );
+    assert!(spec["tolerations"][0]["key"].is_string(), "{spec}");
+
+    // `mutate` (the Helm post-renderer) edits the same way.
+    let mut c = winguard();
+    c.arg("mutate");
+    let m = run_cmd(c, Some(FLOW_DEPLOYMENT.as_bytes()));
+    assert_eq!(m.code, 0, "{}", m.stderr);
+    assert_eq!(m.stdout, text.trim_start_matches('\u{feff}'));
+}
+
+/// A fix that can't be written into the text without changing what else it means is refused
+/// with the reason, and the document is left as it was.
+#[test]
+fn a_fix_that_cannot_be_written_in_place_is_refused_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pod.yaml");
+    // The pod's spec is an alias of another document part: editing it would edit both.
+    let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: &spec\n  containers:\n  - {name: web, image: \"mcr.microsoft.com/windows/servercore:ltsc2022\"}\nx-copy: *spec\n";
+    std::fs::write(&file, text).unwrap();
+    let r = run(&["fix", file.to_str().unwrap()]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    assert!(
+        r.stderr.contains("warning: ") && r.stderr.contains("not fixed"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains(&format!("{}:1:", file.display())),
+        "{}",
+        r.stderr
+    );
+}

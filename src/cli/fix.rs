@@ -58,6 +58,9 @@ pub(super) fn run_fix(args: FixArgs, output: Output) -> u8 {
             eprintln!("error: {e}");
             failed = true;
         }
+        for refused in &r.refused {
+            eprintln!("warning: {refused}");
+        }
         if !r.changed() {
             continue;
         }
@@ -67,7 +70,7 @@ pub(super) fn run_fix(args: FixArgs, output: Output) -> u8 {
             super::out(&unified_diff(r));
             continue;
         }
-        match crate::atomic::write_atomically(Path::new(&r.source.name), r.text.as_bytes()) {
+        match crate::atomic::write_atomically(Path::new(&r.source.name), r.contents().as_bytes()) {
             Ok(()) => {
                 for f in &r.fixed {
                     eprintln!(
@@ -241,7 +244,7 @@ pub(super) fn run_mutate(args: MutateArgs, output: Output) -> u8 {
     let mut failed = false;
     let mut out = std::io::stdout().lock();
     for r in &results {
-        if let Err(e) = out.write_all(r.text.as_bytes()) {
+        if let Err(e) = out.write_all(r.contents().as_bytes()) {
             eprintln!("error: cannot write to stdout: {e}");
             return EXIT_ERROR;
         }
@@ -251,6 +254,9 @@ pub(super) fn run_mutate(args: MutateArgs, output: Output) -> u8 {
         for e in &r.errors {
             eprintln!("error: {e}");
             failed = true;
+        }
+        for refused in &r.refused {
+            eprintln!("warning: {refused}");
         }
     }
     if failed { EXIT_ERROR } else { EXIT_CLEAN }

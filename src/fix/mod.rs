@@ -2,14 +2,12 @@
 //! stdout, a Helm post-renderer).
 //!
 //! The fixes are the findings' own JSON Patches, applied as the mutating webhook applies them
-//! ([`crate::engine::patch::apply_all`]). A file is rewritten document by document: a document no
-//! fix touches keeps its bytes (comments, quoting, layout). In a fixed one, fixes that only add
-//! are written in as new lines under their parents ([`insert`]), so every other line stays as it
-//! was; any other fix has the document written out again, keeping the comment lines before its
-//! content (Helm's `# Source:` among them) and its keys' original order (comments inside it are
-//! then lost).
+//! ([`crate::engine::patch::apply_all`]). A file is edited document by document, and a document
+//! is never written out anew: each operation is written into its text ([`edit`]), so comments,
+//! quoting, flow or block style and every untouched scalar stay as they were. A fix that can't be
+//! written so that every YAML reader reads exactly the fixed object is refused, with the reason.
 
-mod insert;
+mod edit;
 mod values;
 
 pub(crate) use values::chart_fixes;
@@ -19,11 +17,9 @@ use std::sync::Arc;
 
 use crate::value::Value;
 use json_patch::PatchOperation;
-use serde::Serialize;
-use serde::ser::{SerializeMap, SerializeSeq};
 
 use crate::engine::{Context, evaluate, patch};
-use crate::manifest::yaml::{ParsedDoc, PosNode};
+use crate::manifest::yaml::ParsedDoc;
 use crate::manifest::{DocSpan, SourceText, parse_document_text, shape, split_source};
 use crate::policy::LintSetup;
 use crate::rules::Applicability;
@@ -48,11 +44,22 @@ pub(crate) struct FixedSource {
     pub fixed: Vec<FixedFinding>,
     /// Documents that could not be read; they are left as they were.
     pub errors: Vec<Error>,
+    /// Fixes that could not be written into the text (the object's findings stand).
+    pub refused: Vec<String>,
 }
 
 impl FixedSource {
     pub(crate) fn changed(&self) -> bool {
         self.text != self.source.text
+    }
+
+    /// The new text as it is written out: with the input's byte order mark, if it had one.
+    pub(crate) fn contents(&self) -> std::borrow::Cow<'_, str> {
+        if self.source.bom {
+            format!("\u{feff}{}", self.text).into()
+        } else {
+            self.text.as_str().into()
+        }
     }
 }
 
@@ -72,12 +79,13 @@ struct Document {
 
 /// What the fixes did to one document; kept apart from [`Document`] so the rules read the
 /// parsed objects in place while fixes are recorded.
+#[derive(Default)]
 struct Edit {
-    /// The value with fixes applied, when any applied.
-    patched: Option<Value>,
-    /// The operations applied, against the document's root (`None` once they are not: a List's
-    /// items are patched one by one).
-    applied: Option<Vec<PatchOperation>>,
+    /// The operations applied, against the document's root (a List's items' under their
+    /// `/items/N`).
+    applied: Vec<PatchOperation>,
+    /// The findings they fix.
+    fixed: Vec<FixedFinding>,
 }
 
 /// Applies the fixes to every source. Objects of all sources form one input set, as in `lint`
@@ -140,18 +148,10 @@ pub(crate) fn fix_sources(
     let objects: Vec<&Value> = places.iter().map(|p| parsed_value(*p)).collect();
     let mut edits: Vec<Vec<Edit>> = docs
         .iter()
-        .map(|d| {
-            d.iter()
-                .map(|_| Edit {
-                    patched: None,
-                    applied: Some(Vec::new()),
-                })
-                .collect()
-        })
+        .map(|d| d.iter().map(|_| Edit::default()).collect())
         .collect();
     let ctx = Context::new(setup.basis(), &objects);
 
-    let mut fixed: Vec<Vec<FixedFinding>> = vec![Vec::new(); sources.len()];
     for ((s, d, item), &object) in places.iter().zip(&objects) {
         if !object.is_object() || !shape::check(object).is_empty() {
             // Not an object the rules read (lint reports why).
@@ -194,47 +194,48 @@ pub(crate) fn fix_sources(
             continue;
         }
         let name = describe_object(object);
-        fixed[*s].extend(chosen.iter().filter_map(|f| {
+        let edit = &mut edits[*s][*d];
+        edit.fixed.extend(chosen.iter().filter_map(|f| {
             f.fix.as_ref().map(|x| FixedFinding {
                 rule: f.rule.clone(),
                 title: x.title.clone(),
                 object: name.clone(),
             })
         }));
-        let edit = &mut edits[*s][*d];
-        let whole = edit
-            .patched
-            .get_or_insert_with(|| parsed_value((*s, *d, None)).clone());
         match item {
-            Some(i) => {
-                if let Some(slot) = whole.get_mut("items").and_then(|v| v.get_mut(*i)) {
-                    *slot = target;
-                }
-                edit.applied = None;
-            }
-            None => {
-                *whole = target;
-                if let Some(ops) = &mut edit.applied {
-                    ops.extend(applied);
-                }
-            }
+            Some(i) => edit
+                .applied
+                .extend(applied.iter().map(|op| under(op, &format!("/items/{i}")))),
+            None => edit.applied.extend(applied),
         }
     }
 
     sources
         .iter()
-        .zip(docs.iter().zip(&edits))
+        .zip(docs.iter().zip(edits))
         .zip(errors)
-        .zip(fixed)
-        .map(
-            |(((source, (source_docs, source_edits)), errors), fixed)| FixedSource {
-                text: render(source, source_docs, source_edits),
+        .map(|((source, (source_docs, source_edits)), errors)| {
+            let (text, fixed, refused) = render(source, source_docs, source_edits);
+            FixedSource {
+                text,
                 source: Arc::clone(source),
                 fixed,
                 errors,
-            },
-        )
+                refused,
+            }
+        })
         .collect()
+}
+
+/// `op` with its paths moved under `prefix` (a List item's operations, against the List).
+fn under(op: &PatchOperation, prefix: &str) -> PatchOperation {
+    let mut json = serde_json::to_value(op).unwrap_or_default();
+    for key in ["path", "from"] {
+        if let Some(serde_json::Value::String(p)) = json.get_mut(key) {
+            *p = format!("{prefix}{p}");
+        }
+    }
+    serde_json::from_value(json).unwrap_or_else(|_| op.clone())
 }
 
 /// A `kind: …List`'s items, if `value` is one.
@@ -256,11 +257,18 @@ fn describe_object(object: &Value) -> String {
     }
 }
 
-/// The source's text with each fixed document written anew and everything else as it was.
-fn render(source: &SourceText, docs: &[Document], edits: &[Edit]) -> String {
+/// The source's text with each fixed document's operations written into it and everything else
+/// as it was; the findings fixed, and the fixes refused.
+fn render(
+    source: &SourceText,
+    docs: &[Document],
+    edits: Vec<Edit>,
+) -> (String, Vec<FixedFinding>, Vec<String>) {
     let text = &source.text;
-    if edits.iter().all(|e| e.patched.is_none()) {
-        return text.clone();
+    let mut fixed = Vec::new();
+    let mut refused = Vec::new();
+    if edits.iter().all(|e| e.applied.is_empty()) {
+        return (text.clone(), fixed, refused);
     }
     let json = is_json(source);
     let mut out = String::with_capacity(text.len() + 256);
@@ -269,114 +277,34 @@ fn render(source: &SourceText, docs: &[Document], edits: &[Edit]) -> String {
         out.push_str(&text[at..doc.span.start]);
         at = doc.span.end;
         let span_text = &text[doc.span.start..doc.span.end];
-        match (&edit.patched, &doc.parsed) {
-            (Some(patched), Some(parsed)) => {
-                // The fix as new lines in the document's own text, where it can be.
-                let inserted = edit.applied.as_deref().filter(|_| !json).and_then(|ops| {
-                    insert::insert_fixes(
-                        span_text,
-                        doc.span.line_offset + 1,
-                        &parsed.value,
-                        &parsed.pos,
-                        patched,
-                        ops,
-                    )
-                });
-                if let Some(text) = inserted {
-                    out.push_str(&text);
-                    continue;
-                }
-                let ordered = Ordered {
-                    value: patched,
-                    original: Some((&parsed.value, &parsed.pos)),
-                };
-                // The lines before the content: `---`, `# Source: …` and other comments.
-                let keep_lines =
-                    parsed.start_line.saturating_sub(doc.span.line_offset + 1) as usize;
-                let prefix_len: usize = span_text
-                    .split_inclusive('\n')
-                    .take(keep_lines)
-                    .map(str::len)
-                    .sum();
-                out.push_str(&span_text[..prefix_len]);
-                if json {
-                    let mut pretty = serde_json::to_string_pretty(&ordered).unwrap_or_default();
-                    pretty.push('\n');
-                    out.push_str(&pretty);
-                } else {
-                    out.push_str(&serde_yaml_ng::to_string(&ordered).unwrap_or_default());
+        if edit.applied.is_empty() {
+            out.push_str(span_text);
+            continue;
+        }
+        match edit::apply(span_text, &edit.applied, json) {
+            Ok(edited) => {
+                out.push_str(&edited);
+                fixed.extend(edit.fixed);
+            }
+            Err(why) => {
+                out.push_str(span_text);
+                let line = doc
+                    .parsed
+                    .as_ref()
+                    .map_or(doc.span.line_offset + 1, |p| p.start_line);
+                for f in edit.fixed {
+                    refused.push(format!(
+                        "{}:{line}: {}: not fixed ({}): {why}",
+                        source.name, f.object, f.rule
+                    ));
                 }
             }
-            _ => out.push_str(span_text),
         }
     }
     out.push_str(&text[at..]);
-    out
+    (out, fixed, refused)
 }
 
 fn is_json(source: &SourceText) -> bool {
     source.name.ends_with(".json") || source.text.trim_start().starts_with('{')
-}
-
-/// A value serialised with its maps' keys in the order the original document had them (keys a
-/// fix added come after, in name order). [`crate::value::Map`]s are sorted, and a fixed manifest
-/// whose keys were all reordered would bury the fix in its diff.
-struct Ordered<'a> {
-    value: &'a Value,
-    /// The value at the same place in the parsed document, and its positions.
-    original: Option<(&'a Value, &'a PosNode)>,
-}
-
-impl Serialize for Ordered<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self.value {
-            Value::Object(map) => {
-                let original = self
-                    .original
-                    .and_then(|(v, pos)| v.as_object().map(|m| (m, pos)));
-                let mut entries: Vec<(&crate::value::Str, Ordered<'_>, (u32, u32))> = map
-                    .iter()
-                    .map(|(key, value)| {
-                        // Positions are listed in the original map's (sorted) key order.
-                        let before = original.and_then(|(m, pos)| {
-                            let i = m.keys().position(|k| k == key)?;
-                            Some((&m[key], pos.children.get(i)?))
-                        });
-                        let place =
-                            before.map_or((u32::MAX, u32::MAX), |(_, p)| (p.key_line, p.key_col));
-                        (
-                            key,
-                            Ordered {
-                                value,
-                                original: before,
-                            },
-                            place,
-                        )
-                    })
-                    .collect();
-                entries.sort_by_key(|(_, _, place)| *place);
-                let mut out = serializer.serialize_map(Some(entries.len()))?;
-                for (key, value, _) in &entries {
-                    out.serialize_entry(key, value)?;
-                }
-                out.end()
-            }
-            Value::Array(items) => {
-                let original = self
-                    .original
-                    .and_then(|(v, pos)| v.as_array().map(|a| (a, pos)));
-                let mut out = serializer.serialize_seq(Some(items.len()))?;
-                for (i, value) in items.iter().enumerate() {
-                    let before =
-                        original.and_then(|(a, pos)| Some((a.get(i)?, pos.children.get(i)?)));
-                    out.serialize_element(&Ordered {
-                        value,
-                        original: before,
-                    })?;
-                }
-                out.end()
-            }
-            scalar => scalar.serialize(serializer),
-        }
-    }
 }

@@ -105,14 +105,14 @@ pub(crate) fn chart_fixes(
             continue;
         };
         match write_into(&before, &ops) {
-            Some(after) => out.edits.push(ValuesEdit {
+            Ok(after) => out.edits.push(ValuesEdit {
                 file,
                 before,
                 after,
                 fixed,
             }),
-            None => out.not_expressible.push(format!(
-                "{file}: the fixes' values can't be written into it in place ({})",
+            Err(why) => out.not_expressible.push(format!(
+                "{file}: the fixes' values can't be written into it in place ({}): {why}",
                 fixed
                     .iter()
                     .map(|f| f.title.as_str())
@@ -381,165 +381,10 @@ fn into_empty_value(site: &crate::manifest::origin::ValueSite, value: &serde_jso
     }
 }
 
-/// `text` (a values file) with `ops` written in, keeping every other line; `None` when they
-/// can't be.
-fn write_into(text: &str, ops: &[PatchOperation]) -> Option<String> {
-    // Replacements and renames first, each on its own line; then the additions.
-    let (adds, edits): (Vec<PatchOperation>, Vec<PatchOperation>) = ops
-        .iter()
-        .cloned()
-        .partition(|op| matches!(op, PatchOperation::Add(_)));
-    let edited;
-    let text = if edits.is_empty() {
-        text
-    } else {
-        edited = edit_in_place(text, &edits)?;
-        &edited
-    };
-    if adds.is_empty() {
-        return Some(text.to_string());
-    }
-    add_into(text, &adds)
-}
-
-/// Replaced scalars and renamed keys written over their text on their own lines (comments,
-/// quoting elsewhere and layout kept), and used only if the result reads as exactly the patched
-/// document. Why by hand: no YAML crate edits a document in place (see `fix::insert`).
-fn edit_in_place(text: &str, ops: &[PatchOperation]) -> Option<String> {
-    let doc = one_document(text)?;
-    let mut patched = doc.value.clone();
-    let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_string).collect();
-    for op in ops {
-        crate::engine::patch::apply(&mut patched, op)?;
-        let (pointer, at_key, new_text) = match op {
-            PatchOperation::Replace(r) => {
-                let value: Value = r.value.clone().into();
-                if value.is_object() || value.is_array() {
-                    return None;
-                }
-                (r.path.to_string(), false, one_line_yaml(&value)?)
-            }
-            PatchOperation::Move(m) => {
-                let key = m.path.as_str().rsplit_once('/')?.1;
-                let key = crate::manifest::unescape_pointer_token(key);
-                (
-                    m.from.to_string(),
-                    true,
-                    one_line_yaml(&Value::from(key.as_ref()))?,
-                )
-            }
-            _ => return None,
-        };
-        let (pos, exact) = crate::manifest::resolve(&doc.value, &doc.pos, &pointer);
-        let (line, col) = if at_key {
-            (pos.key_line, pos.key_col)
-        } else {
-            (pos.line, pos.col)
-        };
-        if !exact || line == 0 {
-            return None;
-        }
-        let text_line = lines.get_mut(line as usize - 1)?;
-        let start = text_line
-            .char_indices()
-            .nth(col.saturating_sub(1) as usize)
-            .map(|(i, _)| i)?;
-        let end = start + scalar_len(&text_line[start..], at_key)?;
-        text_line.replace_range(start..end, &new_text);
-    }
-    let out: String = lines.concat();
-    super::insert::reads_as(&out, 0, &patched).then_some(out)
-}
-
-/// A scalar as YAML writes it on one line, in a form that reads back as itself here (`yes` is a
-/// bool to the YAML 1.1 readers Helm uses, so such a string is quoted).
-fn one_line_yaml(value: &Value) -> Option<String> {
-    let reads_back = |text: &str| {
-        let (docs, error) = parse_document_text(&format!("v: {text}\n"), 0);
-        error.is_none() && docs.first().and_then(|d| d.value.get("v")) == Some(value)
-    };
-    let yaml = serde_yaml_ng::to_string(value).ok()?;
-    let yaml = yaml.trim_end();
-    if !yaml.contains('\n') && reads_back(yaml) {
-        return Some(yaml.to_string());
-    }
-    let json = serde_json::to_string(value).ok()?;
-    reads_back(&json).then_some(json)
-}
-
-/// The length of the one-line scalar (or, `at_key`, the key) `text` starts with, as the
-/// manifest reader reads it.
-fn scalar_len(text: &str, at_key: bool) -> Option<usize> {
-    let line = text.split(['\r', '\n']).next().unwrap_or("");
-    crate::manifest::block::scalar_extent(line, at_key)
-}
-
-/// The additions written into the values file's text.
-fn add_into(text: &str, ops: &[PatchOperation]) -> Option<String> {
-    let doc = one_document(text)?;
-    let mut patched = doc.value.clone();
-    for op in ops {
-        crate::engine::patch::apply(&mut patched, op)?;
-    }
-    if let Some(out) = super::insert::insert_fixes(text, 1, &doc.value, &doc.pos, &patched, ops) {
-        return Some(out);
-    }
-    // `nodeSelector: {}` / `tolerations: []`: an empty flow collection is written out again,
-    // as the block its fixes make of it.
-    empty_flow_rewrite(text, &doc, &patched, ops)
-}
-
-fn empty_flow_rewrite(
-    text: &str,
-    doc: &crate::manifest::yaml::ParsedDoc,
-    patched: &Value,
-    ops: &[PatchOperation],
-) -> Option<String> {
-    let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_string).collect();
-    let mut done: Vec<String> = Vec::new();
-    for op in ops {
-        let PatchOperation::Add(add) = op else {
-            return None;
-        };
-        let path = add.path.as_str();
-        let parent = &path[..path.rfind('/')?];
-        if done.iter().any(|d| d == parent) {
-            continue;
-        }
-        let original = doc.value.pointer(parent)?;
-        let empty = matches!(original, Value::Object(m) if m.is_empty())
-            || matches!(original, Value::Array(a) if a.is_empty());
-        if !empty || parent.is_empty() {
-            return None;
-        }
-        let (pos, exact) = crate::manifest::resolve(&doc.value, &doc.pos, parent);
-        if !exact || pos.key_line == 0 {
-            return None;
-        }
-        let line = lines.get_mut(pos.key_line as usize - 1)?;
-        let start = line
-            .char_indices()
-            .nth(pos.col.saturating_sub(1) as usize)
-            .map(|(i, _)| i)?;
-        let token = if matches!(original, Value::Object(_)) {
-            "{}"
-        } else {
-            "[]"
-        };
-        if !line[start..].starts_with(token) {
-            return None;
-        }
-        let indent = pos.key_col.saturating_sub(1) as usize + 2;
-        let block = super::insert::yaml_lines(patched.pointer(parent)?, indent)?;
-        let rest = line[start + token.len()..].to_string();
-        if !rest.trim().is_empty() && !rest.trim_start().starts_with('#') {
-            return None;
-        }
-        *line = format!("{}{}\n{block}", line[..start].trim_end(), rest.trim_end());
-        done.push(parent.to_string());
-    }
-    let out: String = lines.concat();
-    super::insert::reads_as(&out, 0, patched).then_some(out)
+/// `text` (a values file, which Helm reads as YAML 1.1) with `ops` written in, keeping every
+/// other line as it is ([`super::edit`]).
+fn write_into(text: &str, ops: &[PatchOperation]) -> Result<String, super::edit::Refusal> {
+    super::edit::apply(text, ops, false)
 }
 
 #[cfg(test)]
@@ -568,7 +413,7 @@ mod tests {
             out,
             "# top\na:\n  b: z z # keep\n  e: y   # and this\n  f: [1, 2]\n  g: new\n"
         );
-        // A value that needs quoting is quoted; a collection is not written over a line.
+        // A value that needs quoting is quoted; a collection goes under its key in block style.
         let quoted = write_into(
             "k: 1\n",
             &[op(
@@ -577,14 +422,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(quoted, "k: \"yes\"\n");
-        assert!(
-            write_into(
-                "k: 1\n",
-                &[op(
-                    serde_json::json!({"op": "replace", "path": "/k", "value": {"a": 1}})
-                )],
-            )
-            .is_none()
-        );
+        let block = write_into(
+            "k: 1 # c\n",
+            &[op(
+                serde_json::json!({"op": "replace", "path": "/k", "value": {"a": 1}}),
+            )],
+        )
+        .unwrap();
+        assert_eq!(block, "k:\n  a: 1 # c\n");
     }
 }

@@ -693,20 +693,6 @@ fn colon_or_hash(bytes: &[u8], mut at: usize) -> Option<usize> {
         .map(|i| at + i)
 }
 
-/// The length of the scalar one line of block YAML starts with (or, `at_key`, of its mapping
-/// key), read as this reader reads it: a quoted one to its closing quote, a plain one to a
-/// comment or the line's end, a key to its colon. `None` where the reader would give up.
-pub(crate) fn scalar_extent(line: &str, at_key: bool) -> Option<usize> {
-    match line.as_bytes().first()? {
-        b'"' | b'\'' => quoted(line, 0).ok().map(|(_, end)| end),
-        _ if at_key => match entry_key(line).ok()?? {
-            (Cow::Borrowed(key), _) => Some(key.len()),
-            (Cow::Owned(_), _) => None,
-        },
-        _ => plain_block(line, 0).ok().map(|(value, _)| value.len()),
-    }
-}
-
 /// A one-line plain scalar in block context starting at byte `start`: its text and end.
 fn plain_block(text: &str, start: usize) -> Read<(&str, usize)> {
     let s = &text[start..];

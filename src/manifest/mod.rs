@@ -38,6 +38,9 @@ pub struct SourceText {
     pub template_locations: Option<Arc<std::collections::BTreeMap<String, String>>>,
     /// For a chart winguard rendered: which template wrote each stretch of `text`.
     pub origins: Option<Arc<origin::Origins>>,
+    /// Whether the input began with a UTF-8 byte order mark (not in `text`; `fix` writes it
+    /// back).
+    pub bom: bool,
     /// Byte offset of each line's start in `text`, found when first needed.
     line_starts: std::sync::OnceLock<Vec<u32>>,
 }
@@ -49,6 +52,7 @@ impl SourceText {
             text: text.into(),
             template_locations: None,
             origins: None,
+            bom: false,
             line_starts: std::sync::OnceLock::new(),
         }
     }
@@ -471,11 +475,13 @@ pub fn read_bytes(name: &str, bytes: Vec<u8>, in_directory: bool, loaded: &mut S
             return;
         }
     };
-    let text = match text.strip_prefix('\u{feff}') {
-        Some(rest) => rest.to_string(),
-        None => text,
+    let (text, bom) = match text.strip_prefix('\u{feff}') {
+        Some(rest) => (rest.to_string(), true),
+        None => (text, false),
     };
-    loaded.texts.push(Arc::new(SourceText::new(name, text)));
+    let mut source = SourceText::new(name, text);
+    source.bom = bom;
+    loaded.texts.push(Arc::new(source));
 }
 
 /// Reads a chart's rendered output (`helm template` text) as one input named `name`, its
