@@ -43,6 +43,7 @@ pub struct Config {
     pub exemptions: Vec<Exemption>,
     /// How `winguard serve` answers admission reviews (the CLI ignores it).
     pub webhook: WebhookConfig,
+    pub kustomize: KustomizeConfig,
     /// Where this config came from (for messages); `None` for the defaults.
     #[serde(skip)]
     #[schemars(skip)]
@@ -66,6 +67,7 @@ impl Default for Config {
             rules: BTreeMap::new(),
             exemptions: Vec::new(),
             webhook: WebhookConfig::default(),
+            kustomize: KustomizeConfig::default(),
             path: None,
             parsed: None,
         }
@@ -236,6 +238,16 @@ impl Default for WebhookConfig {
             exempt_namespaces: vec!["kube-system".to_string(), "winguard".to_string()],
         }
     }
+}
+
+/// How `winguard lint` builds kustomize overlays.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct KustomizeConfig {
+    /// Let kustomize fetch what overlays name remotely: http(s) URLs, git repositories, Helm
+    /// chart repositories (as `--kustomize-allow-remote` does). Off, such an overlay is an
+    /// error and kustomize is not run.
+    pub allow_remote: bool,
 }
 
 /// `enforce` denies; `audit` only warns.

@@ -198,3 +198,219 @@ fn versions_that_are_not_major_minor_patch_are_errors() {
         r.stderr
     );
 }
+
+/// A stand-in for a remote server on 127.0.0.1: it counts the connections it is given and
+/// answers each with a 404 (and nothing at all to protocols other than HTTP), so a kustomize
+/// that reaches it fails at once instead of waiting.
+struct Listener {
+    port: u16,
+    connections: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Listener {
+    fn start() -> Listener {
+        use std::io::Write;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let connections = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = connections.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                // Counted before the answer: a client that got one was counted.
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let mut stream = stream;
+                let _ = stream.write_all(
+                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                );
+            }
+        });
+        Listener { port, connections }
+    }
+
+    fn connections(&self) -> usize {
+        self.connections.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// A `kubectl` that notes each run in `ran` (one line of arguments) and runs the test tools'
+/// kubectl; the PATH to find it (with git after it, for kustomize's clones).
+fn recording_kubectl(dir: &Path, ran: &Path) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = bin.join("kubectl");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            ran.display(),
+            tool("kubectl").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// A tree of overlays naming what kustomize would fetch from `port` on 127.0.0.1, and one that
+/// names only local files; the kustomization files of the remote ones, each with the line and
+/// column of its remote entry and what the error calls it.
+fn remote_overlays(dir: &Path, port: u16) -> Vec<(std::path::PathBuf, &'static str, &'static str)> {
+    let clean = std::fs::read_to_string(root().join(CLEAN)).unwrap();
+    for sub in ["http", "git", "base"] {
+        write(&dir.join(sub).join("app.yaml"), &clean);
+    }
+    write(
+        &dir.join("http/kustomization.yaml"),
+        &format!("resources:\n- app.yaml\n- http://127.0.0.1:{port}/app.yaml\n"),
+    );
+    write(
+        &dir.join("git/kustomization.yaml"),
+        &format!(
+            "resources:\n- app.yaml\ncomponents:\n  - git::http://127.0.0.1:{port}/org/repo//base?ref=v1\n"
+        ),
+    );
+    // A local base naming a remote resource, under an overlay that names only the base.
+    write(
+        &dir.join("base/kustomization.yaml"),
+        &format!("resources:\n- app.yaml\n- http://127.0.0.1:{port}/base.yaml\n"),
+    );
+    write(
+        &dir.join("overlay/kustomization.yaml"),
+        "resources:\n- ../base\nnamePrefix: o-\n",
+    );
+    write(
+        &dir.join("charts/kustomization.yaml"),
+        &format!(
+            "helmCharts:\n- name: app\n  version: 1.0.0\n  repo: http://127.0.0.1:{port}/charts\n"
+        ),
+    );
+    overlay(&dir.join("local"));
+    vec![
+        (
+            dir.join("http/kustomization.yaml"),
+            "3:3",
+            "`resources[1]` names an http(s) URL",
+        ),
+        (
+            dir.join("git/kustomization.yaml"),
+            "4:5",
+            "`components[0]` names a git repository",
+        ),
+        (
+            dir.join("base/kustomization.yaml"),
+            "3:3",
+            "`resources[1]` names an http(s) URL",
+        ),
+        (
+            dir.join("charts/kustomization.yaml"),
+            "4:9",
+            "`helmCharts[0].repo` names a Helm chart repository",
+        ),
+    ]
+}
+
+/// Overlays naming remote resources, bases, components or charts are not built unless asked:
+/// each is an error at its kustomization's line, kubectl is never run on them and nothing
+/// connects to the server they name; local overlays beside them are built and linted.
+#[cfg(unix)]
+#[test]
+fn remote_kustomize_references_are_refused_before_kustomize_runs() {
+    let server = Listener::start();
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    let expected = remote_overlays(&tree, server.port);
+    let ran = dir.path().join("ran");
+    let path = recording_kubectl(dir.path(), &ran);
+    let mut cmd = winguard();
+    cmd.args([
+        "lint",
+        tree.to_str().unwrap(),
+        "--kustomize-renderer",
+        "kubectl",
+    ])
+    .env("PATH", &path);
+    let r = run_cmd(cmd, None);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    for (file, at, what) in &expected {
+        let located = format!("{}:{at}: {what}", file.display());
+        assert!(
+            r.stdout.contains(&located),
+            "no `{located}` in:\n{}",
+            r.stdout
+        );
+    }
+    let reached = format!(
+        "(in the tree of {})",
+        tree.join("overlay/kustomization.yaml").display()
+    );
+    assert!(r.stdout.contains(&reached), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("--kustomize-allow-remote"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(server.connections(), 0, "kustomize reached the network");
+    let ran = std::fs::read_to_string(&ran).unwrap_or_default();
+    let built: Vec<&str> = ran.lines().collect();
+    assert_eq!(built.len(), 2, "only the local overlay and its base: {ran}");
+    assert!(built.iter().all(|l| l.contains("/local/")), "{ran}");
+    // The local overlay was linted as before.
+    assert!(r.stdout.contains("prod-merchant"), "{}", r.stdout);
+}
+
+/// `--kustomize-allow-remote`, or `kustomize: {allowRemote: true}` in winguard.yaml, passes a
+/// remote overlay on to kustomize, which then fetches (here from a server that has nothing).
+#[cfg(unix)]
+#[test]
+fn remote_kustomize_references_are_fetched_when_allowed() {
+    let server = Listener::start();
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    remote_overlays(&tree, server.port);
+    let http = tree.join("http");
+    let ran = dir.path().join("ran");
+    let path = recording_kubectl(dir.path(), &ran);
+    let config = dir.path().join("winguard.yaml");
+    write(&config, "kustomize:\n  allowRemote: true\n");
+    let mut runs = 0;
+    for allowed in [
+        vec!["--kustomize-allow-remote"],
+        vec!["--config", config.to_str().unwrap()],
+    ] {
+        let mut cmd = winguard();
+        cmd.args([
+            "lint",
+            http.to_str().unwrap(),
+            "--kustomize-renderer",
+            "kubectl",
+        ])
+        .args(&allowed)
+        .env("PATH", &path);
+        let r = run_cmd(cmd, None);
+        runs += 1;
+        assert!(
+            server.connections() >= runs,
+            "{allowed:?}: kustomize did not fetch: {}{}",
+            r.stdout,
+            r.stderr
+        );
+        // The server has nothing: kustomize's error is the overlay's.
+        assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout.contains("kubectl could not build the overlay"),
+            "{}",
+            r.stdout
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&ran).unwrap().lines().count(), 2);
+}

@@ -241,6 +241,10 @@ pub struct LintArgs {
     /// What builds kustomize overlays (directories with a kustomization file).
     #[arg(long, value_enum, default_value = "auto")]
     pub kustomize_renderer: crate::kustomize::KustomizeRenderer,
+    /// Let kustomize fetch what overlays name remotely (http(s) URLs, git repositories, Helm
+    /// chart repositories); without it such an overlay is an error and kustomize is not run.
+    #[arg(long)]
+    pub kustomize_allow_remote: bool,
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -486,8 +490,9 @@ fn read_lint_inputs(args: &LintArgs, setup: &LintSetup) -> (crate::manifest::Sou
         }
     }
     let mut rendered = Vec::new();
+    let allow_remote = args.kustomize_allow_remote || setup.config.kustomize.allow_remote;
     for dir in &overlays {
-        match crate::kustomize::build(dir, args.kustomize_renderer) {
+        match crate::kustomize::build(dir, args.kustomize_renderer, allow_remote) {
             Ok(text) => {
                 let name = crate::kustomize::kustomization_file(dir)
                     .display()
@@ -495,7 +500,7 @@ fn read_lint_inputs(args: &LintArgs, setup: &LintSetup) -> (crate::manifest::Sou
                 crate::manifest::read_bytes(&name, text.into_bytes(), false, &mut sources);
                 rendered.push(name);
             }
-            Err(e) => sources.errors.push(e),
+            Err(e) => sources.errors.extend(e.0),
         }
     }
     for chart in charts {

@@ -4,8 +4,13 @@
 //! winguard does not build kustomizations itself: kustomize's semantics (patches, generators,
 //! components, replacements, Helm inflation) are large and only the real tool gets them right.
 //! Without either binary, an overlay is an error, never an empty "no problems" run.
+//!
+//! Nor does winguard let kustomize reach the network unless asked: before it runs, the overlay's
+//! tree is read for remote resources, bases, components and charts ([`remote`]).
 
-use crate::error::{Error, ErrorKind};
+mod remote;
+
+use crate::error::{Error, ErrorKind, Errors};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -66,8 +71,25 @@ fn on_path(name: &str) -> bool {
         .any(|dir| dir.join(name).is_file())
 }
 
-/// Builds the overlay in `dir`; the error names its kustomization file.
-pub(crate) fn build(dir: &Path, renderer: KustomizeRenderer) -> Result<String, Error> {
+/// Builds the overlay in `dir`; errors name its kustomization file. Unless `allow_remote`, an
+/// overlay whose tree names anything kustomize would fetch is not built: each such entry is an
+/// error at its file, line and column.
+pub(crate) fn build(
+    dir: &Path,
+    renderer: KustomizeRenderer,
+    allow_remote: bool,
+) -> Result<String, Errors> {
+    if !allow_remote {
+        let remote = remote::remote_references(dir);
+        if !remote.is_empty() {
+            return Err(Errors(remote));
+        }
+    }
+    run(dir, renderer).map_err(Errors::from)
+}
+
+/// Runs the renderer on `dir`.
+fn run(dir: &Path, renderer: KustomizeRenderer) -> Result<String, Error> {
     let file = kustomization_file(dir).display().to_string();
     let error = |message: String| Error {
         kind: ErrorKind::Input,
