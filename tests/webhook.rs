@@ -932,3 +932,27 @@ fn metrics_are_also_served_over_plain_http_off_the_webhook_port() {
     let review = client(&["get", &url, &ca, "/validate"]);
     assert_eq!(review["status"], 404, "{review}");
 }
+
+/// Bodies sent to a path that does not exist or with a method a path does not take get their
+/// 404 or 405 and nothing else: over HTTP/2 no RST_STREAM follows the answer (clients that read
+/// while they upload, as curl does, fail on one), over HTTP/1.1 the connection is not closed
+/// under a client still writing its body. The client starts each HTTP/2 body after a PING round
+/// trip, so a server that answers before reading the body is caught at nearly every request.
+#[test]
+fn wrong_paths_and_methods_are_answered_whole_over_http2_and_http1() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, ca) = self_signed(dir.path(), &[]);
+    let body = dir.path().join("body.json");
+    std::fs::write(&body, format!("{{\"pad\":\"{}\"}}", "x".repeat(64 << 10))).unwrap();
+    let reply = client(&["unrouted", &server.url, &ca, body.to_str().unwrap(), "200"]);
+    let expected = serde_json::json!({
+        "HTTP/2 POST /nope: 404": 200,
+        "HTTP/2 PUT /validate: 405": 200,
+        "HTTP/1.1 POST /nope: 404": 20,
+        "HTTP/1.1 PUT /validate: 405": 20,
+    });
+    assert_eq!(reply["outcomes"], expected, "{}", server.log());
+    assert!(server.running(), "{}", server.log());
+    let ok = send(&server, &ca, "/validate", "pod-windows-pinned-v1.json");
+    assert_eq!(response(&ok)["allowed"], true, "{ok}");
+}
