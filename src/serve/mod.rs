@@ -58,7 +58,9 @@ pub struct ServeArgs {
     /// Generate a CA and a certificate for localhost instead (local use); prints where the CA is.
     #[arg(long, conflicts_with_all = ["tls_cert", "tls_key"])]
     pub self_signed: bool,
-    /// Where `--self-signed` writes `ca.crt`, `tls.crt` and `tls.key`.
+    /// Where `--self-signed` writes `ca.crt`, `tls.crt` and `tls.key` (the key readable by its
+    /// owner only); by default a folder of this user's alone, `winguard-self-signed` under
+    /// $XDG_RUNTIME_DIR or `winguard-self-signed-UID` in the temp folder.
     #[arg(long, value_name = "DIR", requires = "self_signed")]
     pub self_signed_dir: Option<PathBuf>,
     /// Rules and config; the config file is re-read when it changes, and a bad new version is
@@ -159,13 +161,11 @@ async fn serve(args: ServeArgs) -> bool {
             return false;
         }
         _ => {
-            let dir = args
-                .self_signed_dir
-                .clone()
-                .unwrap_or_else(|| std::env::temp_dir().join("winguard-self-signed"));
             let hosts = ["localhost", "127.0.0.1", "::1"].map(String::from);
-            match tls::self_signed(&dir, &hosts) {
-                Ok(files) => {
+            let made = tls::self_signed_folder(args.self_signed_dir.as_deref())
+                .and_then(|dir| Ok((tls::self_signed(&dir, &hosts)?, dir)));
+            match made {
+                Ok((files, dir)) => {
                     tracing::info!(ca = %dir.join("ca.crt").display(), "self-signed certificate for localhost; trust this CA");
                     files
                 }
