@@ -24,7 +24,14 @@ struct Server {
 impl Server {
     /// Starts the server on a free port with `args` and waits until it listens.
     fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_winguard"))
+        Server::launch(args, &[]).unwrap_or_else(|log| panic!("server did not start:\n{log}"))
+    }
+
+    /// Starts the server on a free port with `args` and `env` (a `None` value removes the
+    /// variable); the server once it listens, or its log if it exited first.
+    fn launch(args: &[&str], env: &[(&str, Option<&Path>)]) -> Result<Server, String> {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_winguard"));
+        command
             .current_dir(root())
             .args([
                 "serve",
@@ -36,9 +43,14 @@ impl Server {
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("winguard serve starts");
+            .stderr(Stdio::piped());
+        for (name, value) in env {
+            match value {
+                Some(v) => command.env(name, v),
+                None => command.env_remove(name),
+            };
+        }
+        let mut child = command.spawn().expect("winguard serve starts");
         let log = Arc::new(Mutex::new(String::new()));
         let (tx, rx) = std::sync::mpsc::channel();
         let stderr = child.stderr.take().unwrap();
@@ -53,15 +65,19 @@ impl Server {
                 log.push('\n');
             }
         });
-        let addr = rx
-            .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|_| panic!("server did not start:\n{}", log.lock().unwrap()));
+        // The sender is dropped when the server closes its stderr, that is when it exits.
+        let Ok(addr) = rx.recv_timeout(Duration::from_secs(30)) else {
+            let _ = child.kill();
+            let status = child.wait().unwrap();
+            let log = log.lock().unwrap().clone();
+            return Err(format!("{status}\n{log}"));
+        };
         let port = addr.rsplit(':').next().unwrap().to_string();
-        Server {
+        Ok(Server {
             child,
             url: format!("https://localhost:{port}"),
             log,
-        }
+        })
     }
 
     fn log(&self) -> String {
@@ -931,4 +947,169 @@ fn metrics_are_also_served_over_plain_http_off_the_webhook_port() {
     );
     let review = client(&["get", &url, &ca, "/validate"]);
     assert_eq!(review["status"], 404, "{review}");
+}
+
+/// Bodies sent to a path that does not exist or with a method a path does not take get their
+/// 404 or 405 and nothing else: over HTTP/2 no RST_STREAM follows the answer (clients that read
+/// while they upload, as curl does, fail on one), over HTTP/1.1 the connection is not closed
+/// under a client still writing its body. The client starts each HTTP/2 body after a PING round
+/// trip, so a server that answers before reading the body is caught at nearly every request.
+#[test]
+fn wrong_paths_and_methods_are_answered_whole_over_http2_and_http1() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, ca) = self_signed(dir.path(), &[]);
+    let body = dir.path().join("body.json");
+    std::fs::write(&body, format!("{{\"pad\":\"{}\"}}", "x".repeat(64 << 10))).unwrap();
+    let reply = client(&["unrouted", &server.url, &ca, body.to_str().unwrap(), "200"]);
+    let expected = serde_json::json!({
+        "HTTP/2 POST /nope: 404": 200,
+        "HTTP/2 PUT /validate: 405": 200,
+        "HTTP/1.1 POST /nope: 404": 20,
+        "HTTP/1.1 PUT /validate: 405": 20,
+    });
+    assert_eq!(reply["outcomes"], expected, "{}", server.log());
+    assert!(server.running(), "{}", server.log());
+    let ok = send(&server, &ca, "/validate", "pod-windows-pinned-v1.json");
+    assert_eq!(response(&ok)["allowed"], true, "{ok}");
+}
+
+/// A folder made with exactly `mode` (whatever the umask).
+#[cfg(unix)]
+fn create_dir_with_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir(path).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// A file's permission bits in octal, as `chmod` takes them.
+#[cfg(unix)]
+fn mode_of(path: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path).unwrap();
+    format!("{:o}", meta.mode() & 0o7777)
+}
+
+/// The folder holds a private key: a real folder of this user's, mode 0700, with `tls.key`
+/// 0600 in it (and the server on that certificate).
+#[cfg(unix)]
+fn assert_private_key_folder(folder: &Path, uid: u32) {
+    use std::os::unix::fs::MetadataExt;
+    let meta =
+        std::fs::symlink_metadata(folder).unwrap_or_else(|e| panic!("{}: {e}", folder.display()));
+    assert!(meta.is_dir(), "{}: {meta:?}", folder.display());
+    assert_eq!(meta.uid(), uid, "{}", folder.display());
+    assert_eq!(mode_of(folder), "700", "{}", folder.display());
+    let key = std::fs::metadata(folder.join("tls.key")).unwrap();
+    assert_eq!(key.uid(), uid);
+    assert_eq!(
+        mode_of(&folder.join("tls.key")),
+        "600",
+        "{}",
+        folder.display()
+    );
+}
+
+/// `--self-signed` without a folder writes to one of the user's alone: under $XDG_RUNTIME_DIR,
+/// else in the temp folder named for the uid, made 0700, with the key 0600.
+#[cfg(unix)]
+#[test]
+fn self_signed_key_is_written_private_in_a_private_folder() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let uid = std::fs::metadata(dir.path()).unwrap().uid();
+
+    let runtime = dir.path().join("runtime");
+    std::fs::create_dir(&runtime).unwrap();
+    let server = Server::launch(&["--self-signed"], &[("XDG_RUNTIME_DIR", Some(&runtime))])
+        .unwrap_or_else(|log| panic!("server did not start:\n{log}"));
+    let folder = runtime.join("winguard-self-signed");
+    assert_private_key_folder(&folder, uid);
+    let ca = folder.join("ca.crt").display().to_string();
+    let ok = send(&server, &ca, "/validate", "pod-windows-pinned-v1.json");
+    assert_eq!(response(&ok)["allowed"], true, "{ok}");
+    drop(server);
+    // Started again, it takes the folder it made.
+    let again = Server::launch(&["--self-signed"], &[("XDG_RUNTIME_DIR", Some(&runtime))]);
+    assert!(again.is_ok(), "{:?}", again.err());
+    drop(again);
+
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let server = Server::launch(
+        &["--self-signed"],
+        &[("XDG_RUNTIME_DIR", None), ("TMPDIR", Some(&tmp))],
+    )
+    .unwrap_or_else(|log| panic!("server did not start:\n{log}"));
+    assert_private_key_folder(&tmp.join(format!("winguard-self-signed-{uid}")), uid);
+    drop(server);
+}
+
+/// A folder named by `--self-signed-dir` is used as it is, and a key an earlier run left
+/// readable to others is replaced by one created 0600.
+#[cfg(unix)]
+#[test]
+fn self_signed_key_in_a_named_folder_is_private_too() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let given = dir.path().join("given");
+    create_dir_with_mode(&given, 0o755);
+    let old_key = given.join("tls.key");
+    std::fs::write(&old_key, "an old key\n").unwrap();
+    std::fs::set_permissions(&old_key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let server = Server::launch(
+        &[
+            "--self-signed",
+            "--self-signed-dir",
+            given.to_str().unwrap(),
+        ],
+        &[],
+    )
+    .unwrap_or_else(|log| panic!("server did not start:\n{log}"));
+    assert_eq!(mode_of(&given), "755", "the named folder is used as it is");
+    assert_eq!(mode_of(&old_key), "600", "{}", old_key.display());
+    assert!(
+        std::fs::read_to_string(&old_key)
+            .unwrap()
+            .contains("PRIVATE KEY")
+    );
+    drop(server);
+}
+
+/// A default folder that someone else could have prepared (open to group or others, a symlink,
+/// not a folder) is refused with an error naming it and what is wrong; no key is written.
+#[cfg(unix)]
+#[test]
+fn self_signed_refuses_a_default_folder_others_could_enter() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = dir.path().join("elsewhere");
+    create_dir_with_mode(&elsewhere, 0o700);
+    // Each makes the default folder (the first argument) the way the problem says.
+    type Prepare = fn(&Path, &Path);
+    let cases: [(&str, Prepare); 3] = [
+        ("has mode 0755", |folder, _| {
+            create_dir_with_mode(folder, 0o755)
+        }),
+        ("is a symbolic link", |folder, elsewhere| {
+            std::os::unix::fs::symlink(elsewhere, folder).unwrap();
+        }),
+        ("is not a folder", |folder, _| {
+            std::fs::write(folder, "").unwrap()
+        }),
+    ];
+    for (i, (problem, prepare)) in cases.iter().enumerate() {
+        let runtime = dir.path().join(format!("runtime{i}"));
+        std::fs::create_dir(&runtime).unwrap();
+        let folder = runtime.join("winguard-self-signed");
+        prepare(&folder, &elsewhere);
+        let started = Server::launch(&["--self-signed"], &[("XDG_RUNTIME_DIR", Some(&runtime))]);
+        let log = started
+            .err()
+            .unwrap_or_else(|| panic!("started with a default folder that {problem}"));
+        assert!(!log.starts_with("exit status: 0"), "{log}");
+        assert!(
+            log.contains(&format!("{}: {problem}", folder.display())),
+            "{problem}: {log}"
+        );
+        assert!(!folder.join("tls.key").exists() && !elsewhere.join("tls.key").exists());
+    }
 }

@@ -14,6 +14,8 @@ standard library's http.client and ssl, with PyPI `jsonpatch` applying the patch
     tls URL CA VERSION                      handshake with only TLS VERSION (1.1, 1.2, 1.3) allowed
     write-first URL CA BODYFILE             HTTP/1.1 over a raw TLS socket: write the whole request
                                             (no Expect: 100-continue), only then read the answer
+    unrouted URL CA BODYFILE N              N bodies each to a wrong path and with a wrong method,
+                                            over HTTP/2 and HTTP/1.1; what became of each
     soak URL CA VALID BIG SECONDS           valid and oversized reviews mixed, over HTTP/1.1 written
                                             first and over one HTTP/2 connection, until SECONDS pass
 """
@@ -193,12 +195,12 @@ def tls(url, ca, version):
         out({"error": repr(e)})
 
 
-def write_first(host, port, ctx, body, path="/validate"):
+def write_first(host, port, ctx, body, path="/validate", method="POST"):
     """One HTTP/1.1 request written whole before anything is read, as a client without
     `Expect: 100-continue` sends it; returns (status, body) or raises what the socket raised."""
     sock = ctx.wrap_socket(socket.create_connection((host, port), timeout=30), server_hostname=host)
     try:
-        head = (f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        head = (f"{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
                 f"Content-Length: {len(body)}\r\n\r\n").encode()
         sock.sendall(head + body)
         data = b""
@@ -274,6 +276,144 @@ def soak(url, ca, valid_file, big_file, seconds):
     out({**counts, "errors": errors})
 
 
+class H2Client:
+    """One HTTP/2 connection driven frame by frame with PyPI `h2` (the library under httpx's
+    HTTP/2), which reports every RST_STREAM the server sends. httpx hides a reset that follows a
+    complete response; curl, like other clients that read while they upload, fails on it."""
+
+    def __init__(self, host, port, ctx):
+        import h2.config
+        import h2.connection
+
+        ctx.set_alpn_protocols(["h2"])
+        self.authority = f"{host}:{port}"
+        raw = socket.create_connection((host, port), timeout=20)
+        raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.sock = ctx.wrap_socket(raw, server_hostname=host)
+        if self.sock.selected_alpn_protocol() != "h2":
+            raise RuntimeError(f"ALPN chose {self.sock.selected_alpn_protocol()}, not h2")
+        self.conn = h2.connection.H2Connection(
+            config=h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+        self.conn.initiate_connection()
+        self.streams = {}
+        self.pong = False
+        self.flush()
+
+    def flush(self):
+        data = self.conn.data_to_send()
+        if data:
+            self.sock.sendall(data)
+
+    def pump(self, block):
+        """Handles the frames that have arrived; waits for some when `block`."""
+        import h2.events
+
+        self.sock.settimeout(20 if block else 0)
+        try:
+            data = self.sock.recv(65536)
+        except (ssl.SSLWantReadError, BlockingIOError):
+            return
+        finally:
+            self.sock.settimeout(20)
+        if not data:
+            raise ConnectionError("the server closed the connection")
+        for ev in self.conn.receive_data(data):
+            stream = self.streams.get(getattr(ev, "stream_id", None))
+            if isinstance(ev, h2.events.ResponseReceived):
+                stream["status"] = int(dict(ev.headers)[":status"])
+            elif isinstance(ev, h2.events.DataReceived):
+                self.conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+            elif isinstance(ev, h2.events.StreamEnded):
+                stream["ended"] = True
+            elif isinstance(ev, h2.events.StreamReset) and stream is not None:
+                stream["reset"] = ev.error_code
+            elif isinstance(ev, h2.events.PingAckReceived):
+                self.pong = True
+        self.flush()
+
+    def request(self, method, path, body):
+        """Sends a request, reading what arrives between frames as a client that uploads and
+        reads at once does; returns its stream's record (status, ended, reset)."""
+        import h2.exceptions
+
+        sid = self.conn.get_next_available_stream_id()
+        stream = self.streams[sid] = {"status": None, "ended": False, "reset": None}
+        self.conn.send_headers(sid, [(":method", method), (":path", path), (":scheme", "https"),
+                                     (":authority", self.authority),
+                                     ("content-length", str(len(body)))])
+        # The body follows a PING round trip, as an upload that starts a moment after its headers
+        # does: a server that answers without reading the body has answered by then.
+        self.settle()
+        sent = 0
+        while sent < len(body) and stream["reset"] is None:
+            room = min(self.conn.local_flow_control_window(sid), self.conn.max_outbound_frame_size)
+            if room == 0:
+                self.pump(block=True)
+                continue
+            chunk = body[sent:sent + room]
+            try:
+                self.conn.send_data(sid, chunk, end_stream=sent + len(chunk) == len(body))
+            except h2.exceptions.StreamClosedError:
+                break
+            sent += len(chunk)
+            self.flush()
+            self.pump(block=False)
+        while not stream["ended"] and stream["reset"] is None:
+            self.pump(block=True)
+        return stream
+
+    def settle(self):
+        """A PING round trip, so that resets sent after a response's last frame are seen."""
+        self.pong = False
+        self.conn.ping(b"winguard")
+        self.flush()
+        while not self.pong:
+            self.pump(block=True)
+
+    def close(self):
+        self.conn.close_connection()
+        self.flush()
+        self.sock.close()
+
+
+def unrouted(url, ca, body_file, n):
+    """N requests with a body to a path that does not exist (POST /nope) and N with a method the
+    path does not take (PUT /validate), over one HTTP/2 connection and over HTTP/1.1 written whole
+    first. Every one must end with its 404 or 405: none may be cut off by a stream or connection
+    reset. Outcomes are counted as "VERSION METHOD PATH: STATUS" (or the reset or error)."""
+    with open(body_file, "rb") as f:
+        body = f.read()
+    host, port = split(url)
+    ctx = context(ca)
+    cases = (("POST", "/nope"), ("PUT", "/validate"))
+    outcomes = {}
+
+    def record(key):
+        outcomes[key] = outcomes.get(key, 0) + 1
+
+    try:
+        h2 = H2Client(host, port, context(ca))
+        sent = [(method, path, h2.request(method, path, body))
+                for _ in range(int(n)) for method, path in cases]
+        h2.settle()
+        h2.close()
+        for method, path, stream in sent:
+            if stream["reset"] is not None:
+                record(f"HTTP/2 {method} {path}: reset {stream['reset']!r} after {stream['status']}")
+            else:
+                record(f"HTTP/2 {method} {path}: {stream['status']}")
+    except Exception as e:
+        record(f"HTTP/2: {e!r}")
+    for _ in range(max(1, int(n) // 10)):
+        for method, path in cases:
+            try:
+                status, _ = write_first(host, port, ctx, body, path, method)
+                record(f"HTTP/1.1 {method} {path}: {status}")
+            except Exception as e:
+                record(f"HTTP/1.1 {method} {path}: {type(e).__name__}")
+    out({"outcomes": outcomes})
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "review":
@@ -296,6 +436,8 @@ def main():
         tls(*args[:3])
     elif cmd == "write-first":
         write_first_cmd(*args[:3])
+    elif cmd == "unrouted":
+        unrouted(*args[:4])
     elif cmd == "soak":
         soak(*args[:5])
     else:

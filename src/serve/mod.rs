@@ -58,7 +58,9 @@ pub struct ServeArgs {
     /// Generate a CA and a certificate for localhost instead (local use); prints where the CA is.
     #[arg(long, conflicts_with_all = ["tls_cert", "tls_key"])]
     pub self_signed: bool,
-    /// Where `--self-signed` writes `ca.crt`, `tls.crt` and `tls.key`.
+    /// Where `--self-signed` writes `ca.crt`, `tls.crt` and `tls.key` (the key readable by its
+    /// owner only); by default a folder of this user's alone, `winguard-self-signed` under
+    /// $XDG_RUNTIME_DIR or `winguard-self-signed-UID` in the temp folder.
     #[arg(long, value_name = "DIR", requires = "self_signed")]
     pub self_signed_dir: Option<PathBuf>,
     /// Rules and config; the config file is re-read when it changes, and a bad new version is
@@ -159,13 +161,11 @@ async fn serve(args: ServeArgs) -> bool {
             return false;
         }
         _ => {
-            let dir = args
-                .self_signed_dir
-                .clone()
-                .unwrap_or_else(|| std::env::temp_dir().join("winguard-self-signed"));
             let hosts = ["localhost", "127.0.0.1", "::1"].map(String::from);
-            match tls::self_signed(&dir, &hosts) {
-                Ok(files) => {
+            let made = tls::self_signed_folder(args.self_signed_dir.as_deref())
+                .and_then(|dir| Ok((tls::self_signed(&dir, &hosts)?, dir)));
+            match made {
+                Ok((files, dir)) => {
                     tracing::info!(ca = %dir.join("ca.crt").display(), "self-signed certificate for localhost; trust this CA");
                     files
                 }
@@ -227,10 +227,10 @@ async fn serve(args: ServeArgs) -> bool {
         let bound = listener.local_addr().unwrap_or(addr);
         tracing::info!(addr = %bound, "metrics over plain HTTP");
         eprintln!("winguard serve: metrics on http://{bound}/metrics");
-        let metrics_app = Router::new()
+        let metrics_routes = Router::new()
             .route("/metrics", get(metrics_text))
-            .route("/healthz", get(|| async { "ok\n" }))
-            .with_state(Arc::clone(&state));
+            .route("/healthz", get(|| async { "ok\n" }));
+        let metrics_app = answer_unrouted_after_body(metrics_routes).with_state(Arc::clone(&state));
         tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, metrics_app)
                 .with_graceful_shutdown(shutdown_signal())
@@ -281,7 +281,7 @@ async fn serve(args: ServeArgs) -> bool {
 }
 
 fn router(state: Arc<AppState>) -> Router {
-    Router::new()
+    let routes = Router::new()
         .route(
             "/validate",
             post(|State(s): State<Arc<AppState>>, req: Request| admit(s, Endpoint::Validate, req)),
@@ -292,8 +292,66 @@ fn router(state: Arc<AppState>) -> Router {
         )
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics_text))
-        .with_state(state)
+        .route("/metrics", get(metrics_text));
+    answer_unrouted_after_body(routes).with_state(state)
+}
+
+/// Gives `routes` a 404 for unknown paths and a 405 for methods a path does not take (with its
+/// `Allow` header), both sent only once the request body has been read. axum's own answer
+/// drops the body unread: over HTTP/2 the stream then ends in a RST_STREAM, which clients that
+/// read while they upload (curl among them) report as a failed request instead of the status;
+/// over HTTP/1.1 the connection is closed under a client still writing its body.
+/// Must be called after the last route is added (the 405 applies to the routes it sees).
+fn answer_unrouted_after_body(routes: Router<Arc<AppState>>) -> Router<Arc<AppState>> {
+    routes
+        .fallback(|State(s): State<Arc<AppState>>, req: Request| {
+            answer_after_body(s, req, StatusCode::NOT_FOUND)
+        })
+        .method_not_allowed_fallback(|State(s): State<Arc<AppState>>, req: Request| {
+            answer_after_body(s, req, StatusCode::METHOD_NOT_ALLOWED)
+        })
+}
+
+/// Reads the request body to its end and throws it away (within [`MAX_DISCARD`] and the request
+/// timeout), then answers `status`. Past those bounds the answer goes out at once and, over
+/// HTTP/1.1, closes the connection.
+async fn answer_after_body(state: Arc<AppState>, req: Request, status: StatusCode) -> Response {
+    let declared = declared_length(&req);
+    let http1 = req.version() <= axum::http::Version::HTTP_11;
+    let received =
+        tokio::time::timeout(state.request_timeout, receive(req.into_body(), declared, 0)).await;
+    let read_whole = matches!(
+        received,
+        Ok(Received::Body(_) | Received::TooLarge { drained: true })
+    );
+    let response = status.into_response();
+    if read_whole {
+        response
+    } else {
+        close_if_http1(response, http1)
+    }
+}
+
+/// The body length a request declares in `Content-Length`, if it does.
+fn declared_length(req: &Request) -> Option<usize> {
+    req.headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+}
+
+/// Over HTTP/1.1, closes the connection after `response`: a client sending bodies the server
+/// will not read cannot then hold the connection (and one whose body was not read whole cannot
+/// be reused). HTTP/2 has no such header: there the stream ended with the body, or is reset
+/// past the bound.
+fn close_if_http1(mut response: Response, http1: bool) -> Response {
+    if http1 {
+        response.headers_mut().insert(
+            header::CONNECTION,
+            axum::http::HeaderValue::from_static("close"),
+        );
+    }
+    response
 }
 
 async fn readyz(State(state): State<Arc<AppState>>) -> Response {
@@ -329,22 +387,22 @@ fn plain_error(status: StatusCode, message: &str) -> Response {
 /// What became of a request body.
 enum Received {
     Body(Vec<u8>),
-    /// Larger than [`MAX_BODY`]; `drained` when all of it was read (and thrown away).
+    /// Larger than the bytes kept; `drained` when all of it was read (and thrown away).
     TooLarge {
         drained: bool,
     },
     Failed(String),
 }
 
-/// Reads a request body of up to [`MAX_BODY`] bytes. A larger one is read to its end and thrown
-/// away, up to [`MAX_DISCARD`] bytes, so the client can finish sending and then read the 413.
-async fn receive(body: Body, declared: Option<usize>) -> Received {
+/// Reads a request body of up to `keep` bytes. A larger one is read to its end and thrown away,
+/// up to [`MAX_DISCARD`] bytes, so the client can finish sending and then read the answer.
+async fn receive(body: Body, declared: Option<usize>, keep: usize) -> Received {
     use http_body_util::BodyExt;
     if declared.is_some_and(|n| n > MAX_DISCARD) {
         return Received::TooLarge { drained: false };
     }
     let mut body = body;
-    let mut kept: Vec<u8> = Vec::with_capacity(declared.unwrap_or(0).min(MAX_BODY));
+    let mut kept: Vec<u8> = Vec::with_capacity(declared.unwrap_or(0).min(keep));
     let mut seen = 0usize;
     while let Some(frame) = body.frame().await {
         let frame = match frame {
@@ -358,11 +416,11 @@ async fn receive(body: Body, declared: Option<usize>) -> Received {
         if seen > MAX_DISCARD {
             return Received::TooLarge { drained: false };
         }
-        if seen <= MAX_BODY {
+        if seen <= keep {
             kept.extend_from_slice(&data);
         }
     }
-    if seen > MAX_BODY || declared.is_some_and(|n| n > MAX_BODY) {
+    if seen > keep || declared.is_some_and(|n| n > keep) {
         Received::TooLarge { drained: true }
     } else {
         Received::Body(kept)
@@ -373,13 +431,12 @@ async fn receive(body: Body, declared: Option<usize>) -> Received {
 async fn admit(state: Arc<AppState>, endpoint: Endpoint, req: Request) -> Response {
     let started = Instant::now();
     let _in_flight = metrics::InFlight::enter(&state.metrics.in_flight);
-    let declared = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
+    let declared = declared_length(&req);
     let http1 = req.version() <= axum::http::Version::HTTP_11;
-    let received = tokio::time::timeout(state.request_timeout, receive(req.into_body(), declared));
+    let received = tokio::time::timeout(
+        state.request_timeout,
+        receive(req.into_body(), declared, MAX_BODY),
+    );
     let body = match received.await {
         Ok(Received::Body(bytes)) => bytes,
         Ok(Received::TooLarge { drained }) => {
@@ -390,20 +447,11 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, req: Request) -> Respon
                 drained,
                 "review body over 3 MiB: 413"
             );
-            let mut response = plain_error(
+            let response = plain_error(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "the review is larger than 3 MiB",
             );
-            // HTTP/1.1: closed after the answer, so a client sending such bodies cannot hold the
-            // connection (and one whose body was not read whole cannot be reused). HTTP/2 has no
-            // such header: there the stream ended with the body, or is reset past the bound.
-            if http1 {
-                response.headers_mut().insert(
-                    header::CONNECTION,
-                    axum::http::HeaderValue::from_static("close"),
-                );
-            }
-            return response;
+            return close_if_http1(response, http1);
         }
         Ok(Received::Failed(e)) => {
             count(&state, endpoint, Verdict::Invalid, started);

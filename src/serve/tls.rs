@@ -55,38 +55,192 @@ impl CertFiles {
     }
 }
 
-/// A CA and a serving certificate it signed, for `--self-signed`: written to `dir` as `ca.crt`,
-/// `tls.crt` and `tls.key` (the names cert-manager gives a Secret's keys).
-pub(crate) fn self_signed(dir: &Path, hosts: &[String]) -> Result<CertFiles, String> {
+/// Why `--self-signed` could not make its certificate.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SelfSignedError {
+    #[error("generating a self-signed certificate: {0}")]
+    Generate(#[from] rcgen::Error),
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: io::Error },
+    #[error(
+        "{}: {problem}; the private key goes only into a folder of this user's that no one \
+         else can enter (remove it, or name another with --self-signed-dir)",
+        path.display()
+    )]
+    UnsafeFolder {
+        path: PathBuf,
+        problem: FolderProblem,
+    },
+}
+
+impl SelfSignedError {
+    /// For `map_err`: an I/O error on `path`.
+    fn io(path: &Path) -> impl FnOnce(io::Error) -> Self {
+        let path = path.to_path_buf();
+        move |source| SelfSignedError::Io { path, source }
+    }
+}
+
+/// What makes an existing default folder unfit for a private key.
+#[derive(Debug)]
+// Owners and modes are checked on Unix only.
+#[cfg_attr(not(unix), allow(dead_code))]
+pub(crate) enum FolderProblem {
+    Symlink,
+    NotAFolder,
+    OwnedByAnother { owner: u32, user: u32 },
+    OpenToOthers { mode: u32 },
+}
+
+impl std::fmt::Display for FolderProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FolderProblem::Symlink => f.write_str("is a symbolic link"),
+            FolderProblem::NotAFolder => f.write_str("is not a folder"),
+            FolderProblem::OwnedByAnother { owner, user } => {
+                write!(f, "belongs to uid {owner}, not to this user (uid {user})")
+            }
+            FolderProblem::OpenToOthers { mode } => write!(
+                f,
+                "has mode {mode:04o}: its group or others may enter it (it must be 0700)"
+            ),
+        }
+    }
+}
+
+/// The folder `--self-signed` writes to, made ready: `given` (`--self-signed-dir`) is used as it
+/// is, created 0700 if missing. Otherwise a folder of this user's alone, since it will hold a
+/// private key: `winguard-self-signed` under `$XDG_RUNTIME_DIR` (itself private to the user), or
+/// `winguard-self-signed-UID` in the temp folder, which others can write to. It is created 0700,
+/// and an existing one is refused unless it is a real folder (not a symlink), owned by this
+/// user, and closed to group and others: someone else could have made it first to read the key
+/// or swap the certificate.
+pub(crate) fn self_signed_folder(given: Option<&Path>) -> Result<PathBuf, SelfSignedError> {
+    if let Some(dir) = given {
+        private_dir_builder(true)
+            .create(dir)
+            .map_err(SelfSignedError::io(dir))?;
+        return Ok(dir.to_path_buf());
+    }
+    let dir = default_self_signed_folder();
+    match private_dir_builder(false).create(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(SelfSignedError::io(&dir)(e)),
+    }
+    let meta = std::fs::symlink_metadata(&dir).map_err(SelfSignedError::io(&dir))?;
+    match folder_problem(&meta) {
+        None => Ok(dir),
+        Some(problem) => Err(SelfSignedError::UnsafeFolder { path: dir, problem }),
+    }
+}
+
+#[cfg(unix)]
+fn default_self_signed_folder() -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        Some(runtime) if runtime.is_absolute() => runtime.join("winguard-self-signed"),
+        _ => std::env::temp_dir().join(format!(
+            "winguard-self-signed-{}",
+            rustix::process::geteuid().as_raw()
+        )),
+    }
+}
+
+/// The temp folder is per user on Windows.
+#[cfg(not(unix))]
+fn default_self_signed_folder() -> PathBuf {
+    std::env::temp_dir().join("winguard-self-signed")
+}
+
+fn private_dir_builder(recursive: bool) -> std::fs::DirBuilder {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(recursive);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder
+}
+
+fn folder_problem(meta: &std::fs::Metadata) -> Option<FolderProblem> {
+    if meta.file_type().is_symlink() {
+        return Some(FolderProblem::Symlink);
+    }
+    if !meta.is_dir() {
+        return Some(FolderProblem::NotAFolder);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let user = rustix::process::geteuid().as_raw();
+        if meta.uid() != user {
+            return Some(FolderProblem::OwnedByAnother {
+                owner: meta.uid(),
+                user,
+            });
+        }
+        let mode = meta.mode() & 0o7777;
+        if mode & 0o077 != 0 {
+            return Some(FolderProblem::OpenToOthers { mode });
+        }
+    }
+    None
+}
+
+/// A CA and a serving certificate it signed, for `--self-signed`: written to `dir` (see
+/// [`self_signed_folder`]) as `ca.crt`, `tls.crt` and `tls.key` (the names cert-manager gives a
+/// Secret's keys); the key is readable by this user alone.
+pub(crate) fn self_signed(dir: &Path, hosts: &[String]) -> Result<CertFiles, SelfSignedError> {
     use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
-    let err = |e: rcgen::Error| format!("generating a self-signed certificate: {e}");
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(err)?;
+    let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     ca_params
         .distinguished_name
         .push(DnType::CommonName, "winguard self-signed CA");
-    let ca =
-        CertifiedIssuer::self_signed(ca_params, KeyPair::generate().map_err(err)?).map_err(err)?;
-    let key = KeyPair::generate().map_err(err)?;
-    let mut params = CertificateParams::new(hosts.to_vec()).map_err(err)?;
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate()?)?;
+    let key = KeyPair::generate()?;
+    let mut params = CertificateParams::new(hosts.to_vec())?;
     params.distinguished_name.push(
         DnType::CommonName,
         hosts.first().map_or("localhost", String::as_str),
     );
-    let cert = params.signed_by(&key, &ca).map_err(err)?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let cert = params.signed_by(&key, &ca)?;
     let files = CertFiles {
         cert: dir.join("tls.crt"),
         key: dir.join("tls.key"),
     };
-    let write = |p: &Path, text: String| {
-        crate::atomic::write_atomically(p, text.as_bytes())
-            .map_err(|e| format!("{}: {e}", p.display()))
-    };
-    write(&dir.join("ca.crt"), ca.pem())?;
-    write(&files.cert, cert.pem())?;
-    write(&files.key, key.serialize_pem())?;
+    let ca_path = dir.join("ca.crt");
+    crate::atomic::write_atomically(&ca_path, ca.pem().as_bytes())
+        .map_err(SelfSignedError::io(&ca_path))?;
+    crate::atomic::write_atomically(&files.cert, cert.pem().as_bytes())
+        .map_err(SelfSignedError::io(&files.cert))?;
+    write_private_key(&files.key, key.serialize_pem().as_bytes())
+        .map_err(SelfSignedError::io(&files.key))?;
     Ok(files)
+}
+
+/// Writes a private key readable by its owner alone. Not [`crate::atomic::write_atomically`]:
+/// that gives a new file the usual 0666 less the umask and a replaced one its old mode (an
+/// earlier key may have been left 0644). Here the file is created 0600 beside the target and
+/// renamed over it, so the key is never, even for a moment, readable by anyone else.
+fn write_private_key(path: &Path, pem: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o600));
+    }
+    let mut tmp = builder.tempfile_in(dir)?;
+    tmp.write_all(pem)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// Accepts a TCP connection only while fewer than the limit are open; past it the connection is
