@@ -768,3 +768,42 @@ fn subchart_defaults_are_found_wherever_the_subchart_lives() {
     std::fs::write(&packaged, archive("agent", &agent_files)).unwrap();
     assert_found_under(&packaged, &format!("{}!/agent", packaged.display()));
 }
+
+/// A values file is bounded by what its aliases add, not by its size in nodes: 500,001 plain
+/// keys load (as in Helm), an alias bomb fails at once naming the alias limit.
+#[test]
+fn values_files_are_bounded_by_what_their_aliases_add() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = write_chart(
+        dir.path(),
+        "keys",
+        "",
+        &[(
+            "templates/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  last: {{ .Values.k7a120 | quote }}\n",
+        )],
+    );
+    let chart = chart.to_str().unwrap();
+    let many = dir.path().join("many.yaml");
+    let text: String = (0..=500_000).map(|i| format!("k{i:x}: {i}\n")).collect();
+    std::fs::write(&many, text).unwrap();
+    let r = run(&["render", chart, "-f", many.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("last: \"500000\""), "{}", r.stdout);
+
+    let bomb = dir.path().join("bomb.yaml");
+    let mut text = String::from("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for i in 1..10 {
+        let refs = vec![format!("*a{}", i - 1); 10].join(", ");
+        text.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+    }
+    std::fs::write(&bomb, text).unwrap();
+    let r = run(&["render", chart, "-f", bomb.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(
+        r.stderr
+            .contains("by more than 1000000 nodes, the alias limit"),
+        "{}",
+        r.stderr
+    );
+}
