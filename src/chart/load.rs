@@ -228,9 +228,24 @@ pub fn load_archive(data: &[u8], shown: &str, located: &str) -> Result<Chart, Er
     load_files(files, shown, &format!("{located}!/{top}"))
 }
 
+/// A chart file's text: UTF-8, or an error naming the file, the place and go-yaml's reason (Helm
+/// reads these files as YAML, whose reader refuses them so). `shown` names the file.
+pub fn chart_text<'a>(data: &'a [u8], shown: &str) -> Result<&'a str, Error> {
+    std::str::from_utf8(data).map_err(|e| {
+        let fault = crate::error::Utf8Fault::new(data, &e);
+        Error::at(
+            ErrorKind::Chart,
+            shown,
+            Some(fault.line),
+            Some(fault.column),
+            format!("{shown}:{}:{}: yaml: {fault}", fault.line, fault.column),
+        )
+    })
+}
+
 fn yaml_map(file: &File, shown: &str) -> Result<Map<String, Json>, Error> {
-    let text = String::from_utf8_lossy(&file.data);
-    super::values::parse_values_file(&text, &format!("{shown}/{}", file.name))
+    let shown = format!("{shown}/{}", file.name);
+    super::values::parse_values_file(chart_text(&file.data, &shown)?, &shown)
 }
 
 /// Sorts a chart's files into their places; `shown` names the chart in errors, `location` is
@@ -249,8 +264,9 @@ pub fn load_files(files: Vec<File>, shown: &str, location: &str) -> Result<Chart
         match file.name.as_str() {
             "Chart.yaml" => metadata = Some(yaml_map(&file, shown)?),
             "values.yaml" => {
-                let text: Arc<str> = String::from_utf8_lossy(&file.data).into();
-                values = super::values::parse_values_file(&text, &format!("{shown}/values.yaml"))?;
+                let path = format!("{shown}/values.yaml");
+                let text: Arc<str> = chart_text(&file.data, &path)?.into();
+                values = super::values::parse_values_file(&text, &path)?;
                 values_text = Some(text);
             }
             "values.schema.json" => {
@@ -265,7 +281,7 @@ pub fn load_files(files: Vec<File>, shown: &str, location: &str) -> Result<Chart
             "requirements.yaml" => requirements = Some(yaml_map(&file, shown)?),
             "requirements.lock" | "Chart.lock" => {}
             name if name.starts_with("templates/") => templates.push(Template {
-                text: String::from_utf8_lossy(&file.data).into(),
+                text: chart_text(&file.data, &format!("{shown}/{name}"))?.into(),
                 name: file.name,
             }),
             name if name.starts_with("charts/") => {
