@@ -385,3 +385,147 @@ fn multi_document_files_keep_documents_before_an_error() {
             .any(|f| f["file"] == bad.to_str().unwrap())
     );
 }
+
+const CHART_YAML: &[u8] = b"apiVersion: v2\nname: big\nversion: 0.1.0\n";
+
+/// Helm's bounds on a packaged chart (5 MiB a file, 100 MiB in all), with Helm's words: an
+/// entry is refused from the size its header gives, before a byte of it is inflated, so a
+/// 2 MB archive of a 2 GiB file is refused at once.
+#[test]
+fn chart_archives_are_bounded_as_helms() {
+    let d = tempfile::tempdir().unwrap();
+    let chart = || Tgz::default().file("big/Chart.yaml", CHART_YAML);
+    let regular = tar::EntryType::Regular;
+
+    let gigabytes = chart()
+        .zeros_entry("big/files/big.bin", 2 << 30, regular)
+        .finish();
+    assert!(gigabytes.len() < 4 << 20, "{}", gigabytes.len());
+    let bad = write(d.path(), "gigabytes.tgz", gigabytes);
+    assert_error(
+        &bad,
+        None,
+        "decompressed chart is larger than the maximum size 104857600",
+    );
+
+    // A file of 5 MiB is allowed (and the archives written here are sound gzip).
+    let at_bound = chart()
+        .zeros_entry("big/files/big.bin", 5 * 1024 * 1024, regular)
+        .finish();
+    let mut inflated = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(&at_bound[..]),
+        &mut inflated,
+    )
+    .unwrap();
+    assert_eq!(inflated.len(), 3 * 512 + 5 * 1024 * 1024 + 1024);
+    let (code, v, _) = lint_with_good(&write(d.path(), "at-bound.tgz", at_bound));
+    assert_eq!((code, &v["errors"]), (1, &serde_json::json!([])), "{v}");
+
+    let over = chart()
+        .zeros_entry("big/files/big.bin", 5 * 1024 * 1024 + 1, regular)
+        .finish();
+    let bad = write(d.path(), "file-over.tgz", over);
+    assert_error(
+        &bad,
+        None,
+        r#"decompressed chart file "big/files/big.bin" is larger than the maximum file size 5242880"#,
+    );
+
+    // Files of 5 MiB each are allowed, up to 100 MiB in all (the 20th reaches it).
+    let mut many = chart();
+    for i in 0..20 {
+        many = many.zeros_entry(&format!("big/files/{i}.bin"), 5 * 1024 * 1024, regular);
+    }
+    let bad = write(d.path(), "total-over.tgz", many.finish());
+    assert_error(
+        &bad,
+        None,
+        "decompressed chart is larger than the maximum size 104857600",
+    );
+
+    // A subchart archive in charts/ has the same bounds.
+    let sub = Tgz::default()
+        .file(
+            "sub/Chart.yaml",
+            b"apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+        )
+        .zeros_entry("sub/files/big.bin", 5 * 1024 * 1024 + 1, regular)
+        .finish();
+    let nested = chart().file("big/charts/sub-0.1.0.tgz", &sub).finish();
+    let bad = write(d.path(), "nested.tgz", nested);
+    let (code, v, stderr) = lint_with_good(&bad);
+    assert_eq!(code, 2, "{v}\n{stderr}");
+    let e = &v["errors"][0];
+    assert_eq!(
+        e["file"].as_str(),
+        Some(&*format!("{}/charts/sub-0.1.0.tgz", bad.display())),
+        "{e}"
+    );
+    let message = e["message"].as_str().unwrap();
+    assert!(
+        message.contains(r#"decompressed chart file "sub/files/big.bin" is larger than the maximum file size 5242880"#),
+        "{e}"
+    );
+}
+
+/// What Helm's bound on file contents can't see, the tar stream itself, is counted as it
+/// inflates: a GNU long name of 300 MiB (which the tar reader would hold whole) is refused.
+#[test]
+fn chart_archive_tar_headers_are_bounded_while_read() {
+    let d = tempfile::tempdir().unwrap();
+    let long_name = Tgz::default()
+        .zeros_entry("././@LongLink", 300 << 20, tar::EntryType::GNULongName)
+        .file("big/Chart.yaml", CHART_YAML)
+        .finish();
+    let bad = write(d.path(), "long-name.tgz", long_name);
+    assert_error(
+        &bad,
+        None,
+        "the tar stream inflates to more than 209715200 bytes",
+    );
+}
+
+/// A chart directory's files have Helm's bound too (5 MiB a file), and a file that is not a
+/// regular one (a FIFO, whose read would wait forever) is refused in Helm's words.
+#[test]
+fn chart_directory_files_are_bounded_as_helms() {
+    let d = tempfile::tempdir().unwrap();
+    let chart = d.path().join("big");
+    std::fs::create_dir_all(chart.join("files")).unwrap();
+    write(&chart, "Chart.yaml", CHART_YAML);
+    let big = std::fs::File::create(chart.join("files/big.bin")).unwrap();
+    big.set_len(5 * 1024 * 1024 + 1).unwrap();
+    let (code, v, stderr) = lint_with_good(&chart);
+    assert_eq!(code, 2, "{v}\n{stderr}");
+    let message = v["errors"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains(r#"big/files/big.bin" is larger than the maximum file size 5242880"#),
+        "{v}"
+    );
+
+    std::fs::remove_file(chart.join("files/big.bin")).unwrap();
+    let fifo = chart.join("files/pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // A writer, so that a loader that opens the FIFO reads an empty file instead of hanging.
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || drop(std::fs::OpenOptions::new().write(true).open(fifo)))
+    };
+    let (code, v, stderr) = lint_with_good(&chart);
+    if !writer.is_finished() {
+        // Nothing opened the FIFO: open it here to let the writer go.
+        drop(std::fs::File::open(&fifo));
+    }
+    writer.join().unwrap();
+    assert_eq!(code, 2, "{v}\n{stderr}");
+    let message = v["errors"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("files/pipe as it has file mode type bits set"),
+        "{v}"
+    );
+}

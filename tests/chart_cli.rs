@@ -769,3 +769,111 @@ fn subchart_defaults_are_found_wherever_the_subchart_lives() {
     std::fs::write(&packaged, archive("agent", &agent_files)).unwrap();
     assert_found_under(&packaged, &format!("{}!/agent", packaged.display()));
 }
+
+/// Bytes that are not UTF-8 in a chart's `Chart.yaml`, `values.yaml` or templates, or in a
+/// values file given with `-f`, fail the render as in Helm (its YAML reader refuses them, in the
+/// words checked here), named by file, line, column and byte offset; they were replaced silently.
+#[test]
+fn invalid_utf8_in_a_chart_or_its_values_is_an_error_at_its_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let template = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: {{ .Values.b | quote }}\n";
+    let good: [(&str, &[u8]); 3] = [
+        ("Chart.yaml", b"apiVersion: v2\nname: c\nversion: 0.1.0\n"),
+        ("values.yaml", b"b: ok\n"),
+        ("templates/cm.yaml", template.as_bytes()),
+    ];
+    let chart_with = |case: &str, file: &str, bytes: &[u8]| {
+        let chart = dir.path().join(case).join("c");
+        std::fs::create_dir_all(chart.join("templates")).unwrap();
+        for (name, text) in good {
+            std::fs::write(chart.join(name), text).unwrap();
+        }
+        std::fs::write(chart.join(file), bytes).unwrap();
+        chart.to_str().unwrap().to_string()
+    };
+    let values = chart_with("values", "values.yaml", b"a: 1\nb: \"x\xff\"\n");
+    let chart_yaml = chart_with(
+        "chart",
+        "Chart.yaml",
+        b"apiVersion: v2\nname: c\nversion: 0.1.0\ndescription: caf\xc3",
+    );
+    let in_template = chart_with(
+        "template",
+        "templates/cm.yaml",
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: \"caf\xe9\"\n",
+    );
+    let plain = chart_with("plain", "values.yaml", b"b: ok\n");
+    let user_values = dir.path().join("user.yaml");
+    std::fs::write(&user_values, b"b: \xed\xa0\x80\n").unwrap();
+    let cases: [(Vec<&str>, String); 4] = [
+        (
+            vec!["render", &values],
+            format!(
+                "{values}/values.yaml:2:6: yaml: invalid leading UTF-8 octet at byte offset 10"
+            ),
+        ),
+        (
+            vec!["render", &chart_yaml],
+            format!(
+                "{chart_yaml}/Chart.yaml:4:17: yaml: incomplete UTF-8 octet sequence at byte offset 54"
+            ),
+        ),
+        (
+            vec!["render", &in_template],
+            format!(
+                "{in_template}/templates/cm.yaml:6:10: yaml: invalid trailing UTF-8 octet at byte offset 67"
+            ),
+        ),
+        (
+            vec!["render", &plain, "-f", user_values.to_str().unwrap()],
+            format!(
+                "{}:1:4: yaml: invalid Unicode character at byte offset 3",
+                user_values.display()
+            ),
+        ),
+    ];
+    for (args, expected) in cases {
+        let r = run(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(&expected), "{args:?}: {}", r.stderr);
+    }
+}
+
+/// A values file is bounded by what its aliases add, not by its size in nodes: 500,001 plain
+/// keys load (as in Helm), an alias bomb fails at once naming the alias limit.
+#[test]
+fn values_files_are_bounded_by_what_their_aliases_add() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = write_chart(
+        dir.path(),
+        "keys",
+        "",
+        &[(
+            "templates/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  last: {{ .Values.k7a120 | quote }}\n",
+        )],
+    );
+    let chart = chart.to_str().unwrap();
+    let many = dir.path().join("many.yaml");
+    let text: String = (0..=500_000).map(|i| format!("k{i:x}: {i}\n")).collect();
+    std::fs::write(&many, text).unwrap();
+    let r = run(&["render", chart, "-f", many.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("last: \"500000\""), "{}", r.stdout);
+
+    let bomb = dir.path().join("bomb.yaml");
+    let mut text = String::from("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for i in 1..10 {
+        let refs = vec![format!("*a{}", i - 1); 10].join(", ");
+        text.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+    }
+    std::fs::write(&bomb, text).unwrap();
+    let r = run(&["render", chart, "-f", bomb.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(
+        r.stderr
+            .contains("by more than 1000000 nodes, the alias limit"),
+        "{}",
+        r.stderr
+    );
+}

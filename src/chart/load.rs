@@ -2,12 +2,26 @@
 //! the same places, `.helmignore` applies, and subcharts in `charts/` are charts of their own.
 
 use crate::error::{Error, ErrorKind};
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Map, Value as Json};
+
+/// Helm's bounds on what a chart may unpack to, its numbers and its words (Helm v4.2.3,
+/// `pkg/chart/loader/archive/archive.go`, `MaxDecompressedChartSize`): the files of one archive
+/// together, counted as they are read.
+pub const MAX_DECOMPRESSED_CHART_SIZE: u64 = 100 * 1024 * 1024;
+/// The largest one file may be, in an archive or a directory (`MaxDecompressedFileSize`, same
+/// file; `pkg/chart/v2/loader/directory.go` applies it to a chart directory's files).
+pub const MAX_DECOMPRESSED_FILE_SIZE: u64 = 5 * 1024 * 1024;
+/// Most bytes the tar stream inside one archive may inflate to, headers and skipped entries
+/// included. Helm's own bound counts file contents only; the tar crate reads a long name or a
+/// PAX header whole, and skips an unwanted entry by inflating it, so this bounds what Helm's
+/// limit can't see: twice Helm's, room for any chart's headers.
+const MAX_TAR_STREAM_SIZE: u64 = 2 * MAX_DECOMPRESSED_CHART_SIZE;
 
 /// One file of a chart, by its path inside the chart (`templates/deployment.yaml`).
 #[derive(Debug, Clone)]
@@ -108,14 +122,14 @@ pub fn load_chart(path: &Path) -> Result<Chart, Error> {
         let files = read_dir_files(path)?;
         load_files(files, &shown, &display_dir(path))
     } else {
-        let data = std::fs::read(path).map_err(|e| {
+        let file = std::fs::File::open(path).map_err(|e| {
             Error::new(
                 ErrorKind::Chart,
                 &shown,
                 format!("cannot read chart {shown}: {e}"),
             )
         })?;
-        load_archive(&data, &shown, &display_dir(path))
+        load_archive(std::io::BufReader::new(file), &shown, &display_dir(path))
     }
 }
 
@@ -163,24 +177,60 @@ fn read_dir_files(dir: &Path) -> Result<Vec<File>, Error> {
         if is_dir {
             continue;
         }
-        let data = std::fs::read(entry.path()).map_err(|e| {
-            Error::new(
-                ErrorKind::Chart,
-                format!("{shown}/{name}"),
-                format!("cannot read {shown}/{name}: {e}"),
-            )
-        })?;
         files.push(File {
+            data: read_dir_file(entry.path(), &format!("{shown}/{name}"))?.into(),
             name,
-            data: data.into(),
         });
     }
     Ok(files)
 }
 
+/// One file of a chart directory, refused as Helm's `LoadDir` refuses it: not a regular file
+/// (a FIFO would block the read forever), or larger than [`MAX_DECOMPRESSED_FILE_SIZE`].
+fn read_dir_file(path: &Path, shown: &str) -> Result<Vec<u8>, Error> {
+    let refuse = |message: String| Error::new(ErrorKind::Chart, shown, message);
+    let cannot_read = |e: std::io::Error| refuse(format!("cannot read {shown}: {e}"));
+    let meta = std::fs::metadata(path).map_err(cannot_read)?;
+    let too_large = || {
+        refuse(format!(
+            "chart file {shown:?} is larger than the maximum file size {MAX_DECOMPRESSED_FILE_SIZE}"
+        ))
+    };
+    if !meta.is_file() && !meta.is_dir() {
+        return Err(refuse(format!(
+            "cannot load irregular file {shown} as it has file mode type bits set"
+        )));
+    }
+    if meta.len() > MAX_DECOMPRESSED_FILE_SIZE {
+        return Err(too_large());
+    }
+    // Read through the bound too: the file may have grown since it was measured.
+    let mut data = Vec::with_capacity(meta.len() as usize);
+    std::fs::File::open(path)
+        .and_then(|f| {
+            f.take(MAX_DECOMPRESSED_FILE_SIZE + 1)
+                .read_to_end(&mut data)
+        })
+        .map_err(cannot_read)?;
+    if data.len() as u64 > MAX_DECOMPRESSED_FILE_SIZE {
+        return Err(too_large());
+    }
+    Ok(data)
+}
+
 /// Loads a packaged chart: a gzipped tar whose entries sit under one top directory. `located`
 /// names the archive for findings (see [`Chart::location`]).
-pub fn load_archive(data: &[u8], shown: &str, located: &str) -> Result<Chart, Error> {
+pub fn load_archive(data: impl Read, shown: &str, located: &str) -> Result<Chart, Error> {
+    let (top, files) = read_archive_files(data, shown)?;
+    // No .helmignore here: Helm applies it when packaging, not when loading an archive.
+    load_files(files, shown, &format!("{located}!/{top}"))
+}
+
+/// The files of a packaged chart and the top directory they sit under, read within Helm's
+/// bounds ([`MAX_DECOMPRESSED_CHART_SIZE`], [`MAX_DECOMPRESSED_FILE_SIZE`]): an entry's size
+/// is checked against them from its header before a byte of it is inflated, and the whole
+/// stream is counted as it inflates ([`MAX_TAR_STREAM_SIZE`]).
+fn read_archive_files(data: impl Read, shown: &str) -> Result<(String, Vec<File>), Error> {
     let bad = |e: String| {
         Error::new(
             ErrorKind::Chart,
@@ -188,12 +238,34 @@ pub fn load_archive(data: &[u8], shown: &str, located: &str) -> Result<Chart, Er
             format!("{shown} is not a valid chart archive: {e}"),
         )
     };
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(data));
+    let chart_too_large = || {
+        bad(format!(
+            "decompressed chart is larger than the maximum size {MAX_DECOMPRESSED_CHART_SIZE}"
+        ))
+    };
+    let stream_over = Cell::new(false);
+    let stream = Bounded {
+        inner: flate2::read::GzDecoder::new(data),
+        left: MAX_TAR_STREAM_SIZE,
+        over: &stream_over,
+    };
+    // A read error caused by the stream bound is reported as that bound.
+    let failed = |e: std::io::Error| {
+        if stream_over.get() {
+            bad(format!(
+                "the tar stream inflates to more than {MAX_TAR_STREAM_SIZE} bytes (twice the maximum chart size {MAX_DECOMPRESSED_CHART_SIZE}, for its headers)"
+            ))
+        } else {
+            bad(e.to_string())
+        }
+    };
+    let mut archive = tar::Archive::new(stream);
     let mut files = Vec::new();
     let mut top = String::new();
-    let entries = archive.entries().map_err(|e| bad(e.to_string()))?;
+    let mut remaining = MAX_DECOMPRESSED_CHART_SIZE;
+    let entries = archive.entries().map_err(failed)?;
     for entry in entries {
-        let mut entry = entry.map_err(|e| bad(e.to_string()))?;
+        let mut entry = entry.map_err(failed)?;
         if !entry.header().entry_type().is_file() {
             continue;
         }
@@ -212,10 +284,26 @@ pub fn load_archive(data: &[u8], shown: &str, located: &str) -> Result<Chart, Er
         if name.split('/').any(|part| part == "..") {
             return Err(bad(format!("the entry {path} leaves the chart")));
         }
-        let mut data = Vec::new();
-        entry
+        // Helm's checks and order (`LoadArchiveFiles`): the size the header gives first, then
+        // the bytes as read, the archive's total refused when it reaches the bound.
+        let size = entry.size();
+        if size > remaining {
+            return Err(chart_too_large());
+        }
+        if size > MAX_DECOMPRESSED_FILE_SIZE {
+            return Err(bad(format!(
+                "decompressed chart file {path:?} is larger than the maximum file size {MAX_DECOMPRESSED_FILE_SIZE}"
+            )));
+        }
+        let mut data = Vec::with_capacity(size as usize);
+        (&mut entry)
+            .take(remaining)
             .read_to_end(&mut data)
-            .map_err(|e| bad(e.to_string()))?;
+            .map_err(failed)?;
+        remaining -= data.len() as u64;
+        if (data.len() as u64) < size || remaining == 0 {
+            return Err(chart_too_large());
+        }
         files.push(File {
             name: name.to_string(),
             data: data.into(),
@@ -224,13 +312,51 @@ pub fn load_archive(data: &[u8], shown: &str, located: &str) -> Result<Chart, Er
     if files.is_empty() {
         return Err(bad("no files in archive".into()));
     }
-    // No .helmignore here: Helm applies it when packaging, not when loading an archive.
-    load_files(files, shown, &format!("{located}!/{top}"))
+    Ok((top, files))
+}
+
+/// A reader that fails once more than `left` bytes have come through it, and says so in
+/// `over`: the tar crate only passes the error on.
+struct Bounded<'a, R> {
+    inner: R,
+    left: u64,
+    over: &'a Cell<bool>,
+}
+
+impl<R: Read> Read for Bounded<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        // One byte past the bound is read, to tell a stream that ends at it from a longer one.
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left + 1).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        if n as u64 > self.left {
+            self.over.set(true);
+            return Err(std::io::Error::other("stream size limit reached"));
+        }
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+/// A chart file's text: UTF-8, or an error naming the file, the place and go-yaml's reason (Helm
+/// reads these files as YAML, whose reader refuses them so). `shown` names the file.
+pub fn chart_text<'a>(data: &'a [u8], shown: &str) -> Result<&'a str, Error> {
+    std::str::from_utf8(data).map_err(|e| {
+        let fault = crate::error::Utf8Fault::new(data, &e);
+        Error::at(
+            ErrorKind::Chart,
+            shown,
+            Some(fault.line),
+            Some(fault.column),
+            format!("{shown}:{}:{}: yaml: {fault}", fault.line, fault.column),
+        )
+    })
 }
 
 fn yaml_map(file: &File, shown: &str) -> Result<Map<String, Json>, Error> {
-    let text = String::from_utf8_lossy(&file.data);
-    super::values::parse_values_file(&text, &format!("{shown}/{}", file.name))
+    let shown = format!("{shown}/{}", file.name);
+    super::values::parse_values_file(chart_text(&file.data, &shown)?, &shown)
 }
 
 /// Sorts a chart's files into their places; `shown` names the chart in errors, `location` is
@@ -249,8 +375,9 @@ pub fn load_files(files: Vec<File>, shown: &str, location: &str) -> Result<Chart
         match file.name.as_str() {
             "Chart.yaml" => metadata = Some(yaml_map(&file, shown)?),
             "values.yaml" => {
-                let text: Arc<str> = String::from_utf8_lossy(&file.data).into();
-                values = super::values::parse_values_file(&text, &format!("{shown}/values.yaml"))?;
+                let path = format!("{shown}/values.yaml");
+                let text: Arc<str> = chart_text(&file.data, &path)?.into();
+                values = super::values::parse_values_file(&text, &path)?;
                 values_text = Some(text);
             }
             "values.schema.json" => {
@@ -265,7 +392,7 @@ pub fn load_files(files: Vec<File>, shown: &str, location: &str) -> Result<Chart
             "requirements.yaml" => requirements = Some(yaml_map(&file, shown)?),
             "requirements.lock" | "Chart.lock" => {}
             name if name.starts_with("templates/") => templates.push(Template {
-                text: String::from_utf8_lossy(&file.data).into(),
+                text: chart_text(&file.data, &format!("{shown}/{name}"))?.into(),
                 name: file.name,
             }),
             name if name.starts_with("charts/") => {
@@ -333,7 +460,7 @@ pub fn load_files(files: Vec<File>, shown: &str, location: &str) -> Result<Chart
     }
     for archive in sub_archives {
         subcharts.push(load_archive(
-            &archive.data,
+            &archive.data[..],
             &format!("{shown}/{}", archive.name),
             &format!("{location}/{}", archive.name),
         )?);

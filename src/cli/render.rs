@@ -89,13 +89,14 @@ impl ChartArgs {
             .iter()
             .map(|file| {
                 let shown = file.display().to_string();
-                let text = std::fs::read_to_string(file).map_err(|e| {
+                let bytes = std::fs::read(file).map_err(|e| {
                     Error::new(
                         ErrorKind::Chart,
                         &shown,
                         format!("cannot read values file {shown}: {e}"),
                     )
                 })?;
+                let text = crate::chart::load::chart_text(&bytes, &shown)?.to_string();
                 Ok((shown, text))
             })
             .collect()

@@ -454,23 +454,13 @@ pub fn read_bytes(name: &str, bytes: Vec<u8>, in_directory: bool, loaded: &mut S
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,
         Err(e) => {
-            let valid = e.utf8_error().valid_up_to();
-            let before = &e.as_bytes()[..valid];
-            let line = before.iter().filter(|&&b| b == b'\n').count() as u32 + 1;
-            let line_start = before
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(0, |p| p + 1);
-            let col = String::from_utf8_lossy(&before[line_start..])
-                .chars()
-                .count() as u32
-                + 1;
+            let fault = crate::error::Utf8Fault::new(e.as_bytes(), &e.utf8_error());
             loaded.errors.push(Error {
                 kind: ErrorKind::Input,
                 file: name.to_string(),
-                line: Some(line),
-                column: Some(col),
-                message: "invalid UTF-8".to_string(),
+                line: Some(fault.line),
+                column: Some(fault.column),
+                message: format!("invalid UTF-8: {fault}"),
             });
             return;
         }

@@ -15,7 +15,8 @@ use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 /// JSON readers stop at 128 (serde_json, and `crate::value::parse` after it), so a generous
 /// bound here costs nothing.
 pub const MAX_DEPTH: usize = 512;
-/// Most nodes one document may grow to through aliases (a bound on alias expansion).
+/// Most nodes the aliases of one document may add to it (a bound on alias expansion; the nodes
+/// written out are bounded by the text's size).
 pub const MAX_ALIAS_NODES: usize = 1_000_000;
 
 /// Where one node sits in the source: its value, and for a mapping entry its key.
@@ -361,7 +362,7 @@ fn parse_events(
 struct Builder {
     stack: Vec<Frame>,
     anchors: HashMap<usize, Anchored>,
-    /// Nodes created in this document, counting alias copies.
+    /// Nodes the aliases of this document have added.
     nodes: usize,
     root: Option<(Value, PosNode)>,
     doc_start: u32,
@@ -404,7 +405,6 @@ impl Builder {
                 }))
             }
             Event::Scalar(text, style, anchor, tag) => {
-                self.count(1, span)?;
                 // A key: keep its text as written (`8080: x`, `true: x`), no typed value needed;
                 // go-yaml v2 (Helm) types it first and writes the value back as text.
                 let go_yaml_v2 = self.one_letter_bools;
@@ -533,7 +533,6 @@ impl Builder {
     /// Checks the limits for a new collection and returns its position node.
     fn open(&mut self, line: u32, col: u32, span: &Span) -> Result<PosNode, YamlError> {
         self.check_depth(span)?;
-        self.count(1, span)?;
         Ok(PosNode {
             line,
             col,
@@ -559,7 +558,7 @@ impl Builder {
                 span,
                 self.line_offset,
                 format!(
-                    "document expands to more than {MAX_ALIAS_NODES} nodes through aliases (an alias bomb?)"
+                    "aliases expand the document by more than {MAX_ALIAS_NODES} nodes, the alias limit (an alias bomb?)"
                 ),
             ));
         }

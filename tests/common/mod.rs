@@ -165,3 +165,115 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Writes a packaged chart (`.tgz`) whose large files are zeros without compressing them, so a
+/// test can make one that unpacks to gigabytes in a moment. A run of zeros is one compressed
+/// MiB of zeros repeated: each piece of the deflate stream is compressed on its own and ends in
+/// a full flush, which makes it independent of what came before; the gzip trailer's CRC is
+/// combined from the pieces' CRCs. Entries are added in order; [`Tgz::finish`] ends the tar.
+pub struct Tgz {
+    deflate: Vec<u8>,
+    crc: flate2::Crc,
+    len: u64,
+    /// One MiB of zeros, compressed on its own, and its CRC.
+    zero_mib: (Vec<u8>, flate2::Crc),
+}
+
+const MIB: usize = 1024 * 1024;
+
+impl Default for Tgz {
+    fn default() -> Self {
+        let mut crc = flate2::Crc::new();
+        crc.update(&vec![0; MIB]);
+        Tgz {
+            deflate: Vec::new(),
+            crc: flate2::Crc::new(),
+            len: 0,
+            zero_mib: (deflate_piece(&vec![0; MIB]), crc),
+        }
+    }
+}
+
+impl Tgz {
+    /// A regular file `path` (the chart's top directory first: `mychart/Chart.yaml`).
+    pub fn file(mut self, path: &str, data: &[u8]) -> Self {
+        self.header(path, data.len() as u64, tar::EntryType::Regular);
+        self.bytes(data);
+        self.zeros(padding(data.len() as u64));
+        self
+    }
+
+    /// An entry of type `kind` holding `size` zeros.
+    pub fn zeros_entry(mut self, path: &str, size: u64, kind: tar::EntryType) -> Self {
+        self.header(path, size, kind);
+        self.zeros(size + padding(size));
+        self
+    }
+
+    /// The archive: the tar's two end blocks, then the gzip trailer.
+    pub fn finish(mut self) -> Vec<u8> {
+        self.zeros(1024);
+        let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
+        out.append(&mut self.deflate);
+        out.extend(deflate_end());
+        out.extend(self.crc.sum().to_le_bytes());
+        out.extend((self.len as u32).to_le_bytes());
+        out
+    }
+
+    fn header(&mut self, path: &str, size: u64, kind: tar::EntryType) {
+        let mut header = tar::Header::new_gnu();
+        header.set_path(path).unwrap();
+        header.set_size(size);
+        header.set_mode(0o644);
+        header.set_entry_type(kind);
+        header.set_cksum();
+        self.bytes(header.as_bytes());
+    }
+
+    fn bytes(&mut self, data: &[u8]) {
+        self.deflate.extend(deflate_piece(data));
+        self.crc.update(data);
+        self.len += data.len() as u64;
+    }
+
+    fn zeros(&mut self, n: u64) {
+        for _ in 0..n / MIB as u64 {
+            self.deflate.extend_from_slice(&self.zero_mib.0);
+            self.crc.combine(&self.zero_mib.1);
+        }
+        self.len += n - n % MIB as u64;
+        let rest = (n % MIB as u64) as usize;
+        if rest > 0 {
+            self.bytes(&vec![0; rest]);
+        }
+    }
+}
+
+fn padding(size: u64) -> u64 {
+    (512 - size % 512) % 512
+}
+
+/// `input` as raw deflate blocks that need nothing before them, ending in a full flush.
+fn deflate_piece(input: &[u8]) -> Vec<u8> {
+    deflate_with(input, flate2::FlushCompress::Full)
+}
+
+/// The last (empty) block of a deflate stream.
+fn deflate_end() -> Vec<u8> {
+    deflate_with(&[], flate2::FlushCompress::Finish)
+}
+
+fn deflate_with(input: &[u8], flush: flate2::FlushCompress) -> Vec<u8> {
+    let mut c = flate2::Compress::new(flate2::Compression::best(), false);
+    let mut out = Vec::with_capacity(input.len() / 64 + 1024);
+    loop {
+        let done = c.total_in() as usize;
+        c.compress_vec(&input[done..], &mut out, flush).unwrap();
+        // The flush is complete when all input is in and the output had room to spare.
+        if c.total_in() as usize == input.len() && out.len() < out.capacity() {
+            return out;
+        }
+        out.reserve(out.capacity());
+    }
+}
