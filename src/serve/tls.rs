@@ -80,8 +80,7 @@ pub(crate) fn self_signed(dir: &Path, hosts: &[String]) -> Result<CertFiles, Str
         key: dir.join("tls.key"),
     };
     let write = |p: &Path, text: String| {
-        crate::atomic::write_atomically(p, text.as_bytes())
-            .map_err(|e| format!("{}: {e}", p.display()))
+        crate::write::write_file(p, text.as_bytes()).map_err(|e| e.to_string())
     };
     write(&dir.join("ca.crt"), ca.pem())?;
     write(&files.cert, cert.pem())?;
