@@ -309,7 +309,10 @@ impl TempFile {
             lock(&file)?;
             return Ok(TempFile { file, path: None });
         }
+        #[cfg_attr(not(unix), expect(unused_mut))]
         let mut builder = temp_names();
+        // A new file gets what `open` gives (0666 less the umask), not the private 0600 of a
+        // temporary file; a replaced one gets its old mode later.
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
