@@ -12,7 +12,6 @@
 
 pub mod admission;
 pub mod allocator;
-pub(crate) mod atomic;
 pub mod chart;
 pub mod cli;
 pub mod config;
@@ -28,3 +27,4 @@ pub mod report;
 pub mod rules;
 pub(crate) mod serve;
 pub mod value;
+pub(crate) mod write;

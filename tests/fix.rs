@@ -445,3 +445,277 @@ fn a_fix_that_cannot_be_written_in_place_is_refused_and_named() {
         r.stderr
     );
 }
+
+/// The names in `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// What `winguard fix` makes of the example (written and read back from a scratch copy).
+fn example_fixed() -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("app.yaml");
+    std::fs::write(&file, example()).unwrap();
+    run(&["fix", file.to_str().unwrap()]);
+    let fixed = std::fs::read_to_string(&file).unwrap();
+    assert_ne!(fixed, example());
+    fixed
+}
+
+/// testdata/charts/windows-values-fix copied to `dir/chart` but for its values.yaml, and that
+/// file's text, for the test to put where it likes.
+fn chart_without_values(dir: &Path) -> (std::path::PathBuf, String) {
+    let chart = dir.join("chart");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    let original = root().join("testdata/charts/windows-values-fix");
+    for f in ["Chart.yaml", "templates/deployment.yaml"] {
+        std::fs::copy(original.join(f), chart.join(f)).unwrap();
+    }
+    let values = std::fs::read_to_string(original.join("values.yaml")).unwrap();
+    (chart, values)
+}
+
+#[test]
+fn fix_keeps_the_owner_group_and_mode_of_a_file_it_rewrites() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("app.yaml");
+    std::fs::write(&file, example()).unwrap();
+    // Another user's file: only root can make one, and only root could give it away.
+    if let Err(e) = std::os::unix::fs::chown(&file, Some(1000), Some(1000)) {
+        eprintln!("skipped: giving a file to uid 1000 needs root ({e})");
+        return;
+    }
+    // With the set-group-ID bit, which changing a file's owner clears.
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o2640)).unwrap();
+    let r = run(&["fix", file.to_str().unwrap()]);
+    assert!(
+        r.stderr.contains("fixed 3 findings in 1 file"),
+        "{}",
+        r.stderr
+    );
+    let meta = std::fs::metadata(&file).unwrap();
+    assert_eq!((meta.uid(), meta.gid()), (1000, 1000), "owner and group");
+    assert_eq!(meta.mode() & 0o7777, 0o2640, "mode");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), example_fixed());
+}
+
+#[test]
+fn fix_writes_through_a_symlinked_manifest_and_values_file() {
+    let dir = tempfile::tempdir().unwrap();
+    // A manifest found in a directory through a link, to a file in the same tree.
+    std::fs::create_dir(dir.path().join("real")).unwrap();
+    let target = dir.path().join("real/app.yaml");
+    std::fs::write(&target, example()).unwrap();
+    let link = dir.path().join("app.yaml");
+    std::os::unix::fs::symlink("real/app.yaml", &link).unwrap();
+    // A chart whose values.yaml is a link into the chart.
+    let (chart, values) = chart_without_values(dir.path());
+    std::fs::write(chart.join("values-real.yaml"), values).unwrap();
+    std::os::unix::fs::symlink("values-real.yaml", chart.join("values.yaml")).unwrap();
+
+    let r = run(&["fix", dir.path().to_str().unwrap()]);
+    assert!(r.stderr.contains("in 2 files"), "{}", r.stderr);
+    for (link, to) in [
+        (link, "real/app.yaml"),
+        (chart.join("values.yaml"), "values-real.yaml"),
+    ] {
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "{} is no longer a symbolic link",
+            link.display()
+        );
+        assert_eq!(std::fs::read_link(&link).unwrap(), Path::new(to));
+    }
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), example_fixed());
+    let values = std::fs::read_to_string(chart.join("values-real.yaml")).unwrap();
+    assert!(
+        values.contains("tolerations:\n  - effect: NoSchedule\n"),
+        "{values}"
+    );
+}
+
+#[test]
+fn fix_does_not_write_through_a_link_out_of_the_paths_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let (chart, before) = chart_without_values(dir.path());
+    let outside = dir.path().join("shared-values.yaml");
+    std::fs::write(&outside, &before).unwrap();
+    std::os::unix::fs::symlink("../shared-values.yaml", chart.join("values.yaml")).unwrap();
+
+    let r = run(&["fix", chart.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    let real = std::fs::canonicalize(&outside).unwrap();
+    let note = format!(
+        "note: {}: left unchanged: a symbolic link to {}, which is outside the paths given",
+        chart.join("values.yaml").display(),
+        real.display()
+    );
+    assert!(r.stderr.contains(&note), "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), before);
+    assert!(
+        std::fs::symlink_metadata(chart.join("values.yaml"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    // Named on the command line, the same file is the user's to fix.
+    let r = run(&[
+        "fix",
+        chart.to_str().unwrap(),
+        "-f",
+        outside.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_ne!(std::fs::read_to_string(&outside).unwrap(), before);
+}
+
+#[test]
+fn fix_updates_a_hard_linked_file_so_every_link_sees_it() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("app.yaml");
+    std::fs::write(&file, example()).unwrap();
+    let other = dir.path().join("also-app.yaml");
+    std::fs::hard_link(&file, &other).unwrap();
+    let r = run(&["fix", file.to_str().unwrap()]);
+    assert!(
+        r.stderr.contains("fixed 3 findings in 1 file"),
+        "{}",
+        r.stderr
+    );
+    let fixed = example_fixed();
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), fixed);
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), fixed);
+    assert_eq!(std::fs::metadata(&file).unwrap().nlink(), 2);
+    assert_eq!(names_in(dir.path()), ["also-app.yaml", "app.yaml"]);
+}
+
+/// A file without write permission bits is left alone even by root, who could write it: the
+/// bits are how a user marks a file not to be changed. So is a file in a directory without them.
+#[test]
+fn fix_leaves_a_read_only_file_alone_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let read_only = dir.path().join("read-only.yaml");
+    let writable = dir.path().join("writable.yaml");
+    let locked_dir = dir.path().join("locked");
+    std::fs::create_dir(&locked_dir).unwrap();
+    let in_locked_dir = locked_dir.join("app.yaml");
+    for f in [&read_only, &writable, &in_locked_dir] {
+        std::fs::write(f, example()).unwrap();
+    }
+    std::fs::set_permissions(&read_only, std::fs::Permissions::from_mode(0o444)).unwrap();
+    std::fs::set_permissions(&locked_dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+
+    let r = run(&["fix", "--quiet", dir.path().to_str().unwrap()]);
+    std::fs::set_permissions(&locked_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "note: {}: left unchanged: the file is read-only",
+            read_only.display()
+        )),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains(&format!(
+            "note: {}: left unchanged: its directory {} is read-only",
+            in_locked_dir.display(),
+            locked_dir.display()
+        )),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&read_only).unwrap(), example());
+    assert_eq!(std::fs::read_to_string(&in_locked_dir).unwrap(), example());
+    assert_eq!(std::fs::read_to_string(&writable).unwrap(), example_fixed());
+    let mode = std::fs::metadata(&read_only).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o444);
+    // What is left is linted as it is on disk: the unfixed files' findings remain.
+    assert!(
+        r.stdout.contains(&format!(
+            "{}:",
+            read_only.file_name().unwrap().to_str().unwrap()
+        )) && r.stdout.contains("windows-os-selector-missing"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// `winguard fix` killed at varied moments of writing a large file leaves it old or new, whole,
+/// and no file beside it; a temporary file an earlier run left is removed by the next.
+#[test]
+fn a_killed_fix_leaves_the_file_whole_and_nothing_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir_path = std::fs::canonicalize(dir.path()).unwrap();
+    let file = dir_path.join("app.yaml");
+    // The example, then a ConfigMap of 4 MB, so that writing takes a while.
+    let blob = format!("    {}\n", "x".repeat(95)).repeat(40_000);
+    let old = format!(
+        "{}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  blob: |\n{blob}",
+        example()
+    );
+    std::fs::write(&file, &old).unwrap();
+    run(&["fix", file.to_str().unwrap()]);
+    let new = std::fs::read_to_string(&file).unwrap();
+    assert_ne!(new, old);
+    // As a killed run would leave it (named as winguard names them, locked by nobody).
+    std::fs::write(dir_path.join(".winguard-tmp-Ab3dE9"), &old[..1000]).unwrap();
+
+    let mut kills_while_writing = 0;
+    for attempt in 0..24u64 {
+        std::fs::write(&file, &old).unwrap();
+        let mut child = common::winguard()
+            .args(["fix", file.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Waits for the writing to begin (an open file in the directory other than the input),
+        // then lets it run a little longer each attempt.
+        let fds = format!("/proc/{}/fd", child.id());
+        let writing = |fds: &str| {
+            std::fs::read_dir(fds).is_ok_and(|entries| {
+                entries.flatten().any(|e| {
+                    std::fs::read_link(e.path())
+                        .is_ok_and(|to| to.starts_with(&dir_path) && to != file)
+                })
+            })
+        };
+        while child.try_wait().unwrap().is_none() && !writing(&fds) {
+            std::thread::yield_now();
+        }
+        if child.try_wait().unwrap().is_none() {
+            kills_while_writing += 1;
+            std::thread::sleep(std::time::Duration::from_micros(attempt * 500));
+        }
+        let _ = child.kill();
+        child.wait().unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            text == old || text == new,
+            "attempt {attempt}: the file is neither the old text nor the new ({} bytes)",
+            text.len()
+        );
+        // Between linking the new file in and renaming it over the old there is a moment when it
+        // has a temporary name; a kill then leaves it, for the next run to remove.
+        let strays: Vec<String> = names_in(&dir_path)
+            .into_iter()
+            .filter(|n| n != "app.yaml" && !n.starts_with(".winguard-tmp-"))
+            .collect();
+        assert!(strays.is_empty(), "attempt {attempt} left {strays:?}");
+    }
+    assert!(kills_while_writing > 0, "no kill came while writing");
+    std::fs::write(&file, &old).unwrap();
+    run(&["fix", file.to_str().unwrap()]);
+    assert_eq!(names_in(&dir_path), ["app.yaml"]);
+}

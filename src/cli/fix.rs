@@ -2,11 +2,12 @@
 //! [`crate::fix::fix_sources`].
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::fix::{FixOptions, FixedSource, fix_sources};
+use crate::fix::{FixOptions, FixedFinding, FixedSource, fix_sources};
 use crate::manifest::{Overlays, Sources, read_inputs};
 use crate::report::{Format, RenderOptions, render};
+use crate::write::FileWriter;
 
 use super::{EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, FixArgs, MutateArgs, Output, lint_sources};
 
@@ -25,13 +26,22 @@ pub(super) fn run_fix(args: FixArgs, output: Output) -> u8 {
         output.note(note);
     }
     let mut failed = !sources.errors.is_empty();
+    // A fix may reach, through a symbolic link, only files under what the user named: the
+    // paths to fix and the values files.
+    let roots: Vec<PathBuf> = args
+        .paths
+        .iter()
+        .chain(&args.chart.values)
+        .cloned()
+        .collect();
+    let mut writer = FileWriter::within(&roots);
     // A chart's files are templates: a fix goes into the values file that sets what it
     // changes, or is a change to a template, which is described.
     let mut chart_fixed = 0;
     let mut chart_files = 0;
     let mut unfixable = false;
     for chart in &sources.charts {
-        match fix_chart(&setup, &args, chart, &output) {
+        match fix_chart(&setup, &args, chart, &output, &mut writer) {
             Ok(outcome) => {
                 chart_fixed += outcome.fixed;
                 chart_files += outcome.files;
@@ -53,6 +63,8 @@ pub(super) fn run_fix(args: FixArgs, output: Output) -> u8 {
     let results = fix_sources(&setup, &sources.texts, opts);
     let mut changed_files = chart_files;
     let mut fixes = chart_fixed;
+    // What is on disk afterwards, to lint again: the old text where it could not be written.
+    let mut texts_after = Vec::with_capacity(results.len());
     for r in &results {
         for e in &r.errors {
             eprintln!("error: {e}");
@@ -61,28 +73,20 @@ pub(super) fn run_fix(args: FixArgs, output: Output) -> u8 {
         for refused in &r.refused {
             eprintln!("warning: {refused}");
         }
-        if !r.changed() {
-            continue;
-        }
-        changed_files += 1;
-        fixes += r.fixed.len();
-        if args.diff {
-            super::out(&unified_diff(r));
-            continue;
-        }
-        match crate::atomic::write_atomically(Path::new(&r.source.name), r.contents().as_bytes()) {
-            Ok(()) => {
-                for f in &r.fixed {
-                    eprintln!(
-                        "fixed {}: {}: {} ({})",
-                        r.source.name, f.object, f.title, f.rule
-                    );
-                }
-            }
-            Err(e) => {
-                eprintln!("error: cannot write {}: {e}", r.source.name);
-                failed = true;
-            }
+        let written = r.changed()
+            && if args.diff {
+                super::out(&unified_diff(r));
+                true
+            } else {
+                write_fixed(&mut writer, &r.source.name, &r.contents(), &r.fixed)
+            };
+        if written {
+            changed_files += 1;
+            fixes += r.fixed.len();
+            texts_after.push(r.text.clone());
+        } else {
+            failed |= r.changed();
+            texts_after.push(r.source.text.clone());
         }
     }
     let verb = if args.diff { "would fix" } else { "fixed" };
@@ -109,10 +113,11 @@ pub(super) fn run_fix(args: FixArgs, output: Output) -> u8 {
     };
     after.texts = results
         .iter()
-        .map(|r| {
+        .zip(texts_after)
+        .map(|(r, text)| {
             std::sync::Arc::new(crate::manifest::SourceText::new(
                 r.source.name.clone(),
-                r.text.clone(),
+                text,
             ))
         })
         .collect();
@@ -153,6 +158,7 @@ fn fix_chart(
     args: &FixArgs,
     chart: &Path,
     output: &Output,
+    writer: &mut FileWriter,
 ) -> Result<ChartOutcome, crate::error::Error> {
     let rendered = args.chart.render_located(
         chart,
@@ -187,8 +193,6 @@ fn fix_chart(
         output.note(&format!("{shown}: cannot be fixed in values: {why}"));
     }
     for edit in &fixes.edits {
-        outcome.files += 1;
-        outcome.fixed += edit.fixed.len();
         if args.diff {
             let mut diff = similar::TextDiff::from_lines(&edit.before, &edit.after)
                 .unified_diff()
@@ -199,24 +203,37 @@ fn fix_chart(
                 diff.push('\n');
             }
             super::out(&diff);
+        } else if !write_fixed(writer, &edit.file, &edit.after, &edit.fixed) {
+            outcome.failed = true;
             continue;
         }
-        match crate::atomic::write_atomically(Path::new(&edit.file), edit.after.as_bytes()) {
-            Ok(()) => {
-                for f in &edit.fixed {
-                    eprintln!(
-                        "fixed {}: {}: {} ({})",
-                        edit.file, f.object, f.title, f.rule
-                    );
-                }
-            }
-            Err(e) => {
-                eprintln!("error: cannot write {}: {e}", edit.file);
-                outcome.failed = true;
-            }
-        }
+        outcome.files += 1;
+        outcome.fixed += edit.fixed.len();
     }
     Ok(outcome)
+}
+
+/// Writes a fixed file and says what was fixed in it, or why it was not written (a read-only
+/// file, or a link out of the paths given, is a note: it was left alone on purpose). Either
+/// way the run fails, as for an input that could not be read.
+fn write_fixed(writer: &mut FileWriter, file: &str, text: &str, fixed: &[FixedFinding]) -> bool {
+    match writer.write(Path::new(file), text.as_bytes()) {
+        Ok(()) => {
+            for f in fixed {
+                eprintln!("fixed {file}: {}: {} ({})", f.object, f.title, f.rule);
+            }
+            true
+        }
+        // Printed even with --quiet: it is why the exit code says the run failed.
+        Err(e) if e.is_refusal() => {
+            eprintln!("note: {e}");
+            false
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            false
+        }
+    }
 }
 
 /// `winguard mutate`: stdin to stdout. Whatever happens, every document read is written out

@@ -610,8 +610,7 @@ fn write_outputs(
             }
             Some(path) => {
                 let text = crate::report::render(*format, report, &opts);
-                crate::atomic::write_atomically(path, text.as_bytes())
-                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?
+                crate::write::write_file(path, text.as_bytes()).map_err(|e| e.to_string())?
             }
         }
     }

@@ -62,6 +62,8 @@ pub(crate) enum SelfSignedError {
     Generate(#[from] rcgen::Error),
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: io::Error },
+    #[error(transparent)]
+    Write(#[from] crate::write::WriteError),
     #[error(
         "{}: {problem}; the private key goes only into a folder of this user's that no one \
          else can enter (remove it, or name another with --self-signed-dir)",
@@ -210,17 +212,14 @@ pub(crate) fn self_signed(dir: &Path, hosts: &[String]) -> Result<CertFiles, Sel
         cert: dir.join("tls.crt"),
         key: dir.join("tls.key"),
     };
-    let ca_path = dir.join("ca.crt");
-    crate::atomic::write_atomically(&ca_path, ca.pem().as_bytes())
-        .map_err(SelfSignedError::io(&ca_path))?;
-    crate::atomic::write_atomically(&files.cert, cert.pem().as_bytes())
-        .map_err(SelfSignedError::io(&files.cert))?;
+    crate::write::write_file(&dir.join("ca.crt"), ca.pem().as_bytes())?;
+    crate::write::write_file(&files.cert, cert.pem().as_bytes())?;
     write_private_key(&files.key, key.serialize_pem().as_bytes())
         .map_err(SelfSignedError::io(&files.key))?;
     Ok(files)
 }
 
-/// Writes a private key readable by its owner alone. Not [`crate::atomic::write_atomically`]:
+/// Writes a private key readable by its owner alone. Not [`crate::write::write_file`]:
 /// that gives a new file the usual 0666 less the umask and a replaced one its old mode (an
 /// earlier key may have been left 0644). Here the file is created 0600 beside the target and
 /// renamed over it, so the key is never, even for a moment, readable by anyone else.
