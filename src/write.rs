@@ -180,6 +180,24 @@ pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     FileWriter::anywhere().write(path, bytes)
 }
 
+/// Writes a file only its owner may read (a private key): made 0600 beside `path` and renamed
+/// over it, whatever mode a file it replaces had, so the content is never readable by anyone
+/// else, even for a moment.
+pub(crate) fn write_private_file(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    let io = |source| WriteError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = parent_dir(path);
+    FileWriter::anywhere().sweep(dir);
+    let mut temp = TempFile::new_in(dir, 0o600).map_err(io)?;
+    temp.file
+        .write_all(bytes)
+        .and_then(|()| temp.file.sync_all())
+        .map_err(io)?;
+    temp.persist(dir, path).map_err(io)
+}
+
 fn parent_dir(path: &Path) -> &Path {
     path.parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -237,7 +255,11 @@ fn replace_by_rename(
     bytes: &[u8],
     old: Option<&Metadata>,
 ) -> std::io::Result<Replaced> {
-    let mut temp = TempFile::new_in(dir)?;
+    // A replacement starts private and takes the old mode once it has the old owner, so a
+    // private file's new text is never readable by others, even for a moment; a new file gets
+    // what `open` gives.
+    let mode = if old.is_some() { 0o600 } else { 0o666 };
+    let mut temp = TempFile::new_in(dir, mode)?;
     temp.file.write_all(bytes)?;
     if let Some(old) = old {
         #[cfg(unix)]
@@ -303,21 +325,22 @@ struct TempFile {
 }
 
 impl TempFile {
-    fn new_in(dir: &Path) -> std::io::Result<TempFile> {
+    /// A temporary file created with `mode` (less the umask).
+    fn new_in(dir: &Path, mode: u32) -> std::io::Result<TempFile> {
         #[cfg(target_os = "linux")]
-        if let Some(file) = open_unnamed(dir) {
+        if let Some(file) = open_unnamed(dir, mode) {
             lock(&file)?;
             return Ok(TempFile { file, path: None });
         }
         #[cfg_attr(not(unix), expect(unused_mut))]
         let mut builder = temp_names();
-        // A new file gets what `open` gives (0666 less the umask), not the private 0600 of a
-        // temporary file; a replaced one gets its old mode later.
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            builder.permissions(std::fs::Permissions::from_mode(0o666));
+            builder.permissions(std::fs::Permissions::from_mode(mode));
         }
+        #[cfg(not(unix))]
+        let _ = mode;
         let (file, path) = builder.tempfile_in(dir)?.into_parts();
         #[cfg(unix)]
         lock(&file)?;
@@ -363,7 +386,7 @@ fn is_temp_name(name: &std::ffi::OsStr) -> bool {
 /// An unnamed file in `dir`, or `None` where the filesystem (or kernel, or a missing `/proc`
 /// to link it through) cannot make one.
 #[cfg(target_os = "linux")]
-fn open_unnamed(dir: &Path) -> Option<File> {
+fn open_unnamed(dir: &Path, mode: u32) -> Option<File> {
     use rustix::fs::{CWD, Mode, OFlags, openat};
     if !Path::new("/proc/self/fd").is_dir() {
         return None;
@@ -372,7 +395,7 @@ fn open_unnamed(dir: &Path) -> Option<File> {
         CWD,
         dir,
         OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC,
-        Mode::from_raw_mode(0o666),
+        Mode::from_raw_mode(mode),
     )
     .ok()
     .map(File::from)

@@ -529,3 +529,43 @@ fn chart_directory_files_are_bounded_as_helms() {
         "{v}"
     );
 }
+
+/// Subcharts nested past any real chart's depth (loading recurses once per level) are an error
+/// naming the chain, and the run goes on; a few levels load as before.
+#[test]
+fn subcharts_nested_without_end_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let nest = |levels: usize| {
+        let top = d.path().join(format!("nest-{levels}"));
+        let mut dir = top.clone();
+        for level in 0..=levels {
+            std::fs::create_dir_all(dir.join("templates")).unwrap();
+            write(
+                &dir,
+                "Chart.yaml",
+                format!("apiVersion: v2\nname: c{level}\nversion: 0.1.0\n"),
+            );
+            dir = dir.join("charts").join(format!("c{}", level + 1));
+        }
+        top
+    };
+    let (code, v, stderr) = lint_with_good(&nest(3));
+    assert_eq!(code, 1, "{v}\n{stderr}");
+    assert_eq!(v["errors"], serde_json::json!([]));
+    let (code, v, stderr) = lint_with_good(&nest(80));
+    assert_eq!(code, 2, "{v}\n{stderr}");
+    let message = v["errors"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("subcharts nest more than 64 levels deep")
+            && message.contains("/charts/c1/charts/c2/"),
+        "{v}"
+    );
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["file"] == GOOD),
+        "{v}"
+    );
+}

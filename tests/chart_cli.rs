@@ -803,9 +803,16 @@ fn invalid_utf8_in_a_chart_or_its_values_is_an_error_at_its_byte() {
         b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: \"caf\xe9\"\n",
     );
     let plain = chart_with("plain", "values.yaml", b"b: ok\n");
+    let crd = chart_with("crd", "values.yaml", b"b: ok\n");
+    std::fs::create_dir_all(format!("{crd}/crds")).unwrap();
+    std::fs::write(
+        format!("{crd}/crds/crd.yaml"),
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: caf\xe9}\n",
+    )
+    .unwrap();
     let user_values = dir.path().join("user.yaml");
     std::fs::write(&user_values, b"b: \xed\xa0\x80\n").unwrap();
-    let cases: [(Vec<&str>, String); 4] = [
+    let cases: [(Vec<&str>, String); 5] = [
         (
             vec!["render", &values],
             format!(
@@ -822,6 +829,12 @@ fn invalid_utf8_in_a_chart_or_its_values_is_an_error_at_its_byte() {
             vec!["render", &in_template],
             format!(
                 "{in_template}/templates/cm.yaml:6:10: yaml: invalid trailing UTF-8 octet at byte offset 67"
+            ),
+        ),
+        (
+            vec!["render", &crd, "--include-crds"],
+            format!(
+                "{crd}/crds/crd.yaml:3:21: yaml: invalid trailing UTF-8 octet at byte offset 52"
             ),
         ),
         (

@@ -266,7 +266,7 @@ fn write(path: &Path, text: &str) {
 /// column of its remote entry and what the error calls it.
 fn remote_overlays(dir: &Path, port: u16) -> Vec<(std::path::PathBuf, &'static str, &'static str)> {
     let clean = std::fs::read_to_string(root().join(CLEAN)).unwrap();
-    for sub in ["http", "git", "base"] {
+    for sub in ["http", "git", "base", "case"] {
         write(&dir.join(sub).join("app.yaml"), &clean);
     }
     write(
@@ -278,6 +278,11 @@ fn remote_overlays(dir: &Path, port: u16) -> Vec<(std::path::PathBuf, &'static s
         &format!(
             "resources:\n- app.yaml\ncomponents:\n  - git::http://127.0.0.1:{port}/org/repo//base?ref=v1\n"
         ),
+    );
+    // kustomize reads field names as Go's encoding/json does, ignoring case (`ſ` is `s`).
+    write(
+        &dir.join("case/kustomization.yaml"),
+        &format!("Resources:\n- app.yaml\nreſources:\n- http://127.0.0.1:{port}/case.yaml\n"),
     );
     // A local base naming a remote resource, under an overlay that names only the base.
     write(
@@ -310,6 +315,11 @@ fn remote_overlays(dir: &Path, port: u16) -> Vec<(std::path::PathBuf, &'static s
             dir.join("base/kustomization.yaml"),
             "3:3",
             "`resources[1]` names an http(s) URL",
+        ),
+        (
+            dir.join("case/kustomization.yaml"),
+            "4:3",
+            "`resources[0]` names an http(s) URL",
         ),
         (
             dir.join("charts/kustomization.yaml"),

@@ -221,10 +221,25 @@ fn read_dir_file(path: &Path, shown: &str) -> Result<Vec<u8>, Error> {
 /// Loads a packaged chart: a gzipped tar whose entries sit under one top directory. `located`
 /// names the archive for findings (see [`Chart::location`]).
 pub fn load_archive(data: impl Read, shown: &str, located: &str) -> Result<Chart, Error> {
+    load_archive_at(data, shown, located, 0)
+}
+
+/// [`load_archive`] of a chart `depth` subcharts down.
+fn load_archive_at(
+    data: impl Read,
+    shown: &str,
+    located: &str,
+    depth: usize,
+) -> Result<Chart, Error> {
     let (top, files) = read_archive_files(data, shown)?;
     // No .helmignore here: Helm applies it when packaging, not when loading an archive.
-    load_files(files, shown, &format!("{located}!/{top}"))
+    load_files_at(files, shown, &format!("{located}!/{top}"), depth)
 }
+
+/// How deeply subcharts may nest (`charts/a/charts/b/…`, or archives inside archives). Helm has
+/// no bound (each archive has its own size bound, and Go's stack grows); loading recurses once
+/// per level here, and real charts nest two or three deep.
+const MAX_SUBCHART_DEPTH: usize = 64;
 
 /// The files of a packaged chart and the top directory they sit under, read within Helm's
 /// bounds ([`MAX_DECOMPRESSED_CHART_SIZE`], [`MAX_DECOMPRESSED_FILE_SIZE`]): an entry's size
@@ -362,6 +377,23 @@ fn yaml_map(file: &File, shown: &str) -> Result<Map<String, Json>, Error> {
 /// Sorts a chart's files into their places; `shown` names the chart in errors, `location` is
 /// what its file names join to ([`Chart::location`]).
 pub fn load_files(files: Vec<File>, shown: &str, location: &str) -> Result<Chart, Error> {
+    load_files_at(files, shown, location, 0)
+}
+
+/// [`load_files`] of a chart `depth` subcharts down.
+fn load_files_at(
+    files: Vec<File>,
+    shown: &str,
+    location: &str,
+    depth: usize,
+) -> Result<Chart, Error> {
+    if depth > MAX_SUBCHART_DEPTH {
+        return Err(Error::new(
+            ErrorKind::Chart,
+            shown.to_string(),
+            format!("{shown}: subcharts nest more than {MAX_SUBCHART_DEPTH} levels deep"),
+        ));
+    }
     let mut metadata = None;
     let mut values = Map::new();
     let mut values_text = None;
@@ -408,6 +440,11 @@ pub fn load_files(files: Vec<File>, shown: &str, location: &str) -> Result<Chart
                     None => other.push(file),
                 }
             }
+            name if name.starts_with("crds/") => {
+                // Rendered as they are (`--include-crds`): text, as Helm requires of YAML.
+                chart_text(&file.data, &format!("{shown}/{name}"))?;
+                other.push(file)
+            }
             _ => other.push(file),
         }
     }
@@ -452,17 +489,19 @@ pub fn load_files(files: Vec<File>, shown: &str, location: &str) -> Result<Chart
         if !files.iter().any(|f| f.name == "Chart.yaml") {
             continue;
         }
-        subcharts.push(load_files(
+        subcharts.push(load_files_at(
             files,
             &format!("{shown}/charts/{dir}"),
             &format!("{location}/charts/{dir}"),
+            depth + 1,
         )?);
     }
     for archive in sub_archives {
-        subcharts.push(load_archive(
+        subcharts.push(load_archive_at(
             &archive.data[..],
             &format!("{shown}/{}", archive.name),
             &format!("{location}/{}", archive.name),
+            depth + 1,
         )?);
     }
     Ok(Chart {

@@ -210,6 +210,7 @@ fn collect(
     for f in chart.crds() {
         crds.push((
             format!("{full_path}/{}", f.name),
+            // Checked to be UTF-8 when the chart was loaded.
             String::from_utf8_lossy(&f.data).into_owned(),
         ));
     }

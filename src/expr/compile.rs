@@ -274,8 +274,20 @@ pub struct Compiler<'r> {
 
 /// How deeply an expression may nest (the `cel` parser's recursion limit, which it enforces).
 const MAX_NESTING: u16 = 64;
-/// The stack the `cel` parser gets: enough to reach [`MAX_NESTING`] and refuse what nests
-/// deeper, in unoptimised builds too.
+/// How deep the compiled tree may be: operator and selection chains (`a + b + …`, `a.b.c…`)
+/// nest one node per operator without counting as nesting to the parser. Evaluating and freeing
+/// a tree recurse once per level, on whatever thread runs a rule (a webhook worker's, a test's
+/// 2 MiB), so the bound keeps that well inside any thread's stack; the built-in rules' deepest
+/// expression is a few dozen levels.
+const MAX_DEPTH: u32 = 256;
+/// cel-go's default bound on an expression's length, in code points.
+const MAX_LENGTH: usize = 100_000;
+/// How many operator characters (`+`, `.`, `[`, `&&` …) an expression may have outside its string
+/// literals: this bounds the chains the parser builds by recursion before [`MAX_DEPTH`] is
+/// checked. Forty times the built-in rules' busiest expression.
+const MAX_OPERATORS: usize = 8_000;
+/// The stack the `cel` parser and the compilation get: enough to reach the parser's limits and
+/// refuse what goes past them, in unoptimised builds too.
 const PARSER_STACK: usize = 64 << 20;
 
 impl<'r> Compiler<'r> {
@@ -317,16 +329,20 @@ impl<'r> Compiler<'r> {
 
     /// Parses and checks an expression.
     pub fn compile(&self, text: &str) -> Result<Program, CompileError> {
+        check_size(text)?;
         // The parser recurses a dozen frames per nesting level, up to its limit, before it
-        // refuses an expression: more stack than a thread may have left (unoptimised builds
-        // overflow 8 MiB). It runs on a segment of its own, mapped lazily, so only what the
+        // refuses an expression, and once per operator of a chain: more stack than a thread
+        // may have left (unoptimised builds overflow 8 MiB). Parsing, compiling and freeing the
+        // parser's tree run on a segment of their own, mapped lazily, so only what the
         // expression needs is touched.
-        let parsed = stacker::maybe_grow(PARSER_STACK, PARSER_STACK, || {
-            cel::parser::Parser::new()
-                .enable_optional_syntax(true)
-                .max_recursion_depth(MAX_NESTING)
-                .parse_with_source_info(text)
-        });
+        stacker::maybe_grow(PARSER_STACK, PARSER_STACK, || self.compile_here(text))
+    }
+
+    fn compile_here(&self, text: &str) -> Result<Program, CompileError> {
+        let parsed = cel::parser::Parser::new()
+            .enable_optional_syntax(true)
+            .max_recursion_depth(MAX_NESTING)
+            .parse_with_source_info(text);
         let (ast, info) = match parsed {
             Ok(p) => p,
             Err(errors) => {
@@ -357,6 +373,7 @@ impl<'r> Compiler<'r> {
             globals: Vec::new(),
             fields: Vec::new(),
             calls: Vec::new(),
+            depth: 0,
         };
         let (root, ty) = cx.expr(&ast)?;
         Ok(Program {
@@ -369,6 +386,46 @@ impl<'r> Compiler<'r> {
             calls: cx.calls,
         })
     }
+}
+
+/// Refuses an expression longer than [`MAX_LENGTH`] or with more than [`MAX_OPERATORS`]
+/// operator characters outside its string literals, at the character past the bound. By hand:
+/// the bound must hold before the parser runs, and it only counts characters.
+fn check_size(text: &str) -> Result<(), CompileError> {
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    let mut operators = 0;
+    for (i, (offset, c)) in text.char_indices().enumerate() {
+        if i == MAX_LENGTH {
+            return Err(CompileError {
+                message: format!(
+                    "the expression is longer than {MAX_LENGTH} characters (CEL's bound)"
+                ),
+                offset,
+            });
+        }
+        match quote {
+            Some(_) if escaped => escaped = false,
+            Some(_) if c == '\\' => escaped = true,
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '"' || c == '\'' => quote = Some(c),
+            None if "+-*/%!&|=<>?.[(".contains(c) => {
+                operators += 1;
+                if operators > MAX_OPERATORS {
+                    return Err(CompileError {
+                        message: format!(
+                            "the expression has more than {MAX_OPERATORS} operators, more than \
+                             the CEL parser takes"
+                        ),
+                        offset,
+                    });
+                }
+            }
+            None => {}
+        }
+    }
+    Ok(())
 }
 
 /// The byte offset of the parser's 1-based line and 0-based column.
@@ -396,6 +453,8 @@ struct Cx<'c> {
     globals: Vec<u32>,
     fields: Vec<(u32, u32)>,
     calls: Vec<(&'static str, Option<String>)>,
+    /// How many nodes enclose the one being compiled.
+    depth: u32,
 }
 
 type Compiled = (Node, Type);
@@ -427,7 +486,24 @@ impl Cx<'_> {
         )
     }
 
+    /// Compiles one node, refused past [`MAX_DEPTH`].
     fn expr(&mut self, e: &IdedExpr) -> Result<Compiled, CompileError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.err(
+                e,
+                format!(
+                    "the expression is more than {MAX_DEPTH} operations deep (operators, calls \
+                     or selections applied to each other's results)"
+                ),
+            ));
+        }
+        self.depth += 1;
+        let compiled = self.node(e);
+        self.depth -= 1;
+        compiled
+    }
+
+    fn node(&mut self, e: &IdedExpr) -> Result<Compiled, CompileError> {
         match &e.expr {
             Expr::Literal(l) => self.literal(e, l),
             Expr::Ident(name) => self.ident(e, name),

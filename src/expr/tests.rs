@@ -443,6 +443,41 @@ fn selection_chains_read_alike_on_input_and_built_values() {
     }
 }
 
+/// Long operator and selection chains, long expressions and deep trees are load errors at the
+/// place past the bound, not a crash.
+#[test]
+fn long_chains_are_bounded_before_they_reach_the_stack() {
+    // Chains nest one node per operator without counting as nesting to the parser: on a test
+    // thread's 2 MiB stack, each is compiled up to the bound and refused past it.
+    let reg = registry();
+    let c = Compiler::new(&reg);
+    let chain = |op: &str, n: usize| format!("1{}", format!(" {op} 1").repeat(n));
+    assert!(c.compile(&chain("+", 200)).is_ok());
+    for (text, says) in [
+        (chain("+", 1_000), "more than 256 operations deep"),
+        (chain("+", 9_000), "more than 8000 operators"),
+        (
+            format!("'{}'", "a".repeat(100_000)),
+            "longer than 100000 characters",
+        ),
+        (
+            format!("{{'a': 1}}{}", ".a".repeat(1_000)),
+            "more than 256 operations deep",
+        ),
+        (
+            format!("[1]{}", "[0]".repeat(1_000)),
+            "more than 256 operations deep",
+        ),
+    ] {
+        let e = c.compile(&text).expect_err("past a bound");
+        assert!(e.message.contains(says), "{}: {}", &text[..20], e.message);
+        assert!(e.offset < text.len());
+    }
+    // Operators inside string literals are text, not operators.
+    let quoted = format!("'{}' == ''", "+".repeat(9_000));
+    assert!(c.compile(&quoted).is_ok());
+}
+
 /// An expression nested past the parser's limit is a load error that says so (the `cel` crate
 /// words it as the debug form of an inner error), not a crash.
 #[test]
@@ -454,7 +489,8 @@ fn nesting_past_the_parsers_limit_is_a_clear_load_error() {
     for (open, close) in [("int(", ")"), ("(", ")"), ("[", "]"), ("{1: ", "}")] {
         let nested = |levels: usize| open.repeat(levels) + "7" + &close.repeat(levels);
         assert!(c.compile(&nested(30)).is_ok(), "{open}");
-        for levels in [80, 100_000] {
+        // (Deeper than the operator and length bounds let through, see the test above.)
+        for levels in [80, 7_000] {
             let e = c.compile(&nested(levels)).expect_err("past the limit");
             // About the whole expression, so at its start (the crate's own position for it
             // counts tokens, not characters).

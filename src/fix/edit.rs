@@ -41,6 +41,11 @@ pub(crate) enum Refusal {
 /// `text` (one YAML document, possibly with `---` and comments around it) with `ops` written
 /// in. `json` keeps a JSON file JSON: every string written quoted, in flow style.
 pub(crate) fn apply(text: &str, ops: &[PatchOperation], json: bool) -> Result<String, Refusal> {
+    // A byte order mark is no part of the document: kept aside, so columns count from the
+    // line's start.
+    if let Some(rest) = text.strip_prefix('\u{feff}') {
+        return apply(rest, ops, json).map(|edited| format!("\u{feff}{edited}"));
+    }
     let original = read(text, parse_stream)?;
     let original_v2 = read(text, parse_stream_go_yaml_v2)?;
     let mut expected = original.clone();
@@ -51,30 +56,47 @@ pub(crate) fn apply(text: &str, ops: &[PatchOperation], json: bool) -> Result<St
         // (`y: 1` has the key `true` to a YAML 1.1 reader: the path may not be there.)
         crate::engine::patch::apply(&mut expected_v2, op).ok_or(Refusal::ReadsOtherwiseYaml11)?;
     }
-    let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    // New lines end as most of the document's lines do.
+    let crlf = text.matches("\r\n").count();
+    let eol = if crlf * 2 > text.matches('\n').count() {
+        "\r\n"
+    } else {
+        "\n"
+    };
     let style = Style {
         eol,
         json,
         sequence_offset: Tree::parse(text)?.sequence_offset(text).unwrap_or(2),
     };
     let mut out = text.to_string();
-    // Paths of subtrees an earlier `add` wrote whole (with what later operations put inside them).
+    // Map entries an earlier `add` wrote whole, as the patch leaves them in the end: what later
+    // operations do inside them is written already.
     let mut written: Vec<Vec<String>> = Vec::new();
     for op in ops {
         let path = tokens(op_path(op));
-        if matches!(op, PatchOperation::Add(_)) && written.iter().any(|w| path.starts_with(w)) {
+        if written
+            .iter()
+            .any(|w| path.len() > w.len() && path.starts_with(w))
+        {
             continue;
         }
         let tree = Tree::parse(&out)?;
         out = match op {
             PatchOperation::Add(add) => {
-                // What the patch makes at this place in the end, so that later additions inside
-                // it are written with it as one block.
-                let value = lookup(&expected, &path)
-                    .cloned()
-                    .unwrap_or_else(|| Value::from(add.value.clone()));
+                let into_map = path
+                    .split_last()
+                    .and_then(|(_, parent)| lookup(&expected, parent))
+                    .is_some_and(Value::is_object);
+                // A list item is written as added: a later operation may add another at the
+                // same place (`/-`), and the final list holds both.
+                let value = match lookup(&expected, &path) {
+                    Some(last) if into_map => last.clone(),
+                    _ => Value::from(add.value.clone()),
+                };
                 let edited = tree.add(&out, &path, &value, style)?;
-                written.push(path);
+                if into_map {
+                    written.push(path);
+                }
                 edited
             }
             PatchOperation::Remove(_) => tree.remove(&out, &path, style)?,
@@ -131,14 +153,7 @@ fn read(text: &str, reader: Reader) -> Result<Value, Refusal> {
 }
 
 fn op_path(op: &PatchOperation) -> &str {
-    match op {
-        PatchOperation::Add(o) => o.path.as_str(),
-        PatchOperation::Remove(o) => o.path.as_str(),
-        PatchOperation::Replace(o) => o.path.as_str(),
-        PatchOperation::Move(o) => o.path.as_str(),
-        PatchOperation::Copy(o) => o.path.as_str(),
-        PatchOperation::Test(o) => o.path.as_str(),
-    }
+    op.path().as_str()
 }
 
 fn tokens(pointer: &str) -> Vec<String> {
@@ -296,7 +311,8 @@ impl Tree {
                     let opaque = anchor != 0 || tag.is_some();
                     let (start, end) = match style {
                         ScalarStyle::Literal | ScalarStyle::Folded => (
-                            block_indicator(text, start).ok_or_else(unsupported)?,
+                            block_indicator(text, start)
+                                .ok_or_else(|| unsupported_at(text, start))?,
                             block_end(text, start, end),
                         ),
                         _ => (start, scalar_end(text, start, end, style)),
@@ -350,7 +366,7 @@ impl Tree {
                         value: node,
                     }),
                     // A collection, alias or anchored scalar as a key.
-                    None => return Err(unsupported()),
+                    None => return Err(unsupported_at(text, start)),
                 },
             }
         }
@@ -415,9 +431,7 @@ impl Tree {
         value: &Value,
         style: Style,
     ) -> Result<String, Refusal> {
-        let (last, parent_path) = path
-            .split_last()
-            .ok_or_else(|| Refusal::Unsupported(String::new()))?;
+        let (last, parent_path) = path.split_last().ok_or_else(root)?;
         let (parent, in_flow) = self.find(parent_path)?;
         let empty = match &parent.shape {
             Shape::Map(entries) => entries.is_empty(),
@@ -454,7 +468,9 @@ impl Tree {
                         None => splice(text, parent.start + 1, parent.start + 1, &entry),
                     })
                 } else {
-                    let first = entries.first().ok_or_else(unsupported)?;
+                    let first = entries
+                        .first()
+                        .ok_or_else(|| unsupported_at(text, parent.start))?;
                     let indent = column(text, first.key_start);
                     let at = after_line(text, parent.end);
                     let lines = block_entry(last, value, indent, style);
@@ -482,7 +498,12 @@ impl Tree {
                         (None, None) => splice(text, parent.start + 1, parent.start + 1, &item),
                     })
                 } else {
-                    let dash = dash_of(text, items.first().ok_or_else(unsupported)?)?;
+                    let dash = dash_of(
+                        text,
+                        items
+                            .first()
+                            .ok_or_else(|| unsupported_at(text, parent.start))?,
+                    )?;
                     let indent = column(text, dash);
                     let lines = block_item(value, indent, style);
                     match items.get(index) {
@@ -499,12 +520,12 @@ impl Tree {
                     }
                 }
             }
-            _ => Err(Refusal::Unsupported(pointer(parent_path))),
+            _ => Err(Refusal::Unsupported(format!("`{}`", pointer(parent_path)))),
         }
     }
 
     fn remove(&self, text: &str, path: &[String], style: Style) -> Result<String, Refusal> {
-        let (last, parent_path) = path.split_last().ok_or_else(unsupported)?;
+        let (last, parent_path) = path.split_last().ok_or_else(root)?;
         let (parent, _) = self.find(parent_path)?;
         let missing = || Refusal::NotFound(pointer(path));
         match &parent.shape {
@@ -541,7 +562,7 @@ impl Tree {
                     let next = entries
                         .get(i + 1)
                         .filter(|_| i == 0)
-                        .ok_or_else(|| Refusal::Unsupported(pointer(path)))?;
+                        .ok_or_else(|| Refusal::Unsupported(format!("`{}`", pointer(path))))?;
                     Ok(splice(text, entry.key_start, next.key_start, ""))
                 }
             }
@@ -564,7 +585,7 @@ impl Tree {
                 let dash = dash_of(text, item)?;
                 let from = line_start(text, dash);
                 if !text[from..dash].trim().is_empty() {
-                    return Err(Refusal::Unsupported(pointer(path)));
+                    return Err(Refusal::Unsupported(format!("`{}`", pointer(path))));
                 }
                 Ok(splice(text, from, after_line(text, item.end), ""))
             }
@@ -581,7 +602,7 @@ impl Tree {
     ) -> Result<String, Refusal> {
         let (node, in_flow) = self.find(path)?;
         if matches!(node.shape, Shape::Opaque) {
-            return Err(Refusal::Unsupported(pointer(path)));
+            return Err(Refusal::Unsupported(format!("`{}`", pointer(path))));
         }
         let scalar_or_empty = match value {
             Value::Object(m) => m.is_empty(),
@@ -603,7 +624,7 @@ impl Tree {
                 let colon = text[node.start..]
                     .find(':')
                     .map(|i| node.start + i + 1)
-                    .ok_or_else(unsupported)?;
+                    .ok_or_else(|| unsupported_at(text, node.start))?;
                 return Ok(splice(text, colon, colon, &format!(" {written}")));
             }
             if !node.flow && matches!(node.shape, Shape::Map(_) | Shape::Seq(_)) {
@@ -613,8 +634,19 @@ impl Tree {
                     Shape::Seq(items) => dash_of(text, &items[0])?,
                     _ => node.start,
                 };
-                let from = text[..start].trim_end().len();
-                return Ok(splice(text, from, node.end, &format!(" {written}")));
+                let anchor =
+                    anchor_before(text, start).ok_or_else(|| unsupported_at(text, start))?;
+                let anchor_line_end = text[anchor..].find('\n').map_or(text.len(), |i| anchor + i);
+                if anchor_line_end >= start {
+                    return Ok(splice(text, anchor + 1, node.end, &format!(" {written}")));
+                }
+                // The collection starts on a later line: its lines go, and the value goes
+                // after the colon, before any comment the key's line has.
+                let line_end = text[..anchor_line_end]
+                    .strip_suffix('\r')
+                    .map_or(anchor_line_end, str::len);
+                let cut = splice(text, line_end, node.end, "");
+                return Ok(splice(&cut, anchor + 1, anchor + 1, &format!(" {written}")));
             }
             return Ok(splice(text, node.start, node.end, &written));
         }
@@ -642,7 +674,7 @@ impl Tree {
                             _ => 0,
                         }
                     }
-                    None => return Err(Refusal::Unsupported(String::new())),
+                    None => return Err(root()),
                 };
                 let indent = parent_indent
                     + match value {
@@ -655,7 +687,7 @@ impl Tree {
                     text[node.start..]
                         .find(':')
                         .map(|i| node.start + i + 1)
-                        .ok_or_else(unsupported)?
+                        .ok_or_else(|| unsupported_at(text, node.start))?
                 } else {
                     node.start
                 };
@@ -704,14 +736,21 @@ impl Tree {
     }
 }
 
-fn unsupported() -> Refusal {
-    Refusal::Unsupported(String::new())
+/// The whole document as an operation's target.
+fn root() -> Refusal {
+    Refusal::Unsupported("the document as a whole".into())
+}
+
+/// What is at byte `at` of the document's text, for a refusal.
+fn unsupported_at(text: &str, at: usize) -> Refusal {
+    let line = text[..at.min(text.len())].matches('\n').count() + 1;
+    Refusal::Unsupported(format!("line {line} of the document"))
 }
 
 fn pointer(tokens: &[String]) -> String {
     tokens
         .iter()
-        .map(|t| format!("/{}", t.replace('~', "~0").replace('/', "~1")))
+        .map(|t| format!("/{}", crate::value::escape_pointer_token(t)))
         .collect()
 }
 
@@ -794,7 +833,7 @@ fn block_indicator(text: &str, content: usize) -> Option<usize> {
         let line = &text[start..end - 1];
         if !line.trim().is_empty() {
             // The indicator ends the line but for its modifiers (`|-`, `>+2`) and a comment.
-            let code = line.split(" #").next().unwrap_or(line).trim_end();
+            let code = without_comment(line).trim_end();
             let head =
                 code.trim_end_matches(['-', '+', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9']);
             return head.ends_with(['|', '>']).then(|| start + head.len() - 1);
@@ -804,13 +843,40 @@ fn block_indicator(text: &str, content: usize) -> Option<usize> {
     None
 }
 
-/// A block scalar's end: after the newline of its last content line (the scanner's span takes
-/// the next line's indentation too).
+/// A block scalar's end: its last content line's end, before its line break (the scanner's
+/// span takes the next line's indentation too).
 fn block_end(text: &str, start: usize, end: usize) -> usize {
     match text[start..end].rfind('\n') {
-        Some(i) => start + i + 1,
+        Some(i) if text[..start + i].ends_with('\r') => start + i - 1,
+        Some(i) => start + i,
         None => end,
     }
+}
+
+/// The colon of the key (or the dash of the item) a block collection starting at `start` is the
+/// value of: before it on its line, or ending the nearest line above that is not blank or a
+/// comment.
+fn anchor_before(text: &str, start: usize) -> Option<usize> {
+    let mut end = start;
+    loop {
+        let from = line_start(text, end);
+        let code = without_comment(&text[from..end]).trim_end();
+        if code.ends_with([':', '-']) {
+            return Some(from + code.len() - 1);
+        }
+        if !code.trim_start().is_empty() || from == 0 {
+            return None;
+        }
+        end = from - 1;
+    }
+}
+
+/// A line without its comment: up to a `#` after white space.
+fn without_comment(line: &str) -> &str {
+    let bytes = line.as_bytes();
+    let comment = (0..bytes.len())
+        .find(|&i| bytes[i] == b'#' && (i == 0 || matches!(bytes[i - 1], b' ' | b'\t')));
+    &line[..comment.unwrap_or(line.len())]
 }
 
 /// The `-` of a block sequence's item.
@@ -819,7 +885,7 @@ fn dash_of(text: &str, item: &Node) -> Result<usize, Refusal> {
     if before.ends_with('-') {
         Ok(before.len() - 1)
     } else {
-        Err(unsupported())
+        Err(unsupported_at(text, item.start))
     }
 }
 
@@ -863,16 +929,22 @@ fn write_scalar(s: &str, in_flow: bool, style: Style) -> String {
         return s.to_string();
     }
     let mut quoted = serde_json::to_string(s).unwrap_or_default();
-    // Line breaks to YAML that JSON leaves as they are.
-    for (c, escape) in [
-        ('\u{85}', "\\N"),
-        ('\u{2028}', "\\L"),
-        ('\u{2029}', "\\P"),
-        ('\u{feff}', "\\uFEFF"),
-    ] {
-        if quoted.contains(c) {
-            quoted = quoted.replace(c, escape);
-        }
+    // What YAML does not print as itself but JSON leaves as it is: DEL and the C1 controls, the
+    // line and paragraph separators, the byte order mark.
+    let unprintable = |c: char| {
+        matches!(
+            c,
+            '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{feff}'
+        )
+    };
+    if quoted.contains(unprintable) {
+        quoted = quoted
+            .chars()
+            .map(|c| match c {
+                c if unprintable(c) => format!("\\u{:04X}", c as u32),
+                c => c.to_string(),
+            })
+            .collect();
     }
     quoted
 }
@@ -1157,6 +1229,62 @@ mod tests {
         assert_eq!(
             out,
             "a:\n  k: v # c\nb:\n  - s\nc: {d: {z: [1]}}\ne: 800\nf: set\n"
+        );
+    }
+
+    /// What a review found: two additions to one list, a collection whose key's line has a
+    /// comment, a block scalar replaced, a block scalar's header with a tab before its comment,
+    /// a byte order mark, a DEL character.
+    #[test]
+    fn edits_around_comments_block_scalars_and_marks() {
+        let toleration = |v: &str| serde_json::json!({"key": "os", "value": v});
+        assert_eq!(
+            edit(
+                "t:\n- key: a\n",
+                serde_json::json!([
+                    {"op": "add", "path": "/t/-", "value": toleration("b")},
+                    {"op": "add", "path": "/t/-", "value": toleration("c")},
+                ])
+            ),
+            "t:\n- key: a\n- key: os\n  value: b\n- key: os\n  value: c\n"
+        );
+        assert_eq!(
+            edit(
+                "t: []\n",
+                serde_json::json!([
+                    {"op": "add", "path": "/t/-", "value": toleration("b")},
+                    {"op": "add", "path": "/t/-", "value": toleration("c")},
+                ])
+            ),
+            "t:\n  - key: os\n    value: b\n  - key: os\n    value: c\n"
+        );
+        assert_eq!(
+            edit(
+                "nodeSelector: # pin\n  a: b\nx: 1\n",
+                serde_json::json!([{"op": "remove", "path": "/nodeSelector/a"}])
+            ),
+            "nodeSelector: {} # pin\nx: 1\n"
+        );
+        assert_eq!(
+            edit(
+                "b: |\n  x\nc: 1\n",
+                serde_json::json!([{"op": "replace", "path": "/b", "value": "z"}])
+            ),
+            "b: z\nc: 1\n"
+        );
+        assert_eq!(
+            edit(
+                "a: |\t# c\n  x\nb: 1\n",
+                serde_json::json!([{"op": "add", "path": "/c", "value": 2}])
+            ),
+            "a: |\t# c\n  x\nb: 1\nc: 2\n"
+        );
+        assert_eq!(
+            edit(
+                "\u{feff}a: 1\n",
+                serde_json::json!([{"op": "add", "path": "/b", "value": "\u{7f}"}])
+            ),
+            "\u{feff}a: 1\nb: \"\\u007F\"\n"
         );
     }
 

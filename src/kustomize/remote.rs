@@ -268,7 +268,12 @@ impl Check<'_> {
 
 /// The fields of one plugin configuration that name files, each with how it is read.
 fn plugin_entries(doc: &ParsedDoc) -> Vec<(String, Door, &Value, &PosNode)> {
-    let kind = doc.value.get("kind").and_then(Value::as_str).unwrap_or("");
+    let kind = doc
+        .value
+        .as_object()
+        .and_then(|m| m.iter().find(|(k, _)| json_field_is(k, "kind")))
+        .and_then(|(_, v)| v.as_str())
+        .unwrap_or("");
     let Some((_, fields)) = PLUGINS.iter().find(|(k, _)| *k == kind) else {
         return Vec::new();
     };
@@ -345,7 +350,7 @@ fn entries<'v>(
                     (key, Value::Object(map)) => map
                         .iter()
                         .zip(&pos.children)
-                        .filter(|((k, _), _)| &***k == key)
+                        .filter(|((k, _), _)| json_field_is(k, key))
                         .map(|((_, v), p)| {
                             let dot = if name.is_empty() { "" } else { "." };
                             (format!("{name}{dot}{key}"), v, p)
@@ -490,6 +495,19 @@ fn join_lexically(dir: &Path, path: &str) -> PathBuf {
     joined
 }
 
+/// Whether a key names the JSON field `field` as kustomize reads it: Go's `encoding/json` (under
+/// `sigs.k8s.io/yaml`) matches field names ignoring case, with Unicode's simple folding, so
+/// `Resources`, `RESOURCES` and `reſources` (long s) are `resources` too, and `K` (Kelvin sign) is
+/// `k`. Written out because the fields are ASCII and only these two non-ASCII letters fold to one.
+fn json_field_is(key: &str, field: &str) -> bool {
+    key.chars().count() == field.len()
+        && key.chars().zip(field.chars()).all(|(k, f)| {
+            k.eq_ignore_ascii_case(&f)
+                || (k == '\u{17f}' && f.eq_ignore_ascii_case(&'s'))
+                || (k == '\u{212a}' && f.eq_ignore_ascii_case(&'k'))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -559,6 +577,18 @@ mod tests {
         let found = entries(&doc.value, &doc.pos, "resources/*");
         assert_eq!(found[1].0, "resources[1]");
         assert_eq!((found[1].2.line, found[1].2.col), (4, 16));
+    }
+
+    /// Keys are matched as kustomize's JSON decoding matches them, whatever their case.
+    #[test]
+    fn keys_match_in_any_case_as_go_reads_them() {
+        for key in ["resources", "Resources", "RESOURCES", "re\u{17f}ources"] {
+            assert!(json_field_is(key, "resources"), "{key}");
+        }
+        assert!(json_field_is("\u{212a}ind", "kind"));
+        for key in ["resource", "resourcesx", "r\u{e9}sources", ""] {
+            assert!(!json_field_is(key, "resources"), "{key}");
+        }
     }
 
     #[test]

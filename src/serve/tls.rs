@@ -214,32 +214,8 @@ pub(crate) fn self_signed(dir: &Path, hosts: &[String]) -> Result<CertFiles, Sel
     };
     crate::write::write_file(&dir.join("ca.crt"), ca.pem().as_bytes())?;
     crate::write::write_file(&files.cert, cert.pem().as_bytes())?;
-    write_private_key(&files.key, key.serialize_pem().as_bytes())
-        .map_err(SelfSignedError::io(&files.key))?;
+    crate::write::write_private_file(&files.key, key.serialize_pem().as_bytes())?;
     Ok(files)
-}
-
-/// Writes a private key readable by its owner alone. Not [`crate::write::write_file`]:
-/// that gives a new file the usual 0666 less the umask and a replaced one its old mode (an
-/// earlier key may have been left 0644). Here the file is created 0600 beside the target and
-/// renamed over it, so the key is never, even for a moment, readable by anyone else.
-fn write_private_key(path: &Path, pem: &[u8]) -> io::Result<()> {
-    use std::io::Write;
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut builder = tempfile::Builder::new();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o600));
-    }
-    let mut tmp = builder.tempfile_in(dir)?;
-    tmp.write_all(pem)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 /// Accepts a TCP connection only while fewer than the limit are open; past it the connection is
