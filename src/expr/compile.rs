@@ -286,9 +286,16 @@ const MAX_LENGTH: usize = 100_000;
 /// literals: this bounds the chains the parser builds by recursion before [`MAX_DEPTH`] is
 /// checked. Forty times the built-in rules' busiest expression.
 const MAX_OPERATORS: usize = 8_000;
-/// The stack the `cel` parser and the compilation get: enough to reach the parser's limits and
-/// refuse what goes past them, in unoptimised builds too.
-const PARSER_STACK: usize = 64 << 20;
+/// An expression with at most this many operator characters and levels of brackets is parsed
+/// and compiled on the thread's own stack (a rule-loading thread's 2 MiB is plenty for it, even
+/// unoptimised); a bigger one on a segment of [`BIG_STACK`]. Most of the rules' expressions are
+/// small, so loading them maps few segments.
+const SMALL_OPERATORS: usize = 64;
+const SMALL_DEPTH: usize = 8;
+/// Enough for the parser to reach its limits and refuse what goes past them, and for a tree
+/// [`MAX_DEPTH`] deep to compile, in unoptimised builds too (they need 10 MiB for 64 levels of
+/// brackets, or an 8,000-operator chain); mapped lazily, so only what is used is touched.
+const BIG_STACK: usize = 64 << 20;
 
 impl<'r> Compiler<'r> {
     pub fn new(registry: &'r Registry) -> Self {
@@ -329,13 +336,16 @@ impl<'r> Compiler<'r> {
 
     /// Parses and checks an expression.
     pub fn compile(&self, text: &str) -> Result<Program, CompileError> {
-        check_size(text)?;
+        let size = check_size(text)?;
         // The parser recurses a dozen frames per nesting level, up to its limit, before it
-        // refuses an expression, and once per operator of a chain: more stack than a thread
-        // may have left (unoptimised builds overflow 8 MiB). Parsing, compiling and freeing the
-        // parser's tree run on a segment of their own, mapped lazily, so only what the
-        // expression needs is touched.
-        stacker::maybe_grow(PARSER_STACK, PARSER_STACK, || self.compile_here(text))
+        // refuses an expression, and once per operator of a chain: a big expression needs more
+        // stack than a thread may have left. Parsing, compiling and freeing the parser's tree
+        // run on a segment of their own for it.
+        if size.operators <= SMALL_OPERATORS && size.depth <= SMALL_DEPTH {
+            self.compile_here(text)
+        } else {
+            stacker::grow(BIG_STACK, || self.compile_here(text))
+        }
     }
 
     fn compile_here(&self, text: &str) -> Result<Program, CompileError> {
@@ -388,13 +398,22 @@ impl<'r> Compiler<'r> {
     }
 }
 
+/// How big an expression is, as far as the parser's recursion goes.
+struct Size {
+    /// Operator characters outside string literals.
+    operators: usize,
+    /// The deepest nesting of brackets.
+    depth: usize,
+}
+
 /// Refuses an expression longer than [`MAX_LENGTH`] or with more than [`MAX_OPERATORS`]
 /// operator characters outside its string literals, at the character past the bound. By hand:
 /// the bound must hold before the parser runs, and it only counts characters.
-fn check_size(text: &str) -> Result<(), CompileError> {
+fn check_size(text: &str) -> Result<Size, CompileError> {
     let mut quote: Option<char> = None;
     let mut escaped = false;
     let mut operators = 0;
+    let (mut depth, mut deepest) = (0usize, 0usize);
     for (i, (offset, c)) in text.char_indices().enumerate() {
         if i == MAX_LENGTH {
             return Err(CompileError {
@@ -410,7 +429,12 @@ fn check_size(text: &str) -> Result<(), CompileError> {
             Some(q) if c == q => quote = None,
             Some(_) => {}
             None if c == '"' || c == '\'' => quote = Some(c),
-            None if "+-*/%!&|=<>?.[(".contains(c) => {
+            None if matches!(c, ')' | ']' | '}') => depth = depth.saturating_sub(1),
+            None if "+-*/%!&|=<>?.[({".contains(c) => {
+                if matches!(c, '(' | '[' | '{') {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                }
                 operators += 1;
                 if operators > MAX_OPERATORS {
                     return Err(CompileError {
@@ -425,7 +449,10 @@ fn check_size(text: &str) -> Result<(), CompileError> {
             None => {}
         }
     }
-    Ok(())
+    Ok(Size {
+        operators,
+        depth: deepest,
+    })
 }
 
 /// The byte offset of the parser's 1-based line and 0-based column.

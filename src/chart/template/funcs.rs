@@ -1859,7 +1859,7 @@ fn format_verb(verb: char, v: &Value, precision: Option<usize>, flags: &str) -> 
             _ => bad(),
         },
         'f' | 'F' => match v {
-            Value::Float(f) => format!("{:.*}", precision.unwrap_or(6), f),
+            Value::Float(f) => go_fixed(*f, precision.unwrap_or(6)),
             _ => bad(),
         },
         'e' => match v {
@@ -1897,9 +1897,28 @@ fn format_verb(verb: char, v: &Value, precision: Option<usize>, flags: &str) -> 
     }
 }
 
+/// Digits past this many after the point are all zeros in a float's exact decimal form (an
+/// `f64`'s smallest fraction, 2^-1074, has 1,074), and Rust's formatter refuses a precision past
+/// 65,535 (a panic) where Go's takes up to a million: longer ones are written up to here and
+/// padded with zeros, which is what Go prints.
+const EXACT_DIGITS: usize = 1_100;
+
+/// Go's `%f` with `precision` digits after the point.
+fn go_fixed(f: f64, precision: usize) -> String {
+    let mut s = format!("{:.*}", precision.min(EXACT_DIGITS), f);
+    if f.is_finite() && precision > EXACT_DIGITS {
+        s.extend(std::iter::repeat_n('0', precision - EXACT_DIGITS));
+    }
+    s
+}
+
 /// Go's `%e`: `1.500000e+00`.
 fn go_exp(f: f64, precision: usize) -> String {
-    let s = format!("{:.*e}", precision, f);
+    let mut s = format!("{:.*e}", precision.min(EXACT_DIGITS), f);
+    if f.is_finite() && precision > EXACT_DIGITS {
+        let e = s.find('e').unwrap_or(s.len());
+        s.insert_str(e, &"0".repeat(precision - EXACT_DIGITS));
+    }
     let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     format!(
@@ -2591,6 +2610,25 @@ mod tests {
 
     /// Go's `strconv.Quote` on plain text, escapes at either end and in the middle, and
     /// multi-byte characters between runs of ASCII.
+    /// Precisions past Rust's formatter's bound print as Go prints them (Helm 4.2.3 gives the
+    /// same text for these, checked by their SHA-256), not a panic.
+    #[test]
+    fn float_precisions_past_rusts_bound_print_as_gos() {
+        use super::{Value, printf};
+        let fixed = printf("%.70000f", &[Value::Float(0.1)]);
+        assert_eq!(fixed.len(), 70_002);
+        assert!(fixed.starts_with("0.1000000000000000055511151231257827"));
+        assert!(
+            fixed
+                .trim_end_matches('0')
+                .ends_with("1231257827021181583404541015625")
+        );
+        let exp = printf("%.3000e", &[Value::Float(0.1)]);
+        assert!(exp.starts_with("1.000000000000000055511151231257827") && exp.ends_with("000e-01"));
+        assert_eq!(exp.len(), 3_006);
+        assert_eq!(printf("%.70000f", &[Value::Float(f64::NAN)]), "NaN");
+    }
+
     #[test]
     fn quote_escapes_as_go_does() {
         for (input, quoted) in [
