@@ -11,7 +11,8 @@ use crate::value::Value;
 use regex::Regex;
 use serde::{Deserialize, Deserializer};
 
-use crate::error::{Error, ErrorKind, Errors, parse_checked};
+use crate::error::{Error, ErrorKind, Errors};
+use crate::manifest::typed::parse_checked;
 use schemars::JsonSchema;
 
 /// The file name looked for, walking up from the working directory.
@@ -500,7 +501,7 @@ impl Config {
             .map_or_else(|| CONFIG_FILE_NAME.to_string(), |p| p.display().to_string());
         let mut e = Error::new(ErrorKind::Load, &file, message);
         if let Some(doc) = &self.parsed {
-            let (line, column) = crate::error::position_of(&doc.value, &doc.pos, pointer);
+            let (line, column) = crate::manifest::typed::position_of(&doc.value, &doc.pos, pointer);
             e.line = Some(line);
             e.column = Some(column);
         }

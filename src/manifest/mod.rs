@@ -10,6 +10,7 @@
 pub mod block;
 pub mod origin;
 pub mod shape;
+pub mod typed;
 pub mod yaml;
 
 use crate::error::{Error, ErrorKind};

@@ -318,7 +318,7 @@ impl Catalog {
     /// Loads the catalog text, adding the config's image patterns.
     pub fn load(text: &str, config: &Config) -> Result<Catalog, crate::error::Error> {
         const NAME: &str = "catalog/windows.yaml";
-        let file: CatalogFile = crate::error::parse_typed(text, NAME)?;
+        let file: CatalogFile = crate::manifest::typed::parse_typed(text, NAME)?;
         let windows_cfg = &config.windows;
         Self::compile(file, windows_cfg)
             .map_err(|e| crate::error::Error::new(crate::error::ErrorKind::Load, NAME, e))

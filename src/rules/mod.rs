@@ -428,12 +428,14 @@ impl Rule {
     /// Compiles a rule file's text; `name` names the file in errors.
     /// Expressions compile against `registry` (the functions and records they may use).
     pub fn load(text: &str, source: &str, registry: &Registry) -> Result<Rule, Error> {
-        let (file, doc): (RuleFile, _) = crate::error::parse_typed_with_doc(text, source)?;
+        let (file, doc): (RuleFile, _) =
+            crate::manifest::typed::parse_typed_with_doc(text, source)?;
         // An error at byte `offset` of the string at `pointer` in the file, placed at its line
         // and column through the YAML parser's positions.
         let at = |pointer: &str, offset: usize, message: String| -> Error {
             let (pos, _) = crate::manifest::resolve(&doc.value, &doc.pos, pointer);
-            let (line, column) = crate::error::scalar_position(text, pos.line, pos.col, offset);
+            let (line, column) =
+                crate::manifest::typed::scalar_position(text, pos.line, pos.col, offset);
             Error {
                 kind: ErrorKind::Load,
                 file: source.to_string(),
