@@ -19,6 +19,7 @@ pub mod engine;
 pub mod error;
 pub mod expr;
 pub(crate) mod fix;
+pub mod k8s;
 pub(crate) mod kustomize;
 pub mod manifest;
 pub(crate) mod model;

@@ -94,7 +94,7 @@ impl LintSetup {
             if rules.get(name).is_none() {
                 let hint = crate::error::did_you_mean(name, names());
                 unknown.push(config.error_at(
-                    &format!("/rules/{}", crate::manifest::escape_pointer_token(name)),
+                    &format!("/rules/{}", crate::value::escape_pointer_token(name)),
                     format!("rules: no rule named `{name}`{hint}"),
                 ));
             }

@@ -141,12 +141,12 @@ fn every_rule_fires_on_every_workload_kind() {
         let workload = docs
             .iter()
             .position(|d| {
-                winguard::engine::pod_template_paths(d["kind"].as_str().unwrap_or("")).is_some()
+                winguard::k8s::pod_template_paths(d["kind"].as_str().unwrap_or("")).is_some()
             })
             .unwrap_or_else(|| panic!("{}: bad example has no workload", rule.name));
         let original = &docs[workload];
         let (sp, mp) =
-            winguard::engine::pod_template_paths(original["kind"].as_str().unwrap()).unwrap();
+            winguard::k8s::pod_template_paths(original["kind"].as_str().unwrap()).unwrap();
         let spec = original.pointer(sp).unwrap().clone();
         let meta = original.pointer(mp).cloned().unwrap_or(json!({}));
         let top_meta = original["metadata"].clone();

@@ -213,7 +213,7 @@ pub(crate) fn path_pointer(path: &str) -> Option<String> {
     Some(
         tokens
             .iter()
-            .map(|t| format!("/{}", crate::manifest::escape_pointer_token(t)))
+            .map(|t| format!("/{}", crate::value::escape_pointer_token(t)))
             .collect(),
     )
 }

@@ -17,8 +17,9 @@ use rustc_hash::FxHashMap;
 use crate::value::Value;
 
 use crate::expr::{self, Activation, Args, EvalError, Val};
-use crate::manifest::escape_pointer_token;
+use crate::k8s::{pod_template_paths, selector_matches};
 use crate::rules::{Applicability, Each, MessageGivesReason, Rule, RuleSet, Scope, Severity, slot};
+use crate::value::escape_pointer_token;
 
 /// The name findings about suppressions themselves are reported under.
 pub const SUPPRESSION_RULE: &str = "invalid-suppression";
@@ -344,36 +345,6 @@ impl Context<'_> {
         found.sort_unstable();
         found.into_iter().map(|i| list[i]).collect()
     }
-}
-
-/// Where a workload kind keeps its pod template: the pointers of the spec and of its metadata.
-pub fn pod_template_paths(kind: &str) -> Option<(&'static str, &'static str)> {
-    Some(match kind {
-        "Pod" => ("/spec", "/metadata"),
-        "Deployment"
-        | "StatefulSet"
-        | "DaemonSet"
-        | "ReplicaSet"
-        | "ReplicationController"
-        | "Job" => ("/spec/template/spec", "/spec/template/metadata"),
-        "CronJob" => (
-            "/spec/jobTemplate/spec/template/spec",
-            "/spec/jobTemplate/spec/template/metadata",
-        ),
-        _ => return None,
-    })
-}
-
-/// Whether an equality label selector (a map) selects a label set; an empty selector selects
-/// nothing (a Service without a selector has its endpoints managed by hand).
-pub(crate) fn selector_matches(selector: &Value, labels: &Value) -> bool {
-    let Some(sel) = selector.as_object() else {
-        return false;
-    };
-    !sel.is_empty()
-        && sel
-            .iter()
-            .all(|(k, v)| labels.get(k.as_str()).is_some_and(|l| l == v))
 }
 
 /// The cross-object functions rules call, answered from the context's indexes.

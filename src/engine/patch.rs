@@ -9,8 +9,8 @@ use json_patch::jsonptr::PointerBuf;
 use json_patch::{AddOperation, MoveOperation, PatchOperation, RemoveOperation, ReplaceOperation};
 
 use crate::expr::Activation;
-use crate::manifest::unescape_pointer_token;
 use crate::rules::{Fix, PatchOpKind};
+use crate::value::unescape_pointer_token;
 
 /// What a patch under construction has done so far, so existence checks need no copy of the
 /// object: a path exists if the patch added it, or if the object has it and the patch did not

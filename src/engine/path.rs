@@ -11,7 +11,7 @@
 use crate::value::Value;
 use jsonpath_rust::parser::model::{JpQuery, Segment, Selector};
 
-use crate::manifest::escape_pointer_token;
+use crate::value::escape_pointer_token;
 
 /// A compiled JSONPath.
 #[derive(Debug, Clone)]

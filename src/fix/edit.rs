@@ -17,9 +17,9 @@
 use json_patch::PatchOperation;
 use saphyr_parser::{Event, Parser, ScalarStyle};
 
-use crate::manifest::unescape_pointer_token;
 use crate::manifest::yaml::{parse_stream, parse_stream_go_yaml_v2};
 use crate::value::Value;
+use crate::value::unescape_pointer_token;
 
 /// Why a fix could not be written into the text.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -192,7 +192,7 @@ fn place(object: &Object, op: &PatchOperation, files: &mut ValuesFiles) -> Place
             value = if *t == "-" || t.parse::<usize>().is_ok() {
                 serde_json::Value::Array(vec![value])
             } else {
-                let key = crate::manifest::unescape_pointer_token(t).into_owned();
+                let key = crate::value::unescape_pointer_token(t).into_owned();
                 serde_json::Value::Object([(key, value)].into_iter().collect())
             };
         }
@@ -213,10 +213,7 @@ fn place(object: &Object, op: &PatchOperation, files: &mut ValuesFiles) -> Place
             let value = serde_json::to_string(&value).unwrap_or_default();
             let what = match tokens.get(k) {
                 Some(t) if *t == "-" || t.parse::<usize>().is_ok() => format!("append `{value}`"),
-                Some(t) => format!(
-                    "add `{}: {value}`",
-                    crate::manifest::unescape_pointer_token(t)
-                ),
+                Some(t) => format!("add `{}: {value}`", crate::value::unescape_pointer_token(t)),
                 None => format!("set `{value}`"),
             };
             Place::Template(format!(
@@ -229,7 +226,7 @@ fn place(object: &Object, op: &PatchOperation, files: &mut ValuesFiles) -> Place
             // A field an empty `with .Values.X` left out (helm create's `nodeSelector: {}`):
             // what it lacks goes into that value, which the `with` then writes.
             let hole = tokens.get(k).and_then(|key| {
-                let key = crate::manifest::unescape_pointer_token(key);
+                let key = crate::value::unescape_pointer_token(key);
                 // From the parent's key on: the `with` may stand before its first entry.
                 let at = object.position(&parent);
                 object
@@ -366,7 +363,7 @@ fn into_empty_value(site: &crate::manifest::origin::ValueSite, value: &serde_jso
     let ops: Option<Vec<PatchOperation>> = match value {
         serde_json::Value::Object(map) => map
             .iter()
-            .map(|(k, v)| add(crate::manifest::escape_pointer_token(k).into_owned(), v))
+            .map(|(k, v)| add(crate::value::escape_pointer_token(k).into_owned(), v))
             .collect(),
         serde_json::Value::Array(items) => items.iter().map(|v| add("-".into(), v)).collect(),
         _ => None,

@@ -19,7 +19,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::value::Value;
-pub use crate::value::{escape_pointer_token, unescape_pointer_token};
 
 pub use yaml::PosNode;
 
@@ -951,7 +950,7 @@ pub fn resolve<'p>(value: &Value, pos: &'p PosNode, pointer: &str) -> (&'p PosNo
     let mut value = value;
     let mut pos = pos;
     for token in pointer.split('/').skip(1) {
-        let token = unescape_pointer_token(token);
+        let token = crate::value::unescape_pointer_token(token);
         let next = match value {
             Value::Object(map) => map
                 .iter()

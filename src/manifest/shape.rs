@@ -6,8 +6,8 @@
 
 use crate::value::Value;
 
-use super::escape_pointer_token;
-use crate::engine::pod_template_paths;
+use crate::k8s::pod_template_paths;
+use crate::value::escape_pointer_token;
 
 #[derive(Clone, Copy)]
 enum Shape {

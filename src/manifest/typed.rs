@@ -8,7 +8,8 @@ use serde::de::DeserializeOwned;
 use crate::error::{Error, ErrorKind, Errors, did_you_mean};
 use crate::value::Value;
 
-use super::{PosNode, escape_pointer_token, yaml};
+use super::{PosNode, yaml};
+use crate::value::escape_pointer_token;
 
 /// Parses one YAML document into `T`, checking it against `schema` (`T`'s JSON Schema) first so
 /// that every problem is reported at once, each at its file:line:col, with a suggestion for a
@@ -74,7 +75,7 @@ fn first_document(text: &str, name: &str) -> Result<yaml::ParsedDoc, Error> {
 fn dotted(pointer: &str) -> String {
     let mut out = String::new();
     for token in pointer.split('/').skip(1) {
-        let token = crate::manifest::unescape_pointer_token(token);
+        let token = crate::value::unescape_pointer_token(token);
         if token.parse::<usize>().is_ok() {
             out.push_str(&format!("[{token}]"));
         } else {
@@ -177,7 +178,7 @@ fn subschema<'s>(
     let tokens: Vec<&str> = keyword_location.split('/').skip(1).collect();
     let (_, parents) = tokens.split_last()?;
     for token in parents {
-        let token = crate::manifest::unescape_pointer_token(token);
+        let token = crate::value::unescape_pointer_token(token);
         node = if token == "$ref" {
             let target = node.get("$ref")?.as_str()?.strip_prefix('#')?;
             schema.pointer(target)?
@@ -206,7 +207,7 @@ fn known_keys(schema: &serde_json::Value, pointer: &str) -> Vec<String> {
     }
     let mut node = resolve(schema, schema);
     for token in pointer.split('/').skip(1) {
-        let token = crate::manifest::unescape_pointer_token(token);
+        let token = crate::value::unescape_pointer_token(token);
         let next = if token.parse::<usize>().is_ok() {
             node.get("items")
         } else {

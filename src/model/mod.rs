@@ -16,7 +16,7 @@ use regex::Regex;
 use serde::Deserialize;
 
 use crate::config::Config;
-use crate::manifest::escape_pointer_token;
+use crate::value::escape_pointer_token;
 pub(crate) use command::analyse_command;
 pub(crate) use facts::{ContainerFacts, ContainerField, PodFacts, PodField};
 pub(crate) use image::{ImageRef, parse_image};

@@ -151,10 +151,7 @@ pub(crate) fn missing_key(value: &crate::value::Value, pointer: &str) -> Option<
     let mut at = value;
     for token in pointer.split('/').skip(1) {
         let token = crate::value::unescape_pointer_token(token);
-        match at.pointer(&format!(
-            "/{}",
-            crate::manifest::escape_pointer_token(&token)
-        )) {
+        match at.pointer(&format!("/{}", crate::value::escape_pointer_token(&token))) {
             Some(next) if !next.is_null() => at = next,
             _ => return Some(token.into_owned()),
         }

@@ -1,0 +1,35 @@
+//! Kubernetes object shapes that every workload shares, Windows or not: where a workload kind
+//! keeps its pod template, and how a label selector selects. The ground floor: it knows values,
+//! nothing above them, so the loader, the engine and the Windows model all read it.
+
+use crate::value::Value;
+
+/// Where a workload kind keeps its pod template: the pointers of the spec and of its metadata.
+pub fn pod_template_paths(kind: &str) -> Option<(&'static str, &'static str)> {
+    Some(match kind {
+        "Pod" => ("/spec", "/metadata"),
+        "Deployment"
+        | "StatefulSet"
+        | "DaemonSet"
+        | "ReplicaSet"
+        | "ReplicationController"
+        | "Job" => ("/spec/template/spec", "/spec/template/metadata"),
+        "CronJob" => (
+            "/spec/jobTemplate/spec/template/spec",
+            "/spec/jobTemplate/spec/template/metadata",
+        ),
+        _ => return None,
+    })
+}
+
+/// Whether an equality label selector (a map) selects a label set; an empty selector selects
+/// nothing (a Service without a selector has its endpoints managed by hand).
+pub(crate) fn selector_matches(selector: &Value, labels: &Value) -> bool {
+    let Some(sel) = selector.as_object() else {
+        return false;
+    };
+    !sel.is_empty()
+        && sel
+            .iter()
+            .all(|(k, v)| labels.get(k.as_str()).is_some_and(|l| l == v))
+}
