@@ -7,14 +7,13 @@
 //! Windows model, through `crate::policy`).
 
 pub mod patch;
-pub mod path;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 
 use rustc_hash::FxHashMap;
 
-use crate::value::Value;
+use crate::value::{Value, jsonpath};
 
 use crate::expr::{self, Activation, Args, EvalError, Val};
 use crate::k8s::{pod_template_paths, selector_matches};
@@ -426,7 +425,7 @@ pub fn register(r: &mut expr::Registry) {
         "jsonpath(dyn, string, string) -> list(map(string, dyn))",
         "`jsonpath(value, pointer, '$.path')`: the JSONPath's matches in `value` as `{value, pointer}`, pointers prefixed with `pointer` (the JSONPath must be a literal)",
         |call, args| {
-            let (Some(query), Val::Ref(root)) = (call.prepared::<path::Path>(), &args[0]) else {
+            let (Some(query), Val::Ref(root)) = (call.prepared::<jsonpath::Path>(), &args[0]) else {
                 return Err(EvalError::new(
                     "jsonpath() needs a literal path and a value read from the input",
                 ));
@@ -441,7 +440,7 @@ pub fn register(r: &mut expr::Registry) {
             })))
         },
         Some((2, |text| {
-            path::Path::parse(text)
+            jsonpath::Path::parse(text)
                 .map(|p| Box::new(p) as Box<dyn std::any::Any + Send + Sync>)
                 .map_err(|e| format!("invalid JSONPath `{text}`: {e}"))
         })),
@@ -457,7 +456,7 @@ pub fn register(r: &mut expr::Registry) {
 struct PathRows<'a> {
     /// The pointer of the value the path ran on (a string).
     prefix: Val<'a>,
-    matches: path::Matches<'a>,
+    matches: jsonpath::Matches<'a>,
 }
 
 impl<'a> expr::Rows<'a> for PathRows<'a> {
@@ -784,42 +783,6 @@ fn make_finding<'a>(
     }
 }
 
-/// Converts a normalised JSONPath (`$['a'][0]['b/c']`) to a JSON pointer (`/a/0/b~1c`).
-pub fn jsonpath_to_pointer(path: &str) -> String {
-    let mut out = String::new();
-    let mut rest = path.strip_prefix('$').unwrap_or(path);
-    while let Some(r) = rest.strip_prefix('[') {
-        if let Some(r) = r.strip_prefix('\'') {
-            let mut key = String::new();
-            let mut chars = r.char_indices();
-            let mut end = r.len();
-            while let Some((i, c)) = chars.next() {
-                match c {
-                    '\\' => {
-                        if let Some((_, n)) = chars.next() {
-                            key.push(n);
-                        }
-                    }
-                    '\'' => {
-                        end = i;
-                        break;
-                    }
-                    _ => key.push(c),
-                }
-            }
-            out.push('/');
-            out.push_str(&escape_pointer_token(&key));
-            rest = r.get(end + 2..).unwrap_or("");
-        } else {
-            let close = r.find(']').unwrap_or(r.len());
-            out.push('/');
-            out.push_str(&r[..close]);
-            rest = r.get(close + 1..).unwrap_or("");
-        }
-    }
-    out
-}
-
 /// Applies suppression annotations (object and pod template) and config exemptions.
 fn suppress(
     ctx: &Context<'_>,
@@ -952,12 +915,6 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn jsonpath_paths_become_pointers() {
-        assert_eq!(jsonpath_to_pointer("$['a'][0]['b/c']"), "/a/0/b~1c");
-        assert_eq!(jsonpath_to_pointer("$['it\\'s']"), "/it's");
-    }
 
     #[test]
     fn globs() {

@@ -344,7 +344,7 @@ impl ValueTemplate {
 pub enum Each {
     /// A JSONPath over the scope's raw value (the pod spec or container); each match's pointer is
     /// the finding's pointer.
-    JsonPath(crate::engine::path::Path),
+    JsonPath(crate::value::jsonpath::Path),
     /// An expression returning a list; items may carry a `pointer`.
     Expr(Program),
 }
@@ -544,7 +544,7 @@ impl Rule {
         let each = match &file.each {
             None => None,
             Some(e) if e.starts_with('$') => {
-                let q = crate::engine::path::Path::parse(e)
+                let q = crate::value::jsonpath::Path::parse(e)
                     .map_err(|err| at("/each", 0, format!("invalid JSONPath `{e}`: {err}")))?;
                 Some(Each::JsonPath(q))
             }

@@ -11,6 +11,7 @@
 //! few keys by length), built whole when the map ends. Strings stay `String`s: inline small strings
 //! (`compact_str`) took fewer instructions but more time, measured on the review (BENCHMARKS.md).
 
+pub mod jsonpath;
 pub mod parse;
 
 use std::borrow::Cow;
@@ -669,7 +670,7 @@ impl<'de> Deserialize<'de> for Map {
     }
 }
 
-/// General JSONPath queries (those `engine::path` does not walk itself) run on this value type.
+/// General JSONPath queries (those [`jsonpath`] does not walk itself) run on this value type.
 impl jsonpath_rust::query::queryable::Queryable for Value {
     fn get(&self, key: &str) -> Option<&Self> {
         self.get(key)

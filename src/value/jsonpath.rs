@@ -8,10 +8,10 @@
 //! jsonpath-rust clones intermediate nodes and formats every match's path as a string to be
 //! parsed back into a pointer, and these queries run for every pod.)
 
-use crate::value::Value;
+use super::Value;
 use jsonpath_rust::parser::model::{JpQuery, Segment, Selector};
 
-use crate::value::escape_pointer_token;
+use super::escape_pointer_token;
 
 /// A compiled JSONPath.
 #[derive(Debug, Clone)]
@@ -98,7 +98,7 @@ impl Path {
                         found
                             .into_iter()
                             .map(|m| {
-                                let pointer = super::jsonpath_to_pointer(&m.clone().path());
+                                let pointer = jsonpath_to_pointer(&m.clone().path());
                                 steps.push((NO_STEP, Step::Pointer(pointer)));
                                 ((steps.len() - 1) as u32, m.val())
                             })
@@ -211,10 +211,52 @@ fn select<'v>(
     }
 }
 
+/// Converts a normalised JSONPath (`$['a'][0]['b/c']`) to a JSON pointer (`/a/0/b~1c`).
+fn jsonpath_to_pointer(path: &str) -> String {
+    let mut out = String::new();
+    let mut rest = path.strip_prefix('$').unwrap_or(path);
+    while let Some(r) = rest.strip_prefix('[') {
+        if let Some(r) = r.strip_prefix('\'') {
+            let mut key = String::new();
+            let mut chars = r.char_indices();
+            let mut end = r.len();
+            while let Some((i, c)) = chars.next() {
+                match c {
+                    '\\' => {
+                        if let Some((_, n)) = chars.next() {
+                            key.push(n);
+                        }
+                    }
+                    '\'' => {
+                        end = i;
+                        break;
+                    }
+                    _ => key.push(c),
+                }
+            }
+            out.push('/');
+            out.push_str(&escape_pointer_token(&key));
+            rest = r.get(end + 2..).unwrap_or("");
+        } else {
+            let close = r.find(']').unwrap_or(r.len());
+            out.push('/');
+            out.push_str(&r[..close]);
+            rest = r.get(close + 1..).unwrap_or("");
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::json;
+
+    #[test]
+    fn jsonpath_paths_become_pointers() {
+        assert_eq!(jsonpath_to_pointer("$['a'][0]['b/c']"), "/a/0/b~1c");
+        assert_eq!(jsonpath_to_pointer("$['it\\'s']"), "/it's");
+    }
 
     /// The walk agrees with jsonpath-rust, match for match, on the queries it takes.
     #[test]
