@@ -6,7 +6,8 @@
 use std::sync::{Arc, OnceLock};
 
 use winguard::admission::{Endpoint, review};
-use winguard::chart::load::{File, load_files, values_files};
+use winguard::chart::load::{load_files, values_files};
+use winguard::chart::loaded::File;
 use winguard::chart::origin::ValuesSources;
 use winguard::chart::render::{template_output, template_output_traced};
 use winguard::chart::values::{SetKind, Values, apply_set, merge_maps, parse_values_file};

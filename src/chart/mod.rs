@@ -10,6 +10,7 @@
 //! - [`template`]: Go's `text/template` with Helm's and Sprig's functions.
 
 pub mod load;
+pub mod loaded;
 pub mod objects;
 pub mod origin;
 pub mod render;
@@ -17,7 +18,8 @@ pub mod schema;
 pub mod template;
 pub mod values;
 
-pub use load::{Chart, load_chart};
+pub use load::load_chart;
+pub use loaded::Chart;
 pub use render::{RenderOptions, Rendered, render_chart};
 
 impl From<template::TemplateError> for crate::error::Error {

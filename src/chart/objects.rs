@@ -11,7 +11,7 @@ use super::template::{Object, Value};
 /// `.Chart`: in Helm 4 a map of `chart.Metadata`'s fields under their Go names (`index .Chart
 /// "Name"` works, a missing field is empty), with `IsRoot`; a new map for each render, as
 /// templates may change it.
-pub fn chart_metadata(chart: &super::load::Chart, is_root: bool) -> Value {
+pub fn chart_metadata(chart: &super::loaded::Chart, is_root: bool) -> Value {
     use serde_json::Value as Json;
     let m = &chart.metadata;
     let list = |key: &str| match m.get(key) {
@@ -47,7 +47,7 @@ pub fn chart_metadata(chart: &super::load::Chart, is_root: bool) -> Value {
 /// and copied for each render (−2% of the render bench's instructions). Their values are
 /// immutable strings and booleans, shared safely. An aliased subchart gets a new metadata map at
 /// each render and so never hits; the cache is bounded for that.
-fn scalar_fields(chart: &super::load::Chart, is_root: bool) -> BTreeMap<String, Value> {
+fn scalar_fields(chart: &super::loaded::Chart, is_root: bool) -> BTreeMap<String, Value> {
     use serde_json::Value as Json;
     type Cached = (
         Arc<serde_json::Map<String, Json>>,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
-use super::load::Chart;
+use super::loaded::Chart;
 use super::objects::{ApiVersions, Capabilities, Files, KubeVersion, chart_metadata};
 use super::template::{TemplateSet, Value};
 use super::values::{Values, coalesce, process_dependencies};

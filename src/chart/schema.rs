@@ -4,7 +4,7 @@
 use crate::error::{Error, ErrorKind};
 use serde_json::Value as Json;
 
-use super::load::Chart;
+use super::loaded::Chart;
 
 /// Checks `values` (the chart's merged values) against the schemas of `chart` and its subcharts.
 pub fn validate(chart: &Chart, values: &Json) -> Result<(), Error> {

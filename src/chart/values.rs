@@ -9,7 +9,7 @@
 use crate::error::{Error, ErrorKind};
 use serde_json::{Map, Value as Json};
 
-use super::load::Chart;
+use super::loaded::Chart;
 
 pub type Values = Map<String, Json>;
 
@@ -232,7 +232,7 @@ fn enable_dependencies(chart: &mut Chart, merged: &Values, path: &str) {
         // Helm stops at a chart that declares no dependencies (its subcharts included).
         return;
     }
-    let compatible = |dep: &crate::chart::load::Dependency, sub: &Chart| {
+    let compatible = |dep: &crate::chart::loaded::Dependency, sub: &Chart| {
         sub.name() == dep.name && is_compatible_range(&dep.version, sub.version())
     };
     let mut candidates: Vec<Chart> = chart
