@@ -8,9 +8,9 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use super::ast::Pos;
+use super::pos::Pos;
 
-use super::gostring;
+use super::gostring::{self, go_quote};
 use super::value::{MapRef, Value, format_float_g};
 use super::{Exec, Failure};
 use crate::chart::values::floats;
@@ -1926,51 +1926,6 @@ fn go_exp(f: f64, precision: usize) -> String {
         if exp < 0 { '-' } else { '+' },
         exp.abs()
     )
-}
-
-/// Go's `strconv.Quote`.
-pub fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    let bytes = s.as_bytes();
-    let mut at = 0;
-    while at < bytes.len() {
-        // Runs of printable ASCII go in whole; the rest a character at a time.
-        let run = bytes[at..]
-            .iter()
-            .position(|b| !matches!(b, 0x20..=0x7e) || *b == b'"' || *b == b'\\')
-            .map_or(bytes.len(), |i| at + i);
-        out.push_str(&s[at..run]);
-        at = run;
-        let Some(c) = s[at..].chars().next() else {
-            break;
-        };
-        at += c.len_utf8();
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if c.is_control() => {
-                if (c as u32) < 0x10000 {
-                    out.push_str(&format!("\\u{:04x}", c as u32));
-                } else {
-                    out.push_str(&format!("\\U{:08x}", c as u32));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// Masterminds' `goutils.AbbreviateFull`, which `abbrev` and `abbrevboth` call: byte offsets

@@ -18,6 +18,7 @@ pub mod digest;
 pub mod funcs;
 pub mod gostring;
 mod parse;
+mod pos;
 pub mod random;
 pub mod semver;
 pub mod time;
@@ -31,9 +32,8 @@ use std::sync::Arc;
 
 use bumpalo::Bump;
 
-use ast::{
-    BranchNode, Callee, CommandNode, Expr, ListNode, Literals, Node, Number, PipeNode, Pos, Span,
-};
+use ast::{BranchNode, Callee, CommandNode, Expr, ListNode, Literals, Node, Number, PipeNode};
+use pos::{Pos, Span};
 
 pub use value::{Object, Value};
 
@@ -291,7 +291,7 @@ fn parse<'a>(file: &str, text: &str, arena: &'a Bump) -> Result<parse::Parsed<'a
         "or" => Some(Callee::Or),
         _ => funcs::lookup(name).map(Callee::Func),
     };
-    // Positions are 32-bit (ast::Pos): a larger template is refused rather than given wrong
+    // Positions are 32-bit (pos::Pos): a larger template is refused rather than given wrong
     // positions (no chart comes near).
     if text.len() >= u32::MAX as usize {
         return Err(TemplateError {

@@ -14,8 +14,9 @@ use bumpalo::collections::Vec as BumpVec;
 
 use super::ast::{
     BranchNode, Callee, CommandNode, DefineNode, Expr, ListNode, Literals, Node, Number, PipeNode,
-    Pos, Span, TemplateNode,
+    TemplateNode,
 };
+use super::pos::{Pos, Span};
 
 /// A parse failure: line and message, in Go's words.
 #[derive(Debug, Clone, PartialEq)]

@@ -662,7 +662,7 @@ fn toml_table(
 
 fn toml_value(v: &serde_json::Value) -> String {
     match v {
-        serde_json::Value::String(s) => super::funcs::go_quote(s),
+        serde_json::Value::String(s) => super::gostring::go_quote(s),
         serde_json::Value::Array(a) => {
             let items: Vec<String> = a.iter().map(toml_value).collect();
             format!("[{}]", items.join(", "))
