@@ -53,7 +53,7 @@ pub struct Config {
     /// has) are reported at their line too.
     #[serde(skip)]
     #[schemars(skip)]
-    pub parsed: Option<std::sync::Arc<crate::manifest::yaml::ParsedDoc>>,
+    pub parsed: Option<std::sync::Arc<crate::value::yaml::ParsedDoc>>,
 }
 
 impl Default for Config {
@@ -484,7 +484,7 @@ impl Config {
         }
         let schema = Config::json_schema_for(rule_names);
         let mut config: Config = parse_checked(text, name, &schema)?;
-        config.parsed = crate::manifest::yaml::parse_stream(text)
+        config.parsed = crate::value::yaml::parse_stream(text)
             .0
             .into_iter()
             .next()

@@ -27,5 +27,9 @@ pub mod policy;
 pub mod report;
 pub mod rules;
 pub(crate) mod serve;
-pub mod value;
 pub(crate) mod write;
+
+/// The value model and its readers, a crate of their own (`crates/yaml-value`) so that the Helm
+/// engine can read YAML as winguard does without depending on winguard.
+pub use yaml_value as value;
+pub use yaml_value::json;

@@ -7,9 +7,9 @@ mod corpus;
 
 use std::path::Path;
 
-use winguard::manifest::block::read_document;
 use winguard::manifest::split_documents;
-use winguard::manifest::yaml::{ParsedDoc, PosNode, parse_stream_at};
+use winguard::value::block::read_document;
+use winguard::value::yaml::{ParsedDoc, PosNode, parse_stream_at};
 
 /// Where the two trees first differ, as a path of child indexes.
 fn first_difference(a: &PosNode, b: &PosNode, path: &mut Vec<usize>) -> Option<String> {

@@ -268,7 +268,7 @@ impl<R: Read> Read for Bounded<'_, R> {
 /// reads these files as YAML, whose reader refuses them so). `shown` names the file.
 pub fn chart_text<'a>(data: &'a [u8], shown: &str) -> Result<&'a str, Error> {
     std::str::from_utf8(data).map_err(|e| {
-        let fault = crate::error::Utf8Fault::new(data, &e);
+        let fault = crate::value::text::Utf8Fault::new(data, &e);
         Error::at(
             ErrorKind::Chart,
             shown,

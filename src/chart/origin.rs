@@ -32,7 +32,7 @@ pub fn action_dot_field(source: &str, at: usize) -> Option<Option<String>> {
 }
 
 /// A values file: its name and its parsed document.
-type ValuesFile = (String, crate::manifest::yaml::ParsedDoc);
+type ValuesFile = (String, crate::value::yaml::ParsedDoc);
 
 /// A chart's own `values.yaml` in a chart's tree: the chain of subchart names that leads to it
 /// (empty for the top chart, [`crate::chart::load::chart_tree`]), its name and its text.
@@ -51,7 +51,7 @@ pub struct ValuesSources {
     /// Subcharts' `values.yaml` files parsed so far (by the chain of names).
     subcharts: std::cell::RefCell<std::collections::HashMap<Vec<String>, Option<ValuesFile>>>,
     /// The files parsed (each once, when first needed), and the sites found (each once).
-    parsed: std::cell::OnceCell<Vec<Option<crate::manifest::yaml::ParsedDoc>>>,
+    parsed: std::cell::OnceCell<Vec<Option<crate::value::yaml::ParsedDoc>>>,
     found: std::cell::RefCell<std::collections::HashMap<String, ValueSite>>,
 }
 
@@ -134,7 +134,7 @@ impl ValuesSources {
             .entry(key)
             .or_insert_with_key(|key| {
                 let (_, file, text) = self.charts.iter().find(|(c, _, _)| c == key)?;
-                let doc = crate::manifest::parse_document_text(text, 0)
+                let doc = crate::value::yaml::parse_document_text(text, 0)
                     .0
                     .into_iter()
                     .next()?;
@@ -185,7 +185,7 @@ impl ValuesSources {
             files
                 .iter()
                 .map(|(_, text)| {
-                    crate::manifest::parse_document_text(text, 0)
+                    crate::value::yaml::parse_document_text(text, 0)
                         .0
                         .into_iter()
                         .next()
@@ -220,8 +220,8 @@ pub(crate) fn path_pointer(path: &str) -> Option<String> {
 
 /// The line of the key that holds `path` (`a.b`, `list[0]`) in a values file, if the file sets
 /// it: a list item's is the line of its first key or its dash.
-fn line_of(doc: &crate::manifest::yaml::ParsedDoc, path: &str) -> Option<u32> {
-    let (pos, exact) = crate::manifest::resolve(&doc.value, &doc.pos, &path_pointer(path)?);
+fn line_of(doc: &crate::value::yaml::ParsedDoc, path: &str) -> Option<u32> {
+    let (pos, exact) = crate::value::yaml::resolve(&doc.value, &doc.pos, &path_pointer(path)?);
     let line = if pos.key_line > 0 {
         pos.key_line
     } else {

@@ -28,8 +28,8 @@ pub fn floats(v: Json) -> Json {
 
 /// Reads YAML as Helm does (`sigs.k8s.io/yaml`: go-yaml v2's YAML 1.1, so `yes` and `y` are
 /// true, then JSON, so every number is a float). The first document counts.
-pub fn read_yaml(text: &str) -> Result<Json, crate::manifest::yaml::YamlError> {
-    let (docs, error) = crate::manifest::yaml::parse_stream_go_yaml_v2(text);
+pub fn read_yaml(text: &str) -> Result<Json, crate::value::yaml::YamlError> {
+    let (docs, error) = crate::value::yaml::parse_stream_go_yaml_v2(text);
     if let Some(e) = error {
         return Err(e);
     }

@@ -17,9 +17,9 @@
 use json_patch::PatchOperation;
 use saphyr_parser::{Event, Parser, ScalarStyle};
 
-use crate::manifest::yaml::{parse_stream, parse_stream_go_yaml_v2};
 use crate::value::Value;
 use crate::value::unescape_pointer_token;
+use crate::value::yaml::{parse_stream, parse_stream_go_yaml_v2};
 
 /// Why a fix could not be written into the text.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -133,8 +133,8 @@ pub(crate) fn apply(text: &str, ops: &[PatchOperation], json: bool) -> Result<St
 type Reader = fn(
     &str,
 ) -> (
-    Vec<crate::manifest::yaml::ParsedDoc>,
-    Option<crate::manifest::yaml::YamlError>,
+    Vec<crate::value::yaml::ParsedDoc>,
+    Option<crate::value::yaml::YamlError>,
 );
 
 /// The one document of `text` as `reader` reads it.
@@ -895,7 +895,7 @@ fn plain_is_not_a_string(s: &str) -> bool {
     if matches!(s, "y" | "Y" | "n" | "N" | "<<" | "=") {
         return true;
     }
-    if crate::manifest::yaml::plain_value(s).is_some() {
+    if crate::value::yaml::plain_value(s).is_some() {
         return true;
     }
     // Numbers, dates, times and sexagesimals in every spelling a YAML 1.1 reader knows start

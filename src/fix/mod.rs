@@ -19,10 +19,11 @@ use crate::value::Value;
 use json_patch::PatchOperation;
 
 use crate::engine::{Context, evaluate, patch};
-use crate::manifest::yaml::ParsedDoc;
-use crate::manifest::{DocSpan, SourceText, parse_document_text, shape, split_source};
+use crate::manifest::{DocSpan, SourceText, shape, split_source};
 use crate::policy::LintSetup;
 use crate::rules::Applicability;
+use crate::value::yaml::ParsedDoc;
+use crate::value::yaml::parse_document_text;
 
 /// Rounds of fixing one object (see [`fix_sources`]); real rule sets settle in two.
 const MAX_FIX_ROUNDS: usize = 8;

@@ -9,10 +9,11 @@ use std::sync::Arc;
 use json_patch::PatchOperation;
 
 use super::{FixOptions, FixedFinding};
-use crate::manifest::{Object, SourceText, parse_document_text};
+use crate::manifest::{Object, SourceText};
 use crate::report::Report;
 use crate::rules::Applicability;
 use crate::value::Value;
+use crate::value::yaml::parse_document_text;
 
 /// A values file after the fixes that belong in it.
 #[derive(Debug)]
@@ -268,7 +269,7 @@ fn values_file(site: &crate::manifest::origin::ValueSite) -> Result<(&String, St
 }
 
 /// A values file's text as its one YAML document, or `None` (more documents, or an error).
-fn one_document(text: &str) -> Option<crate::manifest::yaml::ParsedDoc> {
+fn one_document(text: &str) -> Option<crate::value::yaml::ParsedDoc> {
     let (mut docs, error) = parse_document_text(text, 0);
     (error.is_none() && docs.len() == 1).then(|| docs.remove(0))
 }

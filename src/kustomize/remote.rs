@@ -20,8 +20,8 @@ use std::collections::{HashSet, VecDeque};
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::{Error, ErrorKind};
-use crate::manifest::yaml::{ParsedDoc, PosNode, parse_stream};
 use crate::value::Value;
+use crate::value::yaml::{ParsedDoc, PosNode, parse_stream};
 
 /// Most kustomizations one overlay's tree may hold before the check gives up (and the overlay is
 /// not built): real trees hold a few dozen.

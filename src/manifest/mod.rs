@@ -4,14 +4,12 @@
 //! file:line:col only when it is reported. Helm output (`# Source: chart/templates/x.yaml`) is
 //! attributed to the template, with lines counted from the template's first rendered line.
 //!
-//! Each document is read by [`block`] (a fast reader for the block YAML that rendered manifests
-//! are) when it can, else by [`yaml`] (saphyr-parser): both give the same values and positions.
+//! Each document is read by [`crate::value::block`] (a fast reader for the block YAML that rendered manifests
+//! are) when it can, else by [`crate::value::yaml`] (saphyr-parser): both give the same values and positions.
 
-pub mod block;
 pub mod origin;
 pub mod shape;
 pub mod typed;
-pub mod yaml;
 
 use crate::error::{Error, ErrorKind};
 use std::io::Read;
@@ -20,7 +18,8 @@ use std::sync::Arc;
 
 use crate::value::Value;
 
-pub use yaml::PosNode;
+use crate::value::text::lines;
+use crate::value::yaml::{ParsedDoc, PosNode, parse_document_text, resolve};
 
 /// Files larger than this are refused: the whole file is held in memory while it is linted, so
 /// the bound is what keeps memory bounded. Rendered manifests are rarely above a few MiB.
@@ -67,7 +66,7 @@ impl SourceText {
     fn offset_of(&self, line: u32, column: u32) -> Option<usize> {
         let starts = self
             .line_starts
-            .get_or_init(|| origin::line_starts(&self.text));
+            .get_or_init(|| crate::value::text::line_starts(&self.text));
         let start = *starts.get(line.checked_sub(1)? as usize)? as usize;
         let rest = self.text.get(start..)?;
         let within = rest
@@ -454,7 +453,7 @@ pub fn read_bytes(name: &str, bytes: Vec<u8>, in_directory: bool, loaded: &mut S
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,
         Err(e) => {
-            let fault = crate::error::Utf8Fault::new(e.as_bytes(), &e.utf8_error());
+            let fault = crate::value::text::Utf8Fault::new(e.as_bytes(), &e.utf8_error());
             loaded.errors.push(Error {
                 kind: ErrorKind::Input,
                 file: name.to_string(),
@@ -512,31 +511,6 @@ impl DocSpan {
     pub fn kind_hint<'t>(&self, text: &'t str) -> Option<&'t str> {
         self.kind_at.and_then(|(start, end)| text.get(start..end))
     }
-}
-
-/// The lines of a text without their `\n` (like `str::lines`, but found with `memchr`: splitting
-/// lines is a fifth of reading a large file, and `str::lines` pays a call per line).
-pub fn lines(text: &str) -> impl Iterator<Item = &str> {
-    let mut start = 0;
-    let mut newlines = memchr::memchr_iter(b'\n', text.as_bytes());
-    std::iter::from_fn(move || {
-        if start >= text.len() {
-            return None;
-        }
-        let line = match newlines.next() {
-            Some(end) => {
-                let line = &text[start..end];
-                start = end + 1;
-                line
-            }
-            None => {
-                let line = &text[start..];
-                start = text.len();
-                line
-            }
-        };
-        Some(line)
-    })
 }
 
 fn is_document_marker(line: &str) -> bool {
@@ -746,19 +720,6 @@ pub fn parse_source(source: &Arc<SourceText>) -> (Vec<Object>, Vec<Error>) {
 
 /// Parses one document of a source into objects: attributes Helm templates, expands
 /// `kind: List`, and skips what isn't a Kubernetes object.
-/// The documents of one span's text, with positions counted from `line_offset`. The fast reader
-/// takes the plain block YAML that rendered manifests are; whatever it doesn't know goes to the
-/// full parser.
-pub fn parse_document_text(
-    text: &str,
-    line_offset: u32,
-) -> (Vec<ParsedDoc>, Option<yaml::YamlError>) {
-    match block::read_document(text, line_offset) {
-        Some(doc) => (vec![doc], None),
-        None => yaml::parse_stream_at(text, line_offset),
-    }
-}
-
 pub fn parse_document(
     source: &Arc<SourceText>,
     templates: &Templates,
@@ -785,8 +746,6 @@ pub fn parse_document(
     }
     (objects, errors)
 }
-
-use yaml::ParsedDoc;
 
 fn push_objects(
     value: Value,
@@ -942,36 +901,6 @@ impl Object {
             at_key: (!exact || collection) && pos.key_line > 0,
         }
     }
-}
-
-/// Walks a JSON pointer through a value and its position tree in step. Returns the position node
-/// of the deepest existing value, and whether the whole pointer exists.
-pub fn resolve<'p>(value: &Value, pos: &'p PosNode, pointer: &str) -> (&'p PosNode, bool) {
-    let mut value = value;
-    let mut pos = pos;
-    for token in pointer.split('/').skip(1) {
-        let token = crate::value::unescape_pointer_token(token);
-        let next = match value {
-            Value::Object(map) => map
-                .iter()
-                .enumerate()
-                .find(|(_, (k, _))| *k == token.as_ref())
-                .and_then(|(i, (_, v))| Some((v, pos.children.get(i)?))),
-            Value::Array(items) => token
-                .parse::<usize>()
-                .ok()
-                .and_then(|i| Some((items.get(i)?, pos.children.get(i)?))),
-            _ => None,
-        };
-        match next {
-            Some((v, p)) => {
-                value = v;
-                pos = p;
-            }
-            None => return (pos, false),
-        }
-    }
-    (pos, true)
 }
 
 #[cfg(test)]

@@ -7,13 +7,6 @@
 
 use std::sync::Arc;
 
-/// Byte offset of each line's start in `text`.
-pub fn line_starts(text: &str) -> Vec<u32> {
-    std::iter::once(0)
-        .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i as u32 + 1))
-        .collect()
-}
-
 /// One key of a values path and the list indexes after it: `list[0][1]` is `list`, `[0, 1]`.
 pub type ValuesKey = (String, Vec<usize>);
 
@@ -185,7 +178,7 @@ impl Origins {
         }
         self.files.push(File {
             name,
-            line_starts: line_starts(&source),
+            line_starts: crate::value::text::line_starts(&source),
             source,
         });
         (self.files.len() - 1) as u32

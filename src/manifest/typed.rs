@@ -8,8 +8,8 @@ use serde::de::DeserializeOwned;
 use crate::error::{Error, ErrorKind, Errors, did_you_mean};
 use crate::value::Value;
 
-use super::{PosNode, yaml};
 use crate::value::escape_pointer_token;
+use crate::value::yaml::{self, PosNode};
 
 /// Parses one YAML document into `T`, checking it against `schema` (`T`'s JSON Schema) first so
 /// that every problem is reported at once, each at its file:line:col, with a suggestion for a
@@ -341,7 +341,7 @@ fn deserialize_document<T: DeserializeOwned>(
 
 /// Position (value, or key of the nearest existing parent) of a JSON pointer in a parsed document.
 pub fn position_of(value: &Value, pos: &PosNode, pointer: &str) -> (u32, u32) {
-    let (pos, _) = crate::manifest::resolve(value, pos, pointer);
+    let (pos, _) = crate::value::yaml::resolve(value, pos, pointer);
     if pos.key_line > 0 {
         (pos.key_line, pos.key_col)
     } else {

@@ -36,7 +36,7 @@ impl<'r> SourceLines<'r> {
         for f in &report.findings {
             by_source
                 .entry(source_key(&f.source))
-                .or_insert_with(|| crate::manifest::lines(&f.source.text).collect());
+                .or_insert_with(|| crate::value::text::lines(&f.source.text).collect());
         }
         SourceLines { by_source }
     }

@@ -433,7 +433,7 @@ impl Rule {
         // An error at byte `offset` of the string at `pointer` in the file, placed at its line
         // and column through the YAML parser's positions.
         let at = |pointer: &str, offset: usize, message: String| -> Error {
-            let (pos, _) = crate::manifest::resolve(&doc.value, &doc.pos, pointer);
+            let (pos, _) = crate::value::yaml::resolve(&doc.value, &doc.pos, pointer);
             let (line, column) =
                 crate::manifest::typed::scalar_position(text, pos.line, pos.col, offset);
             Error {

@@ -502,7 +502,7 @@ mod tests {
     #[test]
     fn every_json_fixture_reads_as_serde_json_reads_it() {
         let mut seen = 0;
-        for entry in walkdir::WalkDir::new(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata")) {
+        for entry in walkdir::WalkDir::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata")) {
             let entry = entry.unwrap();
             if entry.path().extension().is_some_and(|e| e == "json") {
                 let text = std::fs::read_to_string(entry.path()).unwrap();

@@ -14,7 +14,7 @@
 
 use std::borrow::Cow;
 
-use crate::value::{Map, Str, Value};
+use crate::{Map, Str, Value};
 
 use super::yaml::{ParsedDoc, PosNode, build_map, build_map_from, plain_value};
 
@@ -40,7 +40,7 @@ pub fn read_document(text: &str, line_offset: u32) -> Option<ParsedDoc> {
     // Sized for lines of about 24 bytes (most manifests' are shorter): growing the vector line by
     // line was over a third of collecting it.
     let mut lines = Vec::with_capacity(text.len() / 24 + 8);
-    lines.extend(super::lines(text));
+    lines.extend(crate::text::lines(text));
     let mut reader = Reader {
         lines,
         has_tabs: memchr::memchr(b'\t', text.as_bytes()).is_some(),

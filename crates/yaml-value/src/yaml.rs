@@ -1,4 +1,4 @@
-//! YAML (and JSON) text → [`crate::value::Value`] plus a position tree.
+//! YAML (and JSON) text → [`crate::Value`] plus a position tree.
 //!
 //! Why not a serde YAML crate: serde's YAML crates don't keep node positions, and every finding
 //! has to point at a line and column. `saphyr-parser` gives an event stream with spans; this
@@ -8,11 +8,11 @@
 
 use std::collections::HashMap;
 
-use crate::value::{Map, Number, Str, Value};
+use crate::{Map, Number, Str, Value};
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 
 /// Deepest nesting accepted in one document. Kubernetes objects are a few dozen levels deep;
-/// JSON readers stop at 128 (serde_json, and `crate::value::parse` after it), so a generous
+/// JSON readers stop at 128 (serde_json, and `crate::parse` after it), so a generous
 /// bound here costs nothing.
 pub const MAX_DEPTH: usize = 512;
 /// Most nodes the aliases of one document may add to it (a bound on alias expansion; the nodes
@@ -667,7 +667,7 @@ pub(crate) fn build_map_from(
 ) -> Result<Value, (String, PosNode)> {
     let entries = &mut stack[start..];
     // Stable: of two equal keys, the later one in the document is the duplicate.
-    entries.sort_by(|a, b| crate::value::key_order(&a.0, &b.0));
+    entries.sort_by(|a, b| crate::key_order(&a.0, &b.0));
     if let Some(i) = entries.windows(2).position(|w| w[0].0 == w[1].0) {
         let (key, _, at) = stack.swap_remove(start + i + 1);
         stack.truncate(start);
@@ -721,7 +721,8 @@ fn scalar_value(text: std::borrow::Cow<'_, str>, style: ScalarStyle, tag: Option
     plain_value(&text).unwrap_or_else(|| Value::String(Str::from(&*text)))
 }
 
-pub(crate) fn plain_value(text: &str) -> Option<Value> {
+/// The value of a plain (unquoted) scalar as YAML 1.1 reads it, `None` for a string.
+pub fn plain_value(text: &str) -> Option<Value> {
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return Some(Value::Null),
         "true" | "True" | "TRUE" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" => {
@@ -796,6 +797,46 @@ fn parse_float(text: &str) -> Option<Value> {
     Number::from_f64(f).map(Value::Number)
 }
 
+/// The documents of one span's text, with positions counted from `line_offset`. The fast reader
+/// takes the plain block YAML that rendered manifests are; whatever it doesn't know goes to the
+/// full parser.
+pub fn parse_document_text(text: &str, line_offset: u32) -> (Vec<ParsedDoc>, Option<YamlError>) {
+    match crate::block::read_document(text, line_offset) {
+        Some(doc) => (vec![doc], None),
+        None => parse_stream_at(text, line_offset),
+    }
+}
+
+/// Walks a JSON pointer through a value and its position tree in step. Returns the position node
+/// of the deepest existing value, and whether the whole pointer exists.
+pub fn resolve<'p>(value: &Value, pos: &'p PosNode, pointer: &str) -> (&'p PosNode, bool) {
+    let mut value = value;
+    let mut pos = pos;
+    for token in pointer.split('/').skip(1) {
+        let token = crate::unescape_pointer_token(token);
+        let next = match value {
+            Value::Object(map) => map
+                .iter()
+                .enumerate()
+                .find(|(_, (k, _))| *k == token.as_ref())
+                .and_then(|(i, (_, v))| Some((v, pos.children.get(i)?))),
+            Value::Array(items) => token
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| Some((items.get(i)?, pos.children.get(i)?))),
+            _ => None,
+        };
+        match next {
+            Some((v, p)) => {
+                value = v;
+                pos = p;
+            }
+            None => return (pos, false),
+        }
+    }
+    (pos, true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -851,9 +892,9 @@ mod tests {
         }
         let d = one("a: [\"one\ntwo\", b]\nc: \"x\n\ty\"  # note\nd: 1\n");
         assert_eq!(d.value, json!({"a": ["one two", "b"], "c": "x y", "d": 1}));
-        let (b, _) = crate::manifest::resolve(&d.value, &d.pos, "/a/1");
+        let (b, _) = crate::yaml::resolve(&d.value, &d.pos, "/a/1");
         assert_eq!((b.line, b.col), (2, 7));
-        let (d_pos, _) = crate::manifest::resolve(&d.value, &d.pos, "/d");
+        let (d_pos, _) = crate::yaml::resolve(&d.value, &d.pos, "/d");
         assert_eq!((d_pos.line, d_pos.col, d_pos.key_col), (5, 4, 1));
         // A comment right after a token is a comment to kubectl and PyYAML (after a plain
         // scalar's text, `#` is part of the text, in YAML as here).
@@ -862,7 +903,7 @@ mod tests {
             d.value,
             json!({"a": "v", "b": ["x", "y"], "c": {"k": "v"}, "d": "w", "e": "v#n"})
         );
-        let (y, _) = crate::manifest::resolve(&d.value, &d.pos, "/b/1");
+        let (y, _) = crate::yaml::resolve(&d.value, &d.pos, "/b/1");
         assert_eq!((y.line, y.col), (2, 8));
         // An error after an edit is placed in the text as given.
         let (_, error) = parse_stream("a: \"v\"#n\nb: \"x\n\ty\"\nc: [1, 2\n");
@@ -895,13 +936,13 @@ mod tests {
     #[test]
     fn records_positions_of_values_and_keys() {
         let d = one("spec:\n  zeta: 1\n  containers:\n  - name: a\n    image: x\n");
-        let (containers, exact) = crate::manifest::resolve(&d.value, &d.pos, "/spec/containers");
+        let (containers, exact) = crate::yaml::resolve(&d.value, &d.pos, "/spec/containers");
         assert!(exact);
         assert_eq!((containers.key_line, containers.key_col), (3, 3));
-        let (image, _) = crate::manifest::resolve(&d.value, &d.pos, "/spec/containers/0/image");
+        let (image, _) = crate::yaml::resolve(&d.value, &d.pos, "/spec/containers/0/image");
         assert_eq!((image.line, image.col), (5, 12));
         assert_eq!((image.key_line, image.key_col), (5, 5));
-        let (zeta, _) = crate::manifest::resolve(&d.value, &d.pos, "/spec/zeta");
+        let (zeta, _) = crate::yaml::resolve(&d.value, &d.pos, "/spec/zeta");
         assert_eq!((zeta.line, zeta.col), (2, 9));
     }
 

@@ -1,5 +1,8 @@
-//! The JSON value every part of winguard reads objects as: the manifest loader builds it from YAML,
-//! the webhook from the review's JSON ([`parse`]), and the engine, the model and the fixes read it.
+//! Kubernetes documents as values: the JSON value a manifest loader builds from YAML ([`yaml`],
+//! with [`block`] for plain block documents), a webhook from a review's JSON ([`parse`]), and a
+//! rule engine reads with JSON pointers and [`jsonpath`]. The YAML readers keep each value's
+//! source position and read both dialects Kubernetes tools use: YAML 1.2 as `sigs.k8s.io/yaml`'s
+//! go-yaml v3 does, and YAML 1.1 as Helm's go-yaml v2 does.
 //!
 //! Why not `serde_json::Value`: reading a 4.5 KB pod review into it (a B-tree per map, built
 //! through serde's visitors) and dropping it again was 40% of an admission review's instructions
@@ -11,8 +14,11 @@
 //! few keys by length), built whole when the map ends. Strings stay `String`s: inline small strings
 //! (`compact_str`) took fewer instructions but more time, measured on the review (BENCHMARKS.md).
 
+pub mod block;
 pub mod jsonpath;
 pub mod parse;
+pub mod text;
+pub mod yaml;
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -707,15 +713,17 @@ impl fmt::Display for Value {
     }
 }
 
-/// `json!` for winguard's [`Value`]: `serde_json::json!`'s syntax, converted. For tests and
-/// values made once (rule loading); hot paths build values directly.
+/// `json!` for [`Value`]: `serde_json::json!`'s syntax, converted. For tests and values made
+/// once (rule loading); hot paths build values directly.
 #[macro_export]
 macro_rules! json {
     ($($t:tt)+) => {
-        $crate::value::Value::from(::serde_json::json!($($t)+))
+        $crate::Value::from($crate::__serde_json::json!($($t)+))
     };
 }
-pub use crate::json;
+
+#[doc(hidden)]
+pub use serde_json as __serde_json;
 
 /// The shortest decimal digits of `f` and its decimal exponent: `f = 0.d1d2d3… × 10^exp`.
 fn shortest_digits(f: f64) -> (String, i32) {
