@@ -212,8 +212,8 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
     all_errors.extend(kept_errors.into_iter().flatten());
 
     // The context's lists of objects by kind are the kept objects' values, moved rather than
-    // copied (copying every Service of a large input showed in profiles); they go back into
-    // their objects once evaluation is done, to place the findings.
+    // copied (a large input has thousands of Services, each of which would be copied whole); they
+    // go back into their objects once evaluation is done, to place the findings.
     // A kept object's place: its kind's index in `kinds` and its index in that kind's list (no
     // kind name copied or hashed per object: there are tens of thousands in a cluster dump).
     let mut kinds: Vec<String> = Vec::new();
@@ -263,8 +263,8 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
                 out
             });
     // Documents go in small batches, each parsed whole and then evaluated whole: alternating
-    // between the parser and the rules per document kept evicting each other's code from the
-    // instruction cache.
+    // between the parser and the rules per document would have them evict each other's code
+    // from the instruction cache.
     let from_late = late.par_chunks(LATE_BATCH).map(|batch| {
         let mut out = Outcome::default();
         let parsed: Vec<(usize, Vec<Object>)> = batch
@@ -292,8 +292,8 @@ pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
         out
     });
     // Split fine enough for the threads to share the last of the work: left to its own
-    // splitting, rayon cut the run into a few large pieces, and one thread was seen evaluating
-    // the last of them alone for a quarter of the run.
+    // splitting, rayon cuts the run into a few large pieces, and one thread can be left
+    // evaluating the last of them alone while the others wait.
     let outcomes: Vec<Outcome> = from_kept
         .with_max_len(KEPT_PER_TASK)
         .chain(from_late.with_max_len(1))

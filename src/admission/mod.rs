@@ -213,7 +213,7 @@ static REVIEW_PRUNE: [(&str, Prune); 1] = [(
 /// Reads the review: envelope, request fields and object in one pass.
 fn read(body: &[u8]) -> Result<Read, Unreadable> {
     // Checked as UTF-8 once, whole: parsing from a `str` spares serde_json checking every string
-    // on its own (a tenth of a review's parse).
+    // on its own.
     let text = std::str::from_utf8(body).map_err(|e| Unreadable {
         uid: None,
         message: format!(
@@ -455,7 +455,7 @@ fn decide(setup: &LintSetup, endpoint: Endpoint, read: Read) -> Answer {
     // RuntimeClasses), as the webhook has no view of the rest of the cluster.
     let mut ctx = Context::for_single_object(setup.basis());
     match endpoint {
-        // Building a patch per finding is a tenth of an evaluation, and /validate uses none.
+        // /validate uses no patch, so none is built per finding.
         Endpoint::Validate => ctx.fixes = false,
         // The answer is the safe fixes' patch: the other rules are not evaluated at all.
         Endpoint::Mutate => ctx.only_safe_fixes(),
@@ -646,9 +646,9 @@ fn warnings(findings: &[(&Finding, bool)], object: &Value) -> Vec<String> {
 
 /// The room sonic-rs's writer asks for to write `strings` as JSON, so that a buffer sized with it
 /// never grows: before each string it reserves six bytes per byte (every byte escaped as
-/// `\u00XX`) and 35 more. A buffer that grows is copied into a fresh block, out of the caches:
-/// those copies were a sixth of a review's reads and writes that missed the L2 cache (the
-/// audit annotation's JSON, written again as a string, asks for six times its length at once).
+/// `\u00XX`) and 35 more. A buffer that grows is copied into a fresh block, out of the caches,
+/// and an answer's strings would make it grow more than once (the audit annotation's JSON,
+/// written again as a string, asks for six times its length at once).
 fn json_room<'s>(strings: impl IntoIterator<Item = &'s str>) -> usize {
     strings.into_iter().map(|s| 6 * s.len() + 35).sum()
 }

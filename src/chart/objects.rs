@@ -44,7 +44,7 @@ pub fn chart_metadata(chart: &super::loaded::Chart, is_root: bool) -> Value {
 }
 
 /// The string and boolean fields of `.Chart`, read from `Chart.yaml` once per chart and thread
-/// and copied for each render (−2% of the render bench's instructions). Their values are
+/// and copied for each render, not converted again at every render. Their values are
 /// immutable strings and booleans, shared safely. An aliased subchart gets a new metadata map at
 /// each render and so never hits; the cache is bounded for that.
 fn scalar_fields(chart: &super::loaded::Chart, is_root: bool) -> BTreeMap<String, Value> {

@@ -103,7 +103,7 @@ pub struct Settings {
     pub levels: HashMap<String, Option<Severity>>,
     pub exemptions: Vec<Exemption>,
     /// `config` as rule expressions read it. Built once per loaded configuration: the webhook
-    /// builds a context per review, and building this each time was about 3% of a review.
+    /// builds a context per review, and this is the same for every one.
     pub value: Value,
 }
 
@@ -131,12 +131,12 @@ pub struct Context<'a> {
     /// Today's date, for exemption expiry (passed in so evaluation stays deterministic).
     pub today: jiff::civil::Date,
     /// The rules the settings turn on, with their configured severity, worked out once per run
-    /// (per object, the lookups of every rule's level showed in profiles).
+    /// (not by looking every rule's level up for every object).
     active: Vec<(&'a Rule, Option<Severity>)>,
     /// The rule set `active` was taken from.
     rules: &'a RuleSet,
     /// Whether findings carry their fix (true unless set otherwise): a validating webhook never
-    /// uses them, and building a patch per finding is a tenth of an evaluation.
+    /// uses them, so it builds no patch per finding.
     pub fixes: bool,
 }
 
@@ -154,7 +154,7 @@ pub struct Basis<'a> {
 
 /// The rules the settings turn on, as indexes into `rules`, with their configured severity: the
 /// profile's rules whose level is not `off`. Worked out once per loaded setup: the webhook builds
-/// a context per review, and looking every rule's level up each time was a sixtieth of a review.
+/// a context per review, and the rules turned on are the same for every one.
 pub fn active_rules(rules: &RuleSet, settings: &Settings) -> Vec<(usize, Option<Severity>)> {
     rules
         .rules
@@ -274,7 +274,7 @@ impl<'a> CrossIndex<'a> {
     fn build(by_kind: &HashMap<&str, Vec<&'a Value>>) -> Self {
         let list = |kind: &str| by_kind.get(kind).map(Vec::as_slice).unwrap_or_default();
         let (hpas, services) = (list("HorizontalPodAutoscaler"), list("Service"));
-        // Sized once: growing by rehashing touched fresh memory at every doubling, serially.
+        // Sized once: growing by rehashing would touch fresh memory at every doubling, serially.
         let mut index = CrossIndex {
             autoscalers: FxHashMap::with_capacity_and_hasher(hpas.len(), Default::default()),
             services: FxHashMap::with_capacity_and_hasher(services.len(), Default::default()),
@@ -771,7 +771,7 @@ fn make_finding<'a>(
         .pod
         .and_then(|p| p.note())
         .filter(|r| !given(r))
-        // Joined by hand: `format!`'s machinery cost more than the copy, once per finding.
+        // Joined by hand: `format!`'s machinery costs more than the copy, once per finding.
         .map(|r| ["the pod ", r].concat());
     Finding {
         rule: rule.name.clone(),

@@ -41,8 +41,8 @@ fn pointer(path: &str) -> Option<PointerBuf> {
 }
 
 /// The patch of one fix against `object`, with parents created and no-ops dropped. Operations are
-/// `json-patch`'s own types (a JSON map per operation took ten times the memory, and this runs
-/// for every finding with a fix).
+/// `json-patch`'s own types (a JSON map per operation would allocate a tree of its own, and this
+/// runs for every finding with a fix).
 pub fn build<'a>(fix: &'a Fix, act: &Activation<'a>, object: &Value) -> Vec<PatchOperation> {
     build_checked(fix, act, object).unwrap_or_default()
 }
@@ -203,8 +203,8 @@ pub fn apply_all<'a>(
 /// operation does not apply (a missing path, an index out of range, a failed `test`).
 ///
 /// By hand, not with `json-patch` (whose types the patches are): that crate applies operations to
-/// `serde_json`'s values only, and converting the object there and back cost a quarter of a
-/// `/mutate` review. A test checks this against `json-patch` operation by operation.
+/// `serde_json`'s values only, and converting the object there and back would copy it whole
+/// twice per `/mutate` review. A test checks this against `json-patch` operation by operation.
 pub fn apply(target: &mut Value, op: &PatchOperation) -> Option<()> {
     match op {
         PatchOperation::Add(o) => add(target, &o.path, Value::from(o.value.clone())),

@@ -8,9 +8,9 @@
 //! (strings, lists, regex, quantity, semver); [`stdlib`] lists them.
 //!
 //! Why not the `cel` crate's interpreter too: it converts every input into its own value type,
-//! which costs more than the whole lint. The evaluator here ([`eval`]) reads the input where it
-//! lies, and variables resolve to slots when an expression compiles ([`compile`]), so running it
-//! looks nothing up by name.
+//! a copy of every object before a rule reads any of it. The evaluator here ([`eval`]) reads the
+//! input where it lies, and variables resolve to slots when an expression compiles
+//! ([`compile`]), so running it looks nothing up by name.
 //!
 //! This module knows nothing of Kubernetes objects or Windows: hosts declare variables, records
 //! (values whose fields are computed on demand, [`Record`]) and functions in a [`Registry`].

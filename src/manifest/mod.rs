@@ -501,7 +501,7 @@ pub struct DocSpan {
     pub line_offset: u32,
     /// Where the value of a top-level `kind:` line is in the text (byte range), read without
     /// parsing, to schedule work (see [`DocSpan::kind_hint`]). A range, not a string: a run has a
-    /// span per document, and allocating each one's kind showed in profiles.
+    /// span per document, and a string would allocate each one's kind.
     pub kind_at: Option<(usize, usize)>,
 }
 
@@ -528,9 +528,9 @@ pub fn split_documents(text: &str) -> Vec<DocSpan> {
 }
 
 /// A text's Helm templates and its documents, from one pass over its lines (both look at every
-/// line; scanning twice showed in profiles). A large text is split into pieces at document
-/// markers and its pieces are scanned on several threads (one large file, a cluster dump, was a
-/// serial tenth of its lint), then joined as one scan would have found them.
+/// line, so one scan serves both). A large text is split into pieces at document markers and its
+/// pieces are scanned on several threads (else one large file, a cluster dump, is scanned on one
+/// thread while the others wait), then joined as one scan would have found them.
 pub fn split_source(text: &str) -> (Templates, Vec<DocSpan>) {
     use rayon::prelude::*;
     let cuts = piece_starts(text);
@@ -644,7 +644,7 @@ fn split_piece(text: &str, from: usize, to: usize) -> Piece {
         let line_len = (bare.len() + 1).min(to - offset);
         // Most lines of a document are indented, and once it has content such a line can be
         // nothing this looks for (a marker, a `# Source:` comment, a top-level `kind:`): passed
-        // over, as the checks below took an eighth of reading a corpus.
+        // over, so the checks below run on the few lines that can matter.
         if has_content && bare.as_bytes().first() == Some(&b' ') {
             offset += line_len;
             continue;

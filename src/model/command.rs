@@ -14,7 +14,7 @@ use super::CommandTables;
 
 // Words are compared with the catalog's (lower-case, ASCII) names ignoring ASCII case, and kept
 // as slices of the manifest's strings where they can be: every container with a command is
-// analysed, and copying and lower-casing each word showed in profiles.
+// analysed, and this spares copying and lower-casing each of its words.
 
 /// A program's file name: quotes trimmed, directories dropped (`C:\ServiceMonitor.exe`).
 fn basename(word: &str) -> &str {

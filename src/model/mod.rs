@@ -241,8 +241,8 @@ fn since_version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<(u64, 
 
 /// A compiled image class: repositories and tag tokens.
 ///
-/// (One regex per pattern: an alternation of each list was no faster here, and its lazy DFA took
-/// megabytes more memory at start-up.)
+/// (One regex per pattern: an alternation of each list is no faster here, and its lazy DFA takes
+/// far more memory at start-up.)
 #[derive(Debug, Default)]
 struct ImageClass {
     repositories: Vec<Regex>,
@@ -512,7 +512,7 @@ pub(crate) struct ModelContext<'a> {
     /// The configured Kubernetes version as (major, minor).
     pub cluster_version: (u64, u64),
     /// What the catalog made of each image seen so far: an input set repeats a few images over
-    /// many workloads, and classifying one (regexes over its parts) took 3% of a lint.
+    /// many workloads, and classifying one runs regexes over each of its parts.
     /// (Owned keys and values: a borrow of the input in a lock would tie the context to exactly
     /// the input's lifetime, where the pods it makes borrow it for less.)
     images: std::sync::Mutex<HashMap<Box<str>, std::sync::Arc<ImageFacts>>>,

@@ -91,11 +91,11 @@ pub(super) fn render(report: &Report) -> String {
 }
 
 /// Writes the report as it is serialised (a large run's report is megabytes: building it as a
-/// string first doubled the memory it touched).
+/// string first would hold a second copy of it in memory).
 ///
 /// The findings, most of the output, are serialised in parallel, a window at a time, each
 /// finding by sonic-rs as a document of its own and indented to its place in the list: written
-/// on one thread, this was a tenth of a large run's time, all of it after the rules had finished.
+/// on one thread, it would run alone after the rules had finished, with the other threads idle.
 /// The output is byte for byte what one pretty serialisation of the whole writes (a test holds
 /// it so): JSON strings carry no raw newline, so every newline of a finding's text starts one of
 /// its lines, and each gets the list's indentation.

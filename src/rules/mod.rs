@@ -241,8 +241,8 @@ impl Template {
     /// The text with every hole filled; a hole whose expression fails renders as the error,
     /// in angle brackets (a rule bug shows in its message rather than vanishing).
     pub fn render<'a>(&'a self, act: &Activation<'a>) -> String {
-        // Sized for the literal text and some values: growing the string a few times per
-        // message showed in profiles.
+        // Sized for the literal text and some values, so the string seldom grows while a
+        // message is rendered (every finding renders one).
         let literal: usize = self
             .parts
             .iter()

@@ -118,7 +118,7 @@ pub(crate) fn run(args: ServeArgs) -> bool {
 
 /// Logs go to stderr through a writer thread: a review's line is handed over and written in
 /// batches (one `write` for all lines queued meanwhile), not one `write` per review on the worker
-/// that answered it (under load, throughput rose by about a fifth). Not lossy: when the queue is
+/// that answered it (a system call the worker would wait on). Not lossy: when the queue is
 /// full, the handler waits rather than drop a line; the queue is short (a few MB at most), so a
 /// slow log reader cannot grow the server's memory.
 fn init_logging(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuard {

@@ -69,7 +69,7 @@ impl Path {
 
     /// The matches in `root`, in order; a match's JSON pointer is built only when asked for
     /// ([`Matches::pointer`]): rules read the pointers of the few matches they report, and
-    /// building every match's (and every intermediate node's) took more than the walk.
+    /// building every match's (and every intermediate node's) would cost more than the walk.
     pub fn find<'v>(&self, root: &'v Value) -> Matches<'v> {
         match self {
             Path::Children(segments) => {

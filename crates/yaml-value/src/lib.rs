@@ -4,15 +4,15 @@
 //! source position and read both dialects Kubernetes tools use: YAML 1.2 as `sigs.k8s.io/yaml`'s
 //! go-yaml v3 does, and YAML 1.1 as Helm's go-yaml v2 does.
 //!
-//! Why not `serde_json::Value`: reading a 4.5 KB pod review into it (a B-tree per map, built
-//! through serde's visitors) and dropping it again was 40% of an admission review's instructions
+//! Why not `serde_json::Value`: it builds a B-tree per map, node by node through serde's
+//! visitors, and every admission review's object would be read into it and dropped again
 //! (BENCHMARKS.md, "Which document model"). Nor `sonic_rs::Value`, which parses fast into an arena
-//! but keeps maps in input order, turns a changed map into a hash map, and costs twice as much as
+//! but keeps maps in input order, turns a changed map into a hash map, and costs more than
 //! `serde_json` to build value by value, as the YAML loader does. So this is `serde_json::Value`'s
 //! shape and API with its maps replaced: a map is a vector of entries sorted by key (the same order
 //! as `serde_json`'s B-tree, so every walk over a map visits keys as before; a lookup compares a
-//! few keys by length), built whole when the map ends. Strings stay `String`s: inline small strings
-//! (`compact_str`) took fewer instructions but more time, measured on the review (BENCHMARKS.md).
+//! few keys by length), built whole when the map ends. Strings are [`Str`]s, inline up to 24
+//! bytes, so most keys and scalars of an object need no allocation of their own.
 
 pub mod block;
 pub mod jsonpath;
@@ -56,8 +56,8 @@ pub struct Map {
 }
 
 /// The order of map keys (byte order, as `str`'s), deciding on the first bytes where most keys
-/// of an object differ before comparing the rest: sorting a map's entries was a sixth of reading
-/// a review, most of it calls to compare whole keys.
+/// of an object differ before comparing the rest: every map read is sorted, and this settles most
+/// comparisons without a call to compare whole keys.
 #[inline]
 pub(crate) fn key_order(a: &str, b: &str) -> Ordering {
     let (a, b) = (a.as_bytes(), b.as_bytes());
@@ -110,11 +110,11 @@ impl Map {
 
     /// Where `key` is, if it is there.
     fn position(&self, key: &str) -> Option<usize> {
-        // Most maps of a Kubernetes object have a handful of keys: comparing lengths first finds
-        // a key there in fewer instructions than a binary search's full comparisons.
+        // Most maps of a Kubernetes object have a handful of keys: comparing lengths first rules
+        // most of them out without a binary search's full comparisons.
         if self.entries.len() <= 32 {
-            // Length and first byte first: most keys differ there, and a call to `memcmp` for
-            // every key of the same length showed in profiles.
+            // Length and first byte first: most keys differ there, so `memcmp` is called only for
+            // a likely match, not for every key of the same length.
             // Each key's bytes are found once (an inline or heap string: a branch each time).
             let key = key.as_bytes();
             self.entries.iter().position(|(k, _)| {
@@ -432,7 +432,7 @@ impl Value {
 ///
 /// One pass over the bytes finds each token's end and whether it needs unescaping: the
 /// per-object checks look pointers up many times, the tokens are short, and a library search per
-/// token cost more than the lookups.
+/// token would cost more than the lookups.
 fn pointer_tokens(pointer: &str) -> Option<impl Iterator<Item = Cow<'_, str>>> {
     let mut rest = match pointer {
         "" => None,

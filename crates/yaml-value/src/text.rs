@@ -1,7 +1,7 @@
 //! Text helpers of the readers: lines, line starts, and where a text stops being UTF-8.
 
-/// The lines of a text without their `\n` (like `str::lines`, but found with `memchr`: splitting
-/// lines is a fifth of reading a large file, and `str::lines` pays a call per line).
+/// The lines of a text without their `\n` (like `str::lines`, but found with `memchr`: reading a
+/// file splits every line of it, and `str::lines` pays a call per line).
 pub fn lines(text: &str) -> impl Iterator<Item = &str> {
     let mut start = 0;
     let mut newlines = memchr::memchr_iter(b'\n', text.as_bytes());

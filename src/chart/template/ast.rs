@@ -2,8 +2,8 @@
 //! and a unit test checks the two agree), laid out for a render that parses every template and
 //! runs it once.
 //!
-//! Why our own and not gotmpl's: a chart render parses every template before it runs any, so
-//! building the tree was half of a render. gotmpl's tree copies every text and name into a
+//! Why our own and not gotmpl's: a chart render parses every template, helpers included, before
+//! it runs any, so every render builds every tree. gotmpl's tree copies every text and name into a
 //! string of its own, allocates node by node and leaves functions to be found by name at every
 //! call. Here the nodes of a render live in one arena (`bumpalo`: allocated by bumping a
 //! pointer, freed at once when the render ends), texts and names are byte ranges of the template

@@ -2,7 +2,7 @@
 //! tree of [`super::ast`] (which the executor walks).
 //!
 //! Why not gotmpl's own parser: its lexer compares both delimiters at every character of text
-//! and decodes each one, which made parsing half of a chart's render; this one finds `{{` with
+//! and decodes each one, and a render parses every template of the chart; this one finds `{{` with
 //! `memchr`. It also reports what Go's parser reports at parse time — undefined variables and
 //! functions, `break` outside `range` — and places nodes where Go does (a field chain `.a.b`
 //! at its second part), so errors carry Go's `line:column`.
