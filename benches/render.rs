@@ -16,8 +16,8 @@ use std::time::Instant;
 
 use serde_json::{Value as Json, json};
 
-use winguard::chart::values::floats;
-use winguard::chart::{RenderOptions, load_chart, render_chart};
+use helm_engine::values::floats;
+use helm_engine::{RenderOptions, load_chart, render_chart};
 
 /// The test set-up's tools (`python3 tests/run.py`: the venv with helm-python-sdk).
 #[path = "../tests/common/mod.rs"]

@@ -5,13 +5,13 @@
 
 use std::sync::{Arc, OnceLock};
 
+use helm_engine::load::{load_files, values_files};
+use helm_engine::loaded::File;
+use helm_engine::origin::ValuesSources;
+use helm_engine::render::{template_output, template_output_traced};
+use helm_engine::values::{SetKind, Values, apply_set, merge_maps, parse_values_file};
+use helm_engine::{RenderOptions, render_chart};
 use winguard::admission::{Endpoint, review};
-use winguard::chart::load::{load_files, values_files};
-use winguard::chart::loaded::File;
-use winguard::chart::origin::ValuesSources;
-use winguard::chart::render::{template_output, template_output_traced};
-use winguard::chart::values::{SetKind, Values, apply_set, merge_maps, parse_values_file};
-use winguard::chart::{RenderOptions, render_chart};
 use winguard::cli::{LintSetup, lint_sources};
 use winguard::config::Config;
 use winguard::manifest::Sources;
@@ -81,10 +81,10 @@ pub fn parse_values(data: &[u8]) {
             merge_maps(&mut values, set);
         }
         // The values-path reader: any key, escaped, reads back as that one key.
-        let _ = winguard::manifest::origin::values_path_tokens(arg);
-        let escaped = winguard::manifest::origin::escape_values_key(line);
+        let _ = helm_engine::values_path::values_path_tokens(arg);
+        let escaped = helm_engine::values_path::escape_values_key(line);
         assert_eq!(
-            winguard::manifest::origin::parse_values_path(&escaped),
+            helm_engine::values_path::parse_values_path(&escaped),
             Ok(vec![(line.to_string(), Vec::new())]),
             "{escaped:?}"
         );

@@ -12,7 +12,6 @@
 
 pub mod admission;
 pub mod allocator;
-pub mod chart;
 pub mod cli;
 pub mod config;
 pub mod engine;

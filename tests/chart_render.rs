@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value as Json;
 
-use winguard::chart::values::floats;
-use winguard::chart::{RenderOptions, load_chart, render_chart};
+use helm_engine::values::floats;
+use helm_engine::{RenderOptions, load_chart, render_chart};
 
 #[derive(Deserialize)]
 struct Case {

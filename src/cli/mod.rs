@@ -466,10 +466,10 @@ fn read_lint_inputs(args: &LintArgs, setup: &LintSetup) -> (crate::manifest::Sou
         }
         let chart = if p.as_os_str() == "-" {
             None
-        } else if crate::chart::is_chart(p) {
+        } else if helm_engine::is_chart(p) {
             Some(p.clone())
         } else {
-            crate::chart::chart_of_file(p)
+            helm_engine::chart_of_file(p)
         };
         match chart {
             Some(c) if !charts.contains(&c) => charts.push(c),

@@ -5,9 +5,9 @@ use crate::error::{Error, ErrorKind};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::chart::load::template_locations;
-use crate::chart::values::{SetKind, Values, apply_set, merge_maps, parse_values_file};
-use crate::chart::{Chart, RenderOptions, load_chart, render_chart};
+use helm_engine::load::template_locations;
+use helm_engine::values::{SetKind, Values, apply_set, merge_maps, parse_values_file};
+use helm_engine::{Chart, RenderOptions, load_chart, render_chart};
 
 /// The flags Helm's `template` has for values and the release, with Helm's names.
 #[derive(Debug, clap::Args, Clone, Default)]
@@ -78,7 +78,7 @@ pub struct RenderedChart {
     /// Where each template named in a `# Source:` comment is on disk.
     pub locations: BTreeMap<String, String>,
     /// Which template place wrote each stretch of `text` (none when Helm rendered it).
-    pub origins: Option<crate::manifest::origin::Origins>,
+    pub origins: Option<helm_engine::trace::Origins>,
 }
 
 impl ChartArgs {
@@ -96,7 +96,7 @@ impl ChartArgs {
                         format!("cannot read values file {shown}: {e}"),
                     )
                 })?;
-                let text = crate::chart::load::chart_text(&bytes, &shown)?.to_string();
+                let text = helm_engine::load::chart_text(&bytes, &shown)?.to_string();
                 Ok((shown, text))
             })
             .collect()
@@ -163,7 +163,7 @@ impl ChartArgs {
     }
 
     /// Renders `chart` to `helm template` text, with where each template in its `# Source:`
-    /// comments is on disk ([`crate::chart::load::template_locations`]) and, when winguard
+    /// comments is on disk ([`helm_engine::load::template_locations`]) and, when winguard
     /// rendered it, which template place wrote each stretch of the text.
     pub fn render_located(
         &self,
@@ -208,15 +208,15 @@ impl ChartArgs {
         let locations = template_locations(&loaded);
         // An error names a template as Helm does (`mychart/templates/x.yaml`): named here as
         // the file that opens, like the findings.
-        let located = |mut e: Error| {
+        let located = |mut e: helm_engine::Error| {
             if let Some(file) = locations.get(&e.file) {
                 e.file = file.clone();
             }
-            e
+            Error::from(e)
         };
         let rendered = render_chart(&loaded, &values, &opts).map_err(located)?;
         let (text, origins) = if traced {
-            let (text, origins) = crate::chart::render::template_output_traced(
+            let (text, origins) = helm_engine::render::template_output_traced(
                 &rendered,
                 self.include_crds,
                 self.skip_tests,
@@ -225,12 +225,9 @@ impl ChartArgs {
             .map_err(located)?;
             (text, Some(origins))
         } else {
-            let text = crate::chart::render::template_output(
-                &rendered,
-                self.include_crds,
-                self.skip_tests,
-            )
-            .map_err(located)?;
+            let text =
+                helm_engine::render::template_output(&rendered, self.include_crds, self.skip_tests)
+                    .map_err(located)?;
             (text, None)
         };
         Ok(RenderedChart {
@@ -245,20 +242,20 @@ impl ChartArgs {
         &self,
         chart: &Chart,
         files: Vec<(String, String)>,
-    ) -> crate::chart::origin::ValuesSources {
+    ) -> helm_engine::origin::ValuesSources {
         let flags = [
             ("--set-json", &self.set_json),
             ("--set", &self.set),
             ("--set-string", &self.set_string),
             ("--set-file", &self.set_file),
         ];
-        crate::chart::origin::ValuesSources::new(
+        helm_engine::origin::ValuesSources::new(
             flags
                 .iter()
                 .flat_map(|(flag, args)| args.iter().map(|a| (flag.to_string(), a.clone())))
                 .collect(),
             files,
-            crate::chart::load::values_files(chart),
+            helm_engine::load::values_files(chart),
         )
     }
 
@@ -342,5 +339,11 @@ pub fn run(args: &RenderArgs) -> u8 {
             eprintln!("Error: {}", e.message);
             super::EXIT_ERROR
         }
+    }
+}
+
+impl From<helm_engine::Error> for Error {
+    fn from(e: helm_engine::Error) -> Self {
+        Error::at(ErrorKind::Chart, &e.file, e.line, e.column, e.message)
     }
 }

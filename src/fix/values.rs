@@ -256,14 +256,14 @@ fn place(object: &Object, op: &PatchOperation, files: &mut ValuesFiles) -> Place
 
 /// The values file that sets the value `site` and the value's JSON pointer in it, or why a fix
 /// can't go into one.
-fn values_file(site: &crate::manifest::origin::ValueSite) -> Result<(&String, String), Place> {
+fn values_file(site: &helm_engine::trace::ValueSite) -> Result<(&String, String), Place> {
     let file = site.file.as_ref().ok_or_else(|| {
         Place::Nowhere(match &site.flag {
             Some(flag) => format!("the value `{}` is set by `{flag}`", site.path),
             None => format!("the value `{}` is set in no values file", site.path),
         })
     })?;
-    let pointer = crate::chart::origin::path_pointer(&site.path)
+    let pointer = helm_engine::values_path::path_pointer(&site.path)
         .ok_or_else(|| Place::Nowhere(format!("`{}` is not a values path", site.path)))?;
     Ok((file, pointer))
 }
@@ -348,7 +348,7 @@ fn values_op(
 
 /// Additions that fill the empty value `site` (a map or a list a `with` skipped) with the entries
 /// or items of `value`, the field the rendered object lacks.
-fn into_empty_value(site: &crate::manifest::origin::ValueSite, value: &serde_json::Value) -> Place {
+fn into_empty_value(site: &helm_engine::trace::ValueSite, value: &serde_json::Value) -> Place {
     let (file, base) = match values_file(site) {
         Ok(place) => place,
         Err(place) => return place,

@@ -7,7 +7,6 @@
 //! Each document is read by [`crate::value::block`] (a fast reader for the block YAML that rendered manifests
 //! are) when it can, else by [`crate::value::yaml`] (saphyr-parser): both give the same values and positions.
 
-pub mod origin;
 pub mod shape;
 pub mod typed;
 
@@ -36,7 +35,7 @@ pub struct SourceText {
     /// file that opens from the working directory. Other inputs keep Helm's names.
     pub template_locations: Option<Arc<std::collections::BTreeMap<String, String>>>,
     /// For a chart winguard rendered: which template wrote each stretch of `text`.
-    pub origins: Option<Arc<origin::Origins>>,
+    pub origins: Option<Arc<helm_engine::trace::Origins>>,
     /// Whether the input began with a UTF-8 byte order mark (not in `text`; `fix` writes it
     /// back).
     pub bom: bool,
@@ -58,7 +57,7 @@ impl SourceText {
 
     /// The template place that wrote 1-based `line` and `column` (in characters) of `text`,
     /// for a chart winguard rendered.
-    pub fn origin_at(&self, line: u32, column: u32) -> Option<origin::Origin> {
+    pub fn origin_at(&self, line: u32, column: u32) -> Option<helm_engine::trace::Origin> {
         self.origins.as_ref()?.locate(self.offset_of(line, column)?)
     }
 
@@ -77,8 +76,13 @@ impl SourceText {
     }
 
     /// The value an empty `with`/`if` left out the key `key` for, in the document from the 1-based
-    /// `line` and `column` on (see [`origin::Origins::hole_after`]).
-    pub fn hole_at(&self, line: u32, column: u32, key: &str) -> Option<origin::ValueSite> {
+    /// `line` and `column` on (see [`helm_engine::trace::Origins::hole_after`]).
+    pub fn hole_at(
+        &self,
+        line: u32,
+        column: u32,
+        key: &str,
+    ) -> Option<helm_engine::trace::ValueSite> {
         self.origins
             .as_ref()?
             .hole_after(self.offset_of(line, column)?, key)
@@ -479,7 +483,7 @@ pub fn read_rendered(
     name: &str,
     text: String,
     locations: std::collections::BTreeMap<String, String>,
-    origins: Option<origin::Origins>,
+    origins: Option<helm_engine::trace::Origins>,
     loaded: &mut Sources,
 ) {
     let before = loaded.texts.len();

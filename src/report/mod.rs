@@ -88,7 +88,7 @@ pub struct Located {
     pub template: Option<Arc<str>>,
     /// For a chart winguard rendered: the template place that wrote the offending text, which
     /// `file`, `line` and `column` then name; `stream_line` is the rendered line.
-    pub origin: Option<crate::manifest::origin::Origin>,
+    pub origin: Option<helm_engine::trace::Origin>,
 }
 
 impl Located {

@@ -102,7 +102,7 @@ fn notification(e: &Error) -> Notification {
 
 /// Where a chart value a finding's template line printed was set: its line in a values file,
 /// or the flag that set it (a location with a message only).
-fn value_location(v: &crate::manifest::origin::ValueSite) -> Location {
+fn value_location(v: &helm_engine::trace::ValueSite) -> Location {
     match (&v.file, &v.flag) {
         (Some(file), _) => {
             let physical = match region(v.line, None) {

@@ -1,8 +1,8 @@
 //! A fast reader for the block-style YAML that Helm and kubectl emit.
 //!
 //! Why by hand: the general YAML crates (saphyr-parser, libyaml-safer) scan, on their own, slower
-//! than winguard's throughput goal for the whole lint. Rendered
-//! manifests use a small part of YAML: block mappings and sequences, one-line plain and quoted
+//! than a linter's throughput goal for the whole lint (BENCHMARKS.md). Rendered manifests use a
+//! small part of YAML: block mappings and sequences, one-line plain and quoted
 //! scalars, literal and folded block scalars, and one-line flow collections. This reader handles
 //! exactly that subset and gives up at the first thing outside it — anchors, tags, multi-line
 //! plain or quoted scalars, tabs, complex keys — and at anything that would be an error. The

@@ -975,7 +975,7 @@ mod tests {
         let text = "[".repeat(10_000) + &"]".repeat(10_000);
         let (_, err) = parse_stream(&text);
         assert!(err.unwrap().message.contains("recursion limit"));
-        // Block style: winguard's depth limit.
+        // Block style: this reader's depth limit.
         let mut text = String::new();
         for i in 0..10_000 {
             text.push_str(&" ".repeat(i));

@@ -1316,7 +1316,7 @@ mod tests {
         match name {
             "and" => Some(Callee::And),
             "or" => Some(Callee::Or),
-            _ => crate::chart::template::funcs::lookup(name).map(Callee::Func),
+            _ => crate::template::funcs::lookup(name).map(Callee::Func),
         }
     }
 
@@ -1331,7 +1331,7 @@ mod tests {
     #[test]
     fn trees_match_gotmpls_parser() {
         let mut sources: Vec<String> = walkdir::WalkDir::new(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/charts"),
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/charts"),
         )
         .into_iter()
         .filter_map(|e| e.ok())

@@ -1,7 +1,7 @@
 //! `values.schema.json`: each chart's merged values checked against its schema, subcharts with
 //! their own part of the values, errors worded and ordered as Helm 4 words them.
 
-use crate::error::{Error, ErrorKind};
+use crate::Error;
 use serde_json::Value as Json;
 
 use super::loaded::Chart;
@@ -14,7 +14,6 @@ pub fn validate(chart: &Chart, values: &Json) -> Result<(), Error> {
         return Ok(());
     }
     Err(Error::new(
-        ErrorKind::Chart,
         format!("{}/values.schema.json", chart.source),
         format!(
             "values don't meet the specifications of the schema(s) in the following chart(s):\n{report}"
@@ -25,13 +24,8 @@ pub fn validate(chart: &Chart, values: &Json) -> Result<(), Error> {
 fn collect(chart: &Chart, values: &Json, report: &mut String) -> Result<(), Error> {
     if let Some(schema) = &chart.schema {
         let shown = format!("{}/values.schema.json", chart.source);
-        let validator = jsonschema::validator_for(schema).map_err(|e| {
-            Error::new(
-                ErrorKind::Chart,
-                &shown,
-                format!("{shown}: invalid schema: {e}"),
-            )
-        })?;
+        let validator = jsonschema::validator_for(schema)
+            .map_err(|e| Error::new(&shown, format!("{shown}: invalid schema: {e}")))?;
         let mut problems: Vec<(String, String)> = validator
             .iter_errors(values)
             .map(|e| {

@@ -47,10 +47,44 @@ pub fn parse(text: &str) -> Result<Version, String> {
 }
 
 fn compare(a: &Version, b: &Version) -> Ordering {
-    crate::expr::semver::precedence(
-        (a.major, a.minor, a.patch, &a.pre),
-        (b.major, b.minor, b.patch, &b.pre),
-    )
+    (a.major, a.minor, a.patch)
+        .cmp(&(b.major, b.minor, b.patch))
+        .then_with(|| compare_prerelease(&a.pre, &b.pre))
+}
+
+/// Masterminds/semver's `comparePrerelease`, which Sprig's `semverCompare` uses: no pre-release
+/// is above any; otherwise part by part, a missing part below any, numbers numerically and below
+/// words, words byte-wise. (Kubernetes' CEL semver library is blang/semver, another Go library,
+/// so a CEL implementation keeps its own comparison.)
+fn compare_prerelease(a: &str, b: &str) -> Ordering {
+    match (a.is_empty(), b.is_empty()) {
+        (true, true) => return Ordering::Equal,
+        (true, false) => return Ordering::Greater,
+        (false, true) => return Ordering::Less,
+        (false, false) => {}
+    }
+    let (a, b): (Vec<&str>, Vec<&str>) = (a.split('.').collect(), b.split('.').collect());
+    for i in 0..a.len().max(b.len()) {
+        let (s, o) = (
+            a.get(i).copied().unwrap_or(""),
+            b.get(i).copied().unwrap_or(""),
+        );
+        let order = match (s.is_empty(), o.is_empty()) {
+            _ if s == o => Ordering::Equal,
+            (true, _) => Ordering::Less,
+            (_, true) => Ordering::Greater,
+            _ => match (s.parse::<u64>(), o.parse::<u64>()) {
+                (Ok(m), Ok(n)) => m.cmp(&n),
+                (Ok(_), Err(_)) => Ordering::Less,
+                (Err(_), Ok(_)) => Ordering::Greater,
+                (Err(_), Err(_)) => s.cmp(o),
+            },
+        };
+        if order != Ordering::Equal {
+            return order;
+        }
+    }
+    Ordering::Equal
 }
 
 /// Whether `version` satisfies `constraint`.
@@ -231,7 +265,7 @@ impl SemverVersion {
     }
 }
 
-impl crate::chart::template::value::Object for SemverVersion {
+impl crate::template::value::Object for SemverVersion {
     fn type_name(&self) -> &str {
         if self.pointer {
             "*semver.Version"

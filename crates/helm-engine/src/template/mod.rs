@@ -716,10 +716,10 @@ impl<'s, 'a> Exec<'s, 'a> {
             return;
         }
         let path = self.value_path(v).or_else(|| {
-            crate::chart::origin::action_values_path(&self.cur.source, at as usize).map(Rc::from)
+            crate::origin::action_values_path(&self.cur.source, at as usize).map(Rc::from)
         });
         let Some(path) = path else { return };
-        let value = crate::manifest::origin::index_in(&mut self.mark_values, path);
+        let value = crate::trace::index_in(&mut self.mark_values, path);
         self.marks.push(Mark {
             out: self.out.len() as u32,
             src: at,
@@ -778,7 +778,7 @@ impl<'s, 'a> Exec<'s, 'a> {
         let path = self.value_path(printed).or_else(|| self.touched.clone());
         match path {
             Some(path) => {
-                let index = crate::manifest::origin::index_in(&mut self.mark_values, path);
+                let index = crate::trace::index_in(&mut self.mark_values, path);
                 if let Some(last) = self.marks.last_mut() {
                     last.value = index;
                 }
@@ -795,17 +795,17 @@ impl<'s, 'a> Exec<'s, 'a> {
             return;
         }
         let source = &self.cur.source;
-        if crate::chart::origin::action_values_path(source, at as usize).is_some() {
+        if crate::origin::action_values_path(source, at as usize).is_some() {
             return;
         }
-        let Some(field) = crate::chart::origin::action_dot_field(source, at as usize) else {
+        let Some(field) = crate::origin::action_dot_field(source, at as usize) else {
             return;
         };
         let path: Rc<str> = match field {
             Some(f) => format!("{dot}.{f}").into(),
             None => dot.clone(),
         };
-        let index = crate::manifest::origin::index_in(&mut self.mark_values, path);
+        let index = crate::trace::index_in(&mut self.mark_values, path);
         if let Some(last) = self.marks.last_mut() {
             last.value = index;
         }
@@ -981,10 +981,8 @@ impl<'s, 'a> Exec<'s, 'a> {
             let inner = if with { v } else { dot.clone() };
             // `with .Values.X`: dot is that value while the body runs.
             let saved = with.then(|| {
-                let path = crate::chart::origin::action_values_path(
-                    &self.cur.source,
-                    b.pos.offset as usize,
-                );
+                let path =
+                    crate::origin::action_values_path(&self.cur.source, b.pos.offset as usize);
                 std::mem::replace(&mut self.dot_path, path.map(Rc::from))
             });
             let flow = self.run_list(&b.body, &inner);
@@ -1483,7 +1481,7 @@ fn index_values(v: &Value, path: &mut String, out: &mut HashMap<usize, Rc<str>>,
                 if !path.is_empty() {
                     path.push('.');
                 }
-                path.push_str(&crate::manifest::origin::escape_values_key(key));
+                path.push_str(&crate::values_path::escape_values_key(key));
                 index_values(child, path, out, depth + 1);
                 path.truncate(len);
             }

@@ -583,7 +583,7 @@ pub fn parse_values(text: &str) -> Result<Value, String> {
     if text.trim().is_empty() {
         return Ok(Value::Nil);
     }
-    let v = crate::chart::values::read_yaml(text).map_err(|e| {
+    let v = crate::values::read_yaml(text).map_err(|e| {
         format!(
             "error converting YAML to JSON: yaml: line {}: {}",
             e.line, e.message

@@ -1,7 +1,7 @@
 //! Rendering a chart as Helm 4 does: every template of the chart and its subcharts in one
 //! template set, each executed with its chart's data, and `helm template`'s output order.
 
-use crate::error::{Error, ErrorKind};
+use crate::Error;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -12,7 +12,7 @@ use super::loaded::Chart;
 use super::objects::{ApiVersions, Capabilities, Files, KubeVersion, chart_metadata};
 use super::template::{TemplateSet, Value};
 use super::values::{Values, coalesce, process_dependencies};
-use crate::manifest::origin::Origins;
+use crate::trace::Origins;
 
 /// The release and cluster a chart is rendered for.
 #[derive(Debug, Clone)]
@@ -225,7 +225,6 @@ fn kube_version(given: Option<&str>) -> Result<KubeVersion, Error> {
     let number = |i: usize| parts.get(i).and_then(|p| p.parse::<u64>().ok());
     let (Some(major), Some(minor)) = (number(0), number(1)) else {
         return Err(Error::new(
-            ErrorKind::Chart,
             "--kube-version",
             format!("invalid kube version {text:?}: expected MAJOR.MINOR[.PATCH]"),
         ));
@@ -252,7 +251,6 @@ fn check_dependencies(chart: &Chart) -> Result<(), Error> {
         return Ok(());
     }
     Err(Error::new(
-        ErrorKind::Chart,
         format!("{}/Chart.yaml", chart.source),
         format!(
             "an error occurred while checking for chart dependencies. You may need to run \
@@ -268,7 +266,6 @@ fn check_kube_version(chart: &Chart, version: &str) -> Result<(), Error> {
     if let Some(constraint) = chart.kube_version() {
         let ok = super::template::semver::matches(constraint, version).map_err(|e| {
             Error::new(
-                ErrorKind::Chart,
                 format!("{}/Chart.yaml", chart.source),
                 format!(
                     "{}/Chart.yaml: kubeVersion {constraint:?}: {e}",
@@ -278,7 +275,6 @@ fn check_kube_version(chart: &Chart, version: &str) -> Result<(), Error> {
         })?;
         if !ok {
             return Err(Error::new(
-                ErrorKind::Chart,
                 format!("{}/Chart.yaml", chart.source),
                 format!(
                     "chart requires kubeVersion: {constraint} which is incompatible with Kubernetes {version}"
@@ -292,7 +288,7 @@ fn check_kube_version(chart: &Chart, version: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// `.Capabilities.HelmVersion`: the Helm release winguard renders as, v4.2.3 as its binary
+/// `.Capabilities.HelmVersion`: the Helm release this engine renders as, v4.2.3 as its binary
 /// reports itself (`helm version`).
 fn helm_version() -> Value {
     let mut m = BTreeMap::new();
@@ -442,7 +438,7 @@ pub fn template_output_traced(
     output(rendered, include_crds, skip_tests, Some(values))
 }
 
-/// The output, and its origins when `values` are given (`winguard render` needs none).
+/// The output, and its origins when `values` are given (a plain render needs none).
 fn output(
     rendered: &Rendered,
     include_crds: bool,
@@ -614,15 +610,13 @@ fn trace(
 /// kind, metadata's name and annotations) to sort it: a document that is not YAML, or whose
 /// head fields have the wrong types, fails the render with Helm's words.
 fn manifest_head(path: &str, doc: &str) -> Result<Json, Error> {
-    let fail = |detail: String| {
-        Error::new(
-            ErrorKind::Chart,
-            path,
-            format!("YAML parse error on {path}: {detail}"),
-        )
-    };
-    let head: Json = serde_yaml_ng::from_str(doc)
-        .map_err(|e| fail(format!("error converting YAML to JSON: yaml: {e}")))?;
+    let fail = |detail: String| Error::new(path, format!("YAML parse error on {path}: {detail}"));
+    let head = crate::values::read_yaml(doc).map_err(|e| {
+        fail(format!(
+            "error converting YAML to JSON: yaml: line {}: {}",
+            e.line, e.message
+        ))
+    })?;
     // Go's JSON decoder names what it found by JSON's types.
     let json_type = |v: &Json| match v {
         Json::String(_) => "string",

@@ -13,7 +13,7 @@ use super::pos::Pos;
 use super::gostring::{self, go_quote};
 use super::value::{MapRef, Value, format_float_g};
 use super::{Exec, Failure};
-use crate::chart::values::floats;
+use crate::values::floats;
 
 /// What a function gets besides its arguments: the execution (for `include`/`tpl`).
 pub struct Call<'c, 's, 'a> {

@@ -6,7 +6,7 @@
 //! float), one from `--set` an `int64` (a JSON integer). [`super::template::Value::from_json`]
 //! turns them into the template's `Float` and `Int64`.
 
-use crate::error::{Error, ErrorKind};
+use crate::Error;
 use serde_json::{Map, Value as Json};
 
 use super::loaded::Chart;
@@ -28,8 +28,8 @@ pub fn floats(v: Json) -> Json {
 
 /// Reads YAML as Helm does (`sigs.k8s.io/yaml`: go-yaml v2's YAML 1.1, so `yes` and `y` are
 /// true, then JSON, so every number is a float). The first document counts.
-pub fn read_yaml(text: &str) -> Result<Json, crate::value::yaml::YamlError> {
-    let (docs, error) = crate::value::yaml::parse_stream_go_yaml_v2(text);
+pub fn read_yaml(text: &str) -> Result<Json, yaml_value::yaml::YamlError> {
+    let (docs, error) = yaml_value::yaml::parse_stream_go_yaml_v2(text);
     if let Some(e) = error {
         return Err(e);
     }
@@ -45,12 +45,10 @@ pub fn parse_values_file(text: &str, shown: &str) -> Result<Values, Error> {
         Ok(Json::Object(m)) => Ok(m),
         Ok(Json::Null) => Ok(Map::new()),
         Ok(_) => Err(Error::new(
-            ErrorKind::Chart,
             shown,
             format!("failed to parse {shown}: not a YAML map"),
         )),
         Err(e) => Err(Error {
-            kind: ErrorKind::Chart,
             file: shown.to_string(),
             line: Some(e.line),
             column: Some(e.col),
@@ -232,7 +230,7 @@ fn enable_dependencies(chart: &mut Chart, merged: &Values, path: &str) {
         // Helm stops at a chart that declares no dependencies (its subcharts included).
         return;
     }
-    let compatible = |dep: &crate::chart::loaded::Dependency, sub: &Chart| {
+    let compatible = |dep: &crate::loaded::Dependency, sub: &Chart| {
         sub.name() == dep.name && is_compatible_range(&dep.version, sub.version())
     };
     let mut candidates: Vec<Chart> = chart
@@ -297,7 +295,7 @@ fn is_compatible_range(constraint: &str, version: &str) -> bool {
     } else {
         constraint
     };
-    crate::chart::template::semver::matches(constraint, version).unwrap_or(false)
+    crate::template::semver::matches(constraint, version).unwrap_or(false)
 }
 
 /// `import-values`: a subchart's values copied into its parent's defaults (the parent's own
@@ -510,7 +508,7 @@ fn set_path(values: &mut Values, key: &str, value: Json) -> Result<(), String> {
     if key.is_empty() {
         return Err("empty key".into());
     }
-    let parts = crate::manifest::origin::parse_values_path(key)?;
+    let parts = crate::values_path::parse_values_path(key)?;
     // Helm's `MaxNestedNameLevel`.
     if parts.len() > MAX_NESTED_NAME_LEVEL + 1 {
         return Err(format!(

@@ -1,95 +1,13 @@
-//! Where the bytes of a rendered text came from: for a chart winguard rendered, each stretch of
-//! its `helm template` output is traced to the template file and place that wrote it, so a
-//! finding names the template's line rather than a line of output no file has.
+//! Where the bytes of a rendered text came from: each stretch of the `helm template` output is
+//! traced to the template file and place that wrote it, so that a reader of the output (a
+//! linter's finding) can name the template's line rather than a line of output no file has.
 //!
-//! The chart renderer fills this in ([`crate::chart::render::template_output`]); the manifest
-//! loader only looks offsets up in it, knowing nothing of templates.
+//! The renderer fills this in ([`crate::render::template_output_traced`]); a reader of the output
+//! only looks offsets up in it.
 
 use std::sync::Arc;
 
-/// One key of a values path and the list indexes after it: `list[0][1]` is `list`, `[0, 1]`.
-pub type ValuesKey = (String, Vec<usize>);
-
-/// The largest list index a values path may name (Helm's `strvals` limit).
-const MAX_INDEX: usize = 65_536;
-
-/// Reads a values path as `--set` writes its keys (Helm's `strvals`): keys split at `.`, list
-/// indexes in `[n]`, and `\` taking the character after it as it is (`kubernetes\.io/os`, a key
-/// with a dot). The one reader of that syntax: `--set` flags are applied with it, and the chart
-/// tracer's paths and the values sites found for them are read with it.
-pub fn parse_values_path(path: &str) -> Result<Vec<ValuesKey>, String> {
-    let mut keys = Vec::new();
-    let mut name = String::new();
-    let mut indexes = Vec::new();
-    let mut chars = path.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '.' => keys.push((std::mem::take(&mut name), std::mem::take(&mut indexes))),
-            '[' => {
-                let (mut digits, mut closed) = (String::new(), false);
-                for d in chars.by_ref() {
-                    if d == ']' {
-                        closed = true;
-                        break;
-                    }
-                    digits.push(d);
-                }
-                let index = digits
-                    .trim()
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|_| closed)
-                    .ok_or_else(|| format!("failed to parse list index in {path:?}"))?;
-                if index > MAX_INDEX {
-                    return Err(format!(
-                        "index of {index} is greater than maximum supported index {MAX_INDEX}"
-                    ));
-                }
-                indexes.push(index);
-            }
-            _ if !indexes.is_empty() => {
-                return Err(format!(
-                    "invalid key {path:?}: {c:?} after a list index (expected `.`, `[` or the end)"
-                ));
-            }
-            '\\' => name.push(chars.next().unwrap_or('\\')),
-            c => name.push(c),
-        }
-    }
-    keys.push((name, indexes));
-    Ok(keys)
-}
-
-/// The tokens of a values path, keys and list indexes alike: `list[0].c` is `list`, `0`, `c`.
-/// `None` for a path that does not read ([`parse_values_path`]).
-pub fn values_path_tokens(path: &str) -> Option<Vec<String>> {
-    let keys = parse_values_path(path).ok()?;
-    let mut tokens = Vec::with_capacity(keys.len());
-    for (i, (name, indexes)) in keys.into_iter().enumerate() {
-        // `[0].a`: a path starting with an index has no key before it.
-        if i > 0 || !name.is_empty() || indexes.is_empty() {
-            tokens.push(name);
-        }
-        tokens.extend(indexes.iter().map(|n| n.to_string()));
-    }
-    Some(tokens)
-}
-
-/// A map key as one key of a values path: `.`, `[` and `\` escaped, so that
-/// [`parse_values_path`] reads it back as one key.
-pub fn escape_values_key(key: &str) -> std::borrow::Cow<'_, str> {
-    if !key.contains(['.', '[', '\\']) {
-        return key.into();
-    }
-    let mut out = String::with_capacity(key.len() + 2);
-    for c in key.chars() {
-        if matches!(c, '.' | '[' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.into()
-}
+use crate::values_path::values_path_tokens;
 
 /// The index of `item` in `table`, added at the end if it is not there (tables of a few
 /// entries, each named by many stretches or marks).
@@ -178,7 +96,7 @@ impl Origins {
         }
         self.files.push(File {
             name,
-            line_starts: crate::value::text::line_starts(&source),
+            line_starts: yaml_value::text::line_starts(&source),
             source,
         });
         (self.files.len() - 1) as u32
@@ -304,44 +222,6 @@ impl Origins {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn values_paths_read_as_helm_reads_set_keys() {
-        let keys = |p: &str| parse_values_path(p);
-        let owned = |v: &[(&str, &[usize])]| -> Vec<ValuesKey> {
-            v.iter().map(|(k, i)| (k.to_string(), i.to_vec())).collect()
-        };
-        assert_eq!(keys("a.b"), Ok(owned(&[("a", &[]), ("b", &[])])));
-        assert_eq!(
-            keys("list[0][2].c"),
-            Ok(owned(&[("list", &[0, 2]), ("c", &[])]))
-        );
-        // `\` takes the next character as it is, whatever it is.
-        assert_eq!(
-            keys(r"nodeSelector.kubernetes\.io/os"),
-            Ok(owned(&[("nodeSelector", &[]), ("kubernetes.io/os", &[])]))
-        );
-        assert_eq!(keys(r"a\[0\]\\"), Ok(owned(&[("a[0]\\", &[])])));
-        for bad in ["a[x]", "a[0", "a[0]b", "a[65537]"] {
-            assert!(keys(bad).is_err(), "{bad}");
-        }
-        assert_eq!(
-            values_path_tokens("a[1].b"),
-            Some(vec!["a".into(), "1".into(), "b".into()])
-        );
-        assert_eq!(values_path_tokens("a[x]"), None);
-        // A key written by the chart tracer reads back as the one key it was.
-        for key in [
-            "plain",
-            "kubernetes.io/os",
-            "a[0]",
-            r"back\slash",
-            "x.y[1]\\",
-        ] {
-            let escaped = escape_values_key(key);
-            assert_eq!(keys(&escaped), Ok(owned(&[(key, &[])])), "{escaped}");
-        }
-    }
 
     #[test]
     fn offsets_map_into_copied_text_and_onto_actions() {

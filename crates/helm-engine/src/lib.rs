@@ -1,13 +1,21 @@
-//! Helm charts: loading a chart (directory or `.tgz`), Helm's values, rendering its templates
-//! the way Helm 4 does, and the `helm template` output that the manifest loader then reads.
+//! Helm 4's chart engine, in Rust: loading a chart (directory or `.tgz`), Helm's values,
+//! rendering its templates as `helm template` does, and a trace of where each byte of the output
+//! came from. It knows nothing of what reads the output (winguard's linter is one user).
 //!
 //! - [`load`]: `Chart.yaml`, `values.yaml`, `values.schema.json`, `templates/`, `crds/`, other
-//!   files (for `.Files`), subcharts in `charts/` (directories and archives), `.helmignore`.
+//!   files (for `.Files`), subcharts in `charts/` (directories and archives), `.helmignore`,
+//!   within Helm's loader's size limits.
 //! - [`values`]: the merge order (subchart defaults, parent values, `-f` files, `--set*`),
-//!   `--set` syntax, dependency conditions, tags, aliases, `import-values`, globals.
+//!   `--set` syntax, dependency conditions, tags, aliases, `import-values`, globals; [`schema`]
+//!   checks them against `values.schema.json`.
 //! - [`render`]: the template set, each template's data (`.Values`, `.Chart`, `.Release`,
-//!   `.Capabilities`, `.Files`, `.Template`), and `helm template`'s document order.
+//!   `.Capabilities`, `.Files`, `.Template`, built in [`objects`]), and `helm template`'s
+//!   document order.
 //! - [`template`]: Go's `text/template` with Helm's and Sprig's functions.
+//! - [`trace`] and [`origin`]: which template place wrote each stretch of the output, and which
+//!   value an action printed and where that value was set.
+//!
+//! YAML is read and written as Helm's go-yaml v2 does, by [`yaml_value`].
 
 pub mod load;
 pub mod loaded;
@@ -16,22 +24,56 @@ pub mod origin;
 pub mod render;
 pub mod schema;
 pub mod template;
+pub mod trace;
 pub mod values;
+pub mod values_path;
 
 pub use load::load_chart;
 pub use loaded::Chart;
 pub use render::{RenderOptions, Rendered, render_chart};
 
-impl From<template::TemplateError> for crate::error::Error {
+/// A chart that can't be loaded or rendered: Helm's message, which names its place itself
+/// (`template: x.yaml:3:5: …`), and the file, line and column when they are known (1-based).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct Error {
+    pub file: String,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    pub message: String,
+}
+
+impl Error {
+    /// An error about a whole file.
+    pub fn new(file: impl Into<String>, message: impl Into<String>) -> Self {
+        Error {
+            file: file.into(),
+            line: None,
+            column: None,
+            message: message.into(),
+        }
+    }
+
+    /// An error at a line and column of a file.
+    pub fn at(
+        file: &str,
+        line: Option<u32>,
+        column: Option<u32>,
+        message: impl Into<String>,
+    ) -> Self {
+        Error {
+            file: file.to_string(),
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<template::TemplateError> for Error {
     fn from(e: template::TemplateError) -> Self {
         let known = |n: usize| (n > 0).then_some(n as u32);
-        crate::error::Error::at(
-            crate::error::ErrorKind::Chart,
-            &e.file,
-            known(e.line),
-            known(e.column),
-            e.to_string(),
-        )
+        Error::at(&e.file, known(e.line), known(e.column), e.to_string())
     }
 }
 
@@ -167,7 +209,7 @@ mod tests {
     }
     #[test]
     fn files_map_to_the_outermost_chart_that_holds_them() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/charts");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/charts");
         let of = |p: &str| super::chart_of_file(&root.join(p));
         assert_eq!(
             of("windows-iis/templates/deployment.yaml"),

@@ -2,7 +2,8 @@
 //! rendered chart names beside the template line, so the fix goes where the value is.
 
 use super::values::flag_keys;
-use crate::manifest::origin::{ValueSite, values_path_tokens};
+use crate::trace::ValueSite;
+use crate::values_path::{path_pointer, values_path_tokens};
 
 /// The values path (`image.tag`) of the first `.Values.…` field chain in the action whose
 /// pipeline starts at byte `at` of a template's `source`: what the action prints comes from it
@@ -32,10 +33,10 @@ pub fn action_dot_field(source: &str, at: usize) -> Option<Option<String>> {
 }
 
 /// A values file: its name and its parsed document.
-type ValuesFile = (String, crate::value::yaml::ParsedDoc);
+type ValuesFile = (String, yaml_value::yaml::ParsedDoc);
 
 /// A chart's own `values.yaml` in a chart's tree: the chain of subchart names that leads to it
-/// (empty for the top chart, [`crate::chart::load::chart_tree`]), its name and its text.
+/// (empty for the top chart, [`crate::load::chart_tree`]), its name and its text.
 pub type ChartValues = (Vec<String>, String, std::sync::Arc<str>);
 
 /// Where the values a render used came from, latest first in precedence: `--set*` flags, then
@@ -51,13 +52,13 @@ pub struct ValuesSources {
     /// Subcharts' `values.yaml` files parsed so far (by the chain of names).
     subcharts: std::cell::RefCell<std::collections::HashMap<Vec<String>, Option<ValuesFile>>>,
     /// The files parsed (each once, when first needed), and the sites found (each once).
-    parsed: std::cell::OnceCell<Vec<Option<crate::value::yaml::ParsedDoc>>>,
+    parsed: std::cell::OnceCell<Vec<Option<yaml_value::yaml::ParsedDoc>>>,
     found: std::cell::RefCell<std::collections::HashMap<String, ValueSite>>,
 }
 
 impl ValuesSources {
     /// The sources of a render: its flags, `-f` files (each as its name and text) and the
-    /// `values.yaml` of each chart in its tree ([`crate::chart::load::values_files`]).
+    /// `values.yaml` of each chart in its tree ([`crate::load::values_files`]).
     pub fn new(
         flags: Vec<(String, String)>,
         files: Vec<(String, String)>,
@@ -106,7 +107,7 @@ impl ValuesSources {
             let names = if top_level { &[][..] } else { names };
             names
                 .iter()
-                .map(|c| crate::manifest::origin::escape_values_key(c))
+                .map(|c| crate::values_path::escape_values_key(c))
                 .chain(std::iter::once(path.into()))
                 .collect::<Vec<_>>()
                 .join(".")
@@ -134,7 +135,7 @@ impl ValuesSources {
             .entry(key)
             .or_insert_with_key(|key| {
                 let (_, file, text) = self.charts.iter().find(|(c, _, _)| c == key)?;
-                let doc = crate::value::yaml::parse_document_text(text, 0)
+                let doc = yaml_value::yaml::parse_document_text(text, 0)
                     .0
                     .into_iter()
                     .next()?;
@@ -185,7 +186,7 @@ impl ValuesSources {
             files
                 .iter()
                 .map(|(_, text)| {
-                    crate::value::yaml::parse_document_text(text, 0)
+                    yaml_value::yaml::parse_document_text(text, 0)
                         .0
                         .into_iter()
                         .next()
@@ -206,22 +207,10 @@ impl ValuesSources {
     }
 }
 
-/// A values path as `--set` writes it (`a.b`, `list[0].c`, `a\\.b` for a key with a dot) as a
-/// JSON pointer (`/a/b`, `/list/0/c`, `/a.b`); `None` for a path that does not read.
-pub(crate) fn path_pointer(path: &str) -> Option<String> {
-    let tokens = values_path_tokens(path)?;
-    Some(
-        tokens
-            .iter()
-            .map(|t| format!("/{}", crate::value::escape_pointer_token(t)))
-            .collect(),
-    )
-}
-
 /// The line of the key that holds `path` (`a.b`, `list[0]`) in a values file, if the file sets
 /// it: a list item's is the line of its first key or its dash.
-fn line_of(doc: &crate::value::yaml::ParsedDoc, path: &str) -> Option<u32> {
-    let (pos, exact) = crate::value::yaml::resolve(&doc.value, &doc.pos, &path_pointer(path)?);
+fn line_of(doc: &yaml_value::yaml::ParsedDoc, path: &str) -> Option<u32> {
+    let (pos, exact) = yaml_value::yaml::resolve(&doc.value, &doc.pos, &path_pointer(path)?);
     let line = if pos.key_line > 0 {
         pos.key_line
     } else {

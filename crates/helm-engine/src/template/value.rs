@@ -261,7 +261,7 @@ impl Value {
         }
     }
 
-    /// Converts values (see [`crate::chart::values`]): a JSON float is a Go `float64` (what YAML
+    /// Converts values (see [`crate::values`]): a JSON float is a Go `float64` (what YAML
     /// and JSON give), a JSON integer an `int64` (what `--set` gives).
     pub fn from_json(v: &serde_json::Value) -> Value {
         match v {
@@ -357,7 +357,7 @@ pub fn float_to_json(f: f64) -> serde_json::Value {
     serde_json::Number::from_f64(f).map_or(serde_json::Value::Null, serde_json::Value::Number)
 }
 
-pub use crate::value::format_float_g;
+pub use yaml_value::format_float_g;
 
 #[cfg(test)]
 mod tests {

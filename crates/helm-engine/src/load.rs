@@ -1,7 +1,7 @@
 //! Reading a chart from a directory or a `.tgz`, as Helm's loader does: the same files go to
 //! the same places, `.helmignore` applies, and subcharts in `charts/` are charts of their own.
 
-use crate::error::{Error, ErrorKind};
+use crate::Error;
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -32,13 +32,8 @@ pub fn load_chart(path: &Path) -> Result<Chart, Error> {
         let files = read_dir_files(path)?;
         load_files(files, &shown, &display_dir(path))
     } else {
-        let file = std::fs::File::open(path).map_err(|e| {
-            Error::new(
-                ErrorKind::Chart,
-                &shown,
-                format!("cannot read chart {shown}: {e}"),
-            )
-        })?;
+        let file = std::fs::File::open(path)
+            .map_err(|e| Error::new(&shown, format!("cannot read chart {shown}: {e}")))?;
         load_archive(std::io::BufReader::new(file), &shown, &display_dir(path))
     }
 }
@@ -63,13 +58,8 @@ fn read_dir_files(dir: &Path) -> Result<Vec<File>, Error> {
     let mut files = Vec::new();
     let mut walker = walkdir::WalkDir::new(dir).sort_by_file_name().into_iter();
     while let Some(entry) = walker.next() {
-        let entry = entry.map_err(|e| {
-            Error::new(
-                ErrorKind::Chart,
-                &shown,
-                format!("cannot read chart {shown}: {e}"),
-            )
-        })?;
+        let entry =
+            entry.map_err(|e| Error::new(&shown, format!("cannot read chart {shown}: {e}")))?;
         let Ok(rel) = entry.path().strip_prefix(dir) else {
             continue;
         };
@@ -98,7 +88,7 @@ fn read_dir_files(dir: &Path) -> Result<Vec<File>, Error> {
 /// One file of a chart directory, refused as Helm's `LoadDir` refuses it: not a regular file
 /// (a FIFO would block the read forever), or larger than [`MAX_DECOMPRESSED_FILE_SIZE`].
 fn read_dir_file(path: &Path, shown: &str) -> Result<Vec<u8>, Error> {
-    let refuse = |message: String| Error::new(ErrorKind::Chart, shown, message);
+    let refuse = |message: String| Error::new(shown, message);
     let cannot_read = |e: std::io::Error| refuse(format!("cannot read {shown}: {e}"));
     let meta = std::fs::metadata(path).map_err(cannot_read)?;
     let too_large = || {
@@ -156,13 +146,7 @@ const MAX_SUBCHART_DEPTH: usize = 64;
 /// is checked against them from its header before a byte of it is inflated, and the whole
 /// stream is counted as it inflates ([`MAX_TAR_STREAM_SIZE`]).
 fn read_archive_files(data: impl Read, shown: &str) -> Result<(String, Vec<File>), Error> {
-    let bad = |e: String| {
-        Error::new(
-            ErrorKind::Chart,
-            shown,
-            format!("{shown} is not a valid chart archive: {e}"),
-        )
-    };
+    let bad = |e: String| Error::new(shown, format!("{shown} is not a valid chart archive: {e}"));
     let chart_too_large = || {
         bad(format!(
             "decompressed chart is larger than the maximum size {MAX_DECOMPRESSED_CHART_SIZE}"
@@ -268,9 +252,8 @@ impl<R: Read> Read for Bounded<'_, R> {
 /// reads these files as YAML, whose reader refuses them so). `shown` names the file.
 pub fn chart_text<'a>(data: &'a [u8], shown: &str) -> Result<&'a str, Error> {
     std::str::from_utf8(data).map_err(|e| {
-        let fault = crate::value::text::Utf8Fault::new(data, &e);
+        let fault = yaml_value::text::Utf8Fault::new(data, &e);
         Error::at(
-            ErrorKind::Chart,
             shown,
             Some(fault.line),
             Some(fault.column),
@@ -299,7 +282,6 @@ fn load_files_at(
 ) -> Result<Chart, Error> {
     if depth > MAX_SUBCHART_DEPTH {
         return Err(Error::new(
-            ErrorKind::Chart,
             shown.to_string(),
             format!("{shown}: subcharts nest more than {MAX_SUBCHART_DEPTH} levels deep"),
         ));
@@ -325,7 +307,6 @@ fn load_files_at(
             "values.schema.json" => {
                 schema = Some(serde_json::from_slice(&file.data).map_err(|e| {
                     Error::new(
-                        ErrorKind::Chart,
                         format!("{shown}/values.schema.json"),
                         format!("{shown}/values.schema.json: {e}"),
                     )
@@ -360,7 +341,6 @@ fn load_files_at(
     }
     let metadata = metadata.ok_or_else(|| {
         Error::new(
-            ErrorKind::Chart,
             format!("{shown}/Chart.yaml"),
             format!("{shown}: Chart.yaml file is missing"),
         )
@@ -372,7 +352,6 @@ fn load_files_at(
         .is_empty()
     {
         return Err(Error::new(
-            ErrorKind::Chart,
             format!("{shown}/Chart.yaml"),
             format!("{shown}/Chart.yaml: validation: chart.metadata.name is required"),
         ));
