@@ -22,8 +22,8 @@ use crate::engine::{Context, evaluate, patch};
 use crate::manifest::{DocSpan, SourceText, shape, split_source};
 use crate::policy::LintSetup;
 use crate::rules::Applicability;
+use crate::value::document::read_documents;
 use crate::value::yaml::ParsedDoc;
-use crate::value::yaml::parse_document_text;
 
 /// Rounds of fixing one object (see [`fix_sources`]); real rule sets settle in two.
 const MAX_FIX_ROUNDS: usize = 8;
@@ -104,7 +104,7 @@ pub(crate) fn fix_sources(
         let mut source_errors = Vec::new();
         for span in spans {
             let text = &source.text[span.start..span.end];
-            let parsed = match parse_document_text(text, span.line_offset) {
+            let parsed = match read_documents(text, span.line_offset) {
                 (mut docs, None) if docs.len() == 1 => docs.pop(),
                 (_, Some(e)) => {
                     source_errors.push(Error {

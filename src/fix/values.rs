@@ -13,7 +13,7 @@ use crate::manifest::{Object, SourceText};
 use crate::report::Report;
 use crate::rules::Applicability;
 use crate::value::Value;
-use crate::value::yaml::parse_document_text;
+use crate::value::document::read_documents;
 
 /// A values file after the fixes that belong in it.
 #[derive(Debug)]
@@ -270,7 +270,7 @@ fn values_file(site: &helm_engine::trace::ValueSite) -> Result<(&String, String)
 
 /// A values file's text as its one YAML document, or `None` (more documents, or an error).
 fn one_document(text: &str) -> Option<crate::value::yaml::ParsedDoc> {
-    let (mut docs, error) = parse_document_text(text, 0);
+    let (mut docs, error) = read_documents(text, 0);
     (error.is_none() && docs.len() == 1).then(|| docs.remove(0))
 }
 

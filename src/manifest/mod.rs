@@ -17,8 +17,9 @@ use std::sync::Arc;
 
 use crate::value::Value;
 
+use crate::value::document::read_documents;
 use crate::value::text::lines;
-use crate::value::yaml::{ParsedDoc, PosNode, parse_document_text, resolve};
+use crate::value::yaml::{ParsedDoc, PosNode, resolve};
 
 /// Files larger than this are refused: the whole file is held in memory while it is linted, so
 /// the bound is what keeps memory bounded. Rendered manifests are rarely above a few MiB.
@@ -730,7 +731,7 @@ pub fn parse_document(
     span: &DocSpan,
 ) -> (Vec<Object>, Vec<Error>) {
     let text = &source.text[span.start..span.end];
-    let (docs, error) = parse_document_text(text, span.line_offset);
+    let (docs, error) = read_documents(text, span.line_offset);
     let mut objects = Vec::new();
     let mut errors = Vec::new();
     for doc in docs {

@@ -1,7 +1,7 @@
 //! Reading a chart from a directory or a `.tgz`, as Helm's loader does: the same files go to
 //! the same places, `.helmignore` applies, and subcharts in `charts/` are charts of their own.
 
-use crate::Error;
+use crate::error::Error;
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -526,9 +526,9 @@ impl HelmIgnore {
             negate: false,
             dir_only: false,
             whole_path: true,
-            pattern: regex::Regex::new(&super::glob_regex(
+            pattern: regex::Regex::new(&crate::glob::glob_regex(
                 "templates/.?*",
-                super::Glob::FilepathMatch,
+                crate::glob::Glob::FilepathMatch,
             ))
             .expect("valid"),
         }];
@@ -547,9 +547,10 @@ impl HelmIgnore {
             };
             let whole_path = pattern.contains('/');
             let pattern = pattern.trim_start_matches('/');
-            if let Ok(re) =
-                regex::Regex::new(&super::glob_regex(pattern, super::Glob::FilepathMatch))
-            {
+            if let Ok(re) = regex::Regex::new(&crate::glob::glob_regex(
+                pattern,
+                crate::glob::Glob::FilepathMatch,
+            )) {
                 rules.push(IgnoreRule {
                     negate,
                     dir_only,

@@ -119,8 +119,11 @@ impl Files {
     }
 
     fn glob(&self, pattern: &str) -> Result<Files, String> {
-        let re = super::template::funcs::regex(&super::glob_regex(pattern, super::Glob::Gobwas))
-            .map_err(|_| format!("bad glob pattern {pattern:?}"))?;
+        let re = super::template::funcs::regex(&crate::glob::glob_regex(
+            pattern,
+            crate::glob::Glob::Gobwas,
+        ))
+        .map_err(|_| format!("bad glob pattern {pattern:?}"))?;
         Ok(Files {
             files: self
                 .files

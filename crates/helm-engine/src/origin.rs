@@ -135,7 +135,7 @@ impl ValuesSources {
             .entry(key)
             .or_insert_with_key(|key| {
                 let (_, file, text) = self.charts.iter().find(|(c, _, _)| c == key)?;
-                let doc = yaml_value::yaml::parse_document_text(text, 0)
+                let doc = yaml_value::document::read_documents(text, 0)
                     .0
                     .into_iter()
                     .next()?;
@@ -186,7 +186,7 @@ impl ValuesSources {
             files
                 .iter()
                 .map(|(_, text)| {
-                    yaml_value::yaml::parse_document_text(text, 0)
+                    yaml_value::document::read_documents(text, 0)
                         .0
                         .into_iter()
                         .next()

@@ -1,7 +1,7 @@
 //! Rendering a chart as Helm 4 does: every template of the chart and its subcharts in one
 //! template set, each executed with its chart's data, and `helm template`'s output order.
 
-use crate::Error;
+use crate::error::Error;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 use std::sync::Arc;

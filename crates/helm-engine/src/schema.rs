@@ -1,7 +1,7 @@
 //! `values.schema.json`: each chart's merged values checked against its schema, subcharts with
 //! their own part of the values, errors worded and ordered as Helm 4 words them.
 
-use crate::Error;
+use crate::error::Error;
 use serde_json::Value as Json;
 
 use super::loaded::Chart;

@@ -6,7 +6,7 @@
 //! float), one from `--set` an `int64` (a JSON integer). [`super::template::Value::from_json`]
 //! turns them into the template's `Float` and `Int64`.
 
-use crate::Error;
+use crate::error::Error;
 use serde_json::{Map, Value as Json};
 
 use super::loaded::Chart;

@@ -15,6 +15,7 @@
 //! bytes, so most keys and scalars of an object need no allocation of their own.
 
 pub mod block;
+pub mod document;
 pub mod jsonpath;
 pub mod parse;
 pub mod text;

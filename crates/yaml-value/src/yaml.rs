@@ -797,16 +797,6 @@ fn parse_float(text: &str) -> Option<Value> {
     Number::from_f64(f).map(Value::Number)
 }
 
-/// The documents of one span's text, with positions counted from `line_offset`. The fast reader
-/// takes the plain block YAML that rendered manifests are; whatever it doesn't know goes to the
-/// full parser.
-pub fn parse_document_text(text: &str, line_offset: u32) -> (Vec<ParsedDoc>, Option<YamlError>) {
-    match crate::block::read_document(text, line_offset) {
-        Some(doc) => (vec![doc], None),
-        None => parse_stream_at(text, line_offset),
-    }
-}
-
 /// Walks a JSON pointer through a value and its position tree in step. Returns the position node
 /// of the deepest existing value, and whether the whole pointer exists.
 pub fn resolve<'p>(value: &Value, pos: &'p PosNode, pointer: &str) -> (&'p PosNode, bool) {

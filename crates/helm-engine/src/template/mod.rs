@@ -1514,6 +1514,14 @@ fn go_column(src: &str, offset: usize) -> usize {
     end - start
 }
 
+/// A template's error as the engine's: Helm's message, with the place it names.
+impl From<TemplateError> for crate::error::Error {
+    fn from(e: TemplateError) -> Self {
+        let known = |n: usize| (n > 0).then_some(n as u32);
+        crate::error::Error::at(&e.file, known(e.line), known(e.column), e.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
