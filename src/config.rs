@@ -76,7 +76,7 @@ impl Default for Config {
 }
 
 /// The cloud the cluster runs on (profile-specific rules).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Profile {
     Generic,
@@ -86,6 +86,13 @@ pub enum Profile {
 }
 
 impl Profile {
+    pub const ALL: [Profile; 4] = [Profile::Generic, Profile::Eks, Profile::Aks, Profile::Gke];
+
+    /// The profile a config or flag names (`generic`, `eks`, `aks`, `gke`).
+    pub fn from_name(name: &str) -> Option<Profile> {
+        Profile::ALL.into_iter().find(|p| p.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Profile::Generic => "generic",

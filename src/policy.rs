@@ -106,7 +106,7 @@ impl LintSetup {
         // A rule for a profile that doesn't exist would never run.
         for rule in &rules.rules {
             for p in &rule.profiles {
-                if <Profile as clap::ValueEnum>::from_str(p, false).is_err() {
+                if Profile::from_name(p).is_none() {
                     return Err(crate::error::Error::new(
                         crate::error::ErrorKind::Load,
                         &rule.source,
@@ -353,24 +353,22 @@ pub fn lint_text(setup: &LintSetup, name: &str, text: &str) -> Report {
     lint_sources(setup, Sources::from_text(name, text))
 }
 
-/// Where the rules and the cluster profile come from (`lint`, `serve`, `fix`, `mutate`).
-#[derive(Debug, clap::Args, Clone, Default)]
-pub struct SetupArgs {
-    /// Config file (default: `winguard.yaml` in the working directory or a parent).
-    #[arg(long, value_name = "FILE")]
+/// Where the rules and the cluster profile come from (`lint`, `serve`, `fix`, `mutate`): what the
+/// command line chose, as plain values.
+#[derive(Debug, Clone, Default)]
+pub struct PolicySource {
+    /// The config file; `None` looks for `winguard.yaml` in the working directory or a parent.
     pub config: Option<PathBuf>,
     /// Kubernetes version of the target cluster (overrides `kubernetesVersion`).
-    #[arg(long, value_name = "VERSION")]
     pub kube_version: Option<String>,
     /// Cluster profile (overrides `profile`).
-    #[arg(long, value_enum)]
     pub profile: Option<Profile>,
-    #[command(flatten)]
-    pub rules: RuleSource,
+    /// Directories of more rule files (`*.yaml`), beside the embedded ones.
+    pub rule_dirs: Vec<PathBuf>,
 }
 
-impl SetupArgs {
-    /// The config file: `--config`, else `winguard.yaml` found walking up from the working
+impl PolicySource {
+    /// The config file: the one given, else `winguard.yaml` found walking up from the working
     /// directory; `None` means the defaults.
     pub fn config_path(&self) -> Option<PathBuf> {
         self.config.clone().or_else(|| {
@@ -380,13 +378,13 @@ impl SetupArgs {
         })
     }
 
-    /// Loads rules and the config at `config_path` (from [`SetupArgs::config_path`]), with the
-    /// flags' overrides applied.
+    /// Loads rules and the config at `config_path` (from [`PolicySource::config_path`]), with
+    /// the overrides applied.
     pub fn load(
         &self,
         config_path: Option<&std::path::Path>,
     ) -> Result<LintSetup, crate::error::Errors> {
-        let rules = load_rule_set(&self.rules)?;
+        let rules = load_rule_set(&self.rule_dirs)?;
         let mut config = match config_path {
             Some(p) => {
                 let names: Vec<&str> = rules.rules.iter().map(|r| r.name.as_str()).collect();
@@ -399,19 +397,11 @@ impl SetupArgs {
     }
 }
 
-/// Where rules come from.
-#[derive(Debug, clap::Args, Clone, Default)]
-pub struct RuleSource {
-    /// Also load rule files (`*.yaml`) from this directory (repeatable).
-    #[arg(long = "rules", value_name = "DIR")]
-    pub rule_dirs: Vec<PathBuf>,
-}
-
-/// The embedded rules plus the `--rules` directories; every problem is in the error, one a line.
-pub fn load_rule_set(src: &RuleSource) -> Result<RuleSet, crate::error::Errors> {
+/// The embedded rules plus those in `rule_dirs`; every problem is in the error, one a line.
+pub fn load_rule_set(rule_dirs: &[PathBuf]) -> Result<RuleSet, crate::error::Errors> {
     let mut set = builtin_rules()?;
     let mut problems = Vec::new();
-    for dir in &src.rule_dirs {
+    for dir in rule_dirs {
         if let Err(errors) = set.add_dir(dir, registry()) {
             problems.extend(errors);
         }

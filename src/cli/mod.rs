@@ -1,5 +1,6 @@
 //! The command line: `winguard lint`, `winguard rules`, `winguard explain`.
 
+pub mod args;
 mod fix;
 pub mod render;
 
@@ -10,7 +11,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-pub use crate::policy::{LintSetup, RuleSource, SetupArgs, lint_sources, lint_text, load_rule_set};
+pub use crate::policy::{LintSetup, lint_sources, lint_text, load_rule_set};
+use args::{RuleSource, SetupArgs};
 
 use crate::report::Format;
 use crate::rules::{RuleSet, docs};
@@ -91,7 +93,7 @@ pub enum Command {
     /// Render a Helm chart as `helm template` does (`[RELEASE] CHART`), natively.
     Render(render::RenderArgs),
     /// Serve the rules as a validating and mutating admission webhook over HTTPS.
-    Serve(crate::serve::ServeArgs),
+    Serve(args::ServeArgs),
     /// The config file: `winguard config schema` prints its JSON Schema (for editors).
     Config {
         #[command(subcommand)]
@@ -266,14 +268,15 @@ pub fn main() -> ExitCode {
 /// Loads the discovered or given config and the rules, as a command does: a failure is
 /// printed and becomes the usage-error exit code.
 pub(crate) fn load_reporting(args: &SetupArgs) -> Result<LintSetup, u8> {
-    args.load(args.config_path().as_deref()).map_err(|e| {
+    let source = args.source();
+    source.load(source.config_path().as_deref()).map_err(|e| {
         eprintln!("error: {e}");
         EXIT_ERROR
     })
 }
 
 fn load_rules(src: &RuleSource) -> Result<RuleSet, u8> {
-    load_rule_set(src).map_err(|e| {
+    load_rule_set(&src.rule_dirs).map_err(|e| {
         eprintln!("error: {e}");
         EXIT_ERROR
     })
@@ -287,7 +290,7 @@ fn example_fix_title(source: &RuleSource, rule: &crate::rules::Rule) -> Option<S
         Some(text) => crate::config::Config::parse(text, "docs.config").ok()?,
         None => crate::config::Config::default(),
     };
-    let setup = LintSetup::new(load_rule_set(source).ok()?, config).ok()?;
+    let setup = LintSetup::new(load_rule_set(&source.rule_dirs).ok()?, config).ok()?;
     let report = lint_text(&setup, "example.yaml", &rule.docs.bad);
     report
         .findings
@@ -328,7 +331,7 @@ pub fn run(cli: Cli) -> u8 {
             EXIT_CLEAN
         }
         Command::Serve(args) => {
-            if crate::serve::run(args) {
+            if crate::serve::run(args.options()) {
                 EXIT_CLEAN
             } else {
                 EXIT_ERROR

@@ -17,7 +17,7 @@ use std::process::Command;
 use crate::manifest::KUSTOMIZATION_FILES;
 
 /// Which binary builds overlays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum KustomizeRenderer {
     /// `kubectl kustomize` if kubectl is on PATH, else `kustomize build`.
     #[default]

@@ -16,7 +16,7 @@ use crate::manifest::{Object, SourceText};
 use crate::rules::{RuleSet, Severity};
 
 /// Output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Text,
     Json,

@@ -25,7 +25,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
 use crate::admission::{self, Endpoint, Verdict};
-use crate::policy::{LintSetup, SetupArgs};
+use crate::policy::{LintSetup, PolicySource};
 use metrics::{EndpointLabels, Metrics, RequestLabels, ResultLabels, RuleLabels};
 use tls::CertFiles;
 
@@ -38,55 +38,37 @@ pub(crate) const MAX_BODY: usize = 3 * 1024 * 1024;
 /// request timeout) the 413 goes out at once and the connection is closed.
 const MAX_DISCARD: usize = 32 * 1024 * 1024;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// How `serve` logs: lines of text, or one JSON object a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogFormat {
     Text,
     Json,
 }
 
-#[derive(Debug, clap::Args)]
-pub struct ServeArgs {
-    /// Address to listen on.
-    #[arg(long, value_name = "ADDR:PORT", default_value = "0.0.0.0:8443")]
+/// What `winguard serve` was asked for (the command line's flags, as plain values).
+#[derive(Debug)]
+pub struct ServeOptions {
     pub listen: SocketAddr,
-    /// Serving certificate chain (PEM); re-read when it changes.
-    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    /// Serving certificate chain and its key (PEM), re-read when they change.
     pub tls_cert: Option<PathBuf>,
-    /// Private key of the certificate (PEM); re-read when it changes.
-    #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
-    /// Generate a CA and a certificate for localhost instead (local use); prints where the CA is.
-    #[arg(long, conflicts_with_all = ["tls_cert", "tls_key"])]
+    /// Generate a CA and a certificate for localhost instead, into `self_signed_dir` or a
+    /// folder of this user's alone.
     pub self_signed: bool,
-    /// Where `--self-signed` writes `ca.crt`, `tls.crt` and `tls.key` (the key readable by its
-    /// owner only); by default a folder of this user's alone, `winguard-self-signed` under
-    /// $XDG_RUNTIME_DIR or `winguard-self-signed-UID` in the temp folder.
-    #[arg(long, value_name = "DIR", requires = "self_signed")]
     pub self_signed_dir: Option<PathBuf>,
     /// Rules and config; the config file is re-read when it changes, and a bad new version is
     /// rejected while the last good one stays in force.
-    #[command(flatten)]
-    pub setup: SetupArgs,
-    /// Log format.
-    #[arg(long, value_enum, default_value = "text")]
+    pub setup: PolicySource,
     pub log_format: LogFormat,
     /// Most connections open at once; more are closed on arrival.
-    #[arg(long, value_name = "N", default_value_t = 1024)]
     pub max_connections: usize,
-    /// How long SIGTERM waits for in-flight requests before closing connections.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    /// Seconds SIGTERM waits for in-flight requests before closing connections.
     pub drain_timeout: u64,
-    /// How long a client may take over a TLS handshake, its first request's headers, or a request
-    /// body; slower clients are cut off so they cannot hold the server.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    /// Seconds a client may take over a TLS handshake, its first request's headers, or a body.
     pub request_timeout: f64,
-    /// How often the certificate and config files are checked for changes.
-    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
+    /// Seconds between checks of the certificate and config files for changes.
     pub reload_interval: f64,
-    /// Also serve `GET /metrics` (and `/healthz`) over plain HTTP on this address, off the
-    /// webhook port: for a Prometheus that scrapes without the webhook's CA, and a NetworkPolicy
-    /// that admits scrapers to this port only. `/metrics` stays on the webhook port too.
-    #[arg(long, value_name = "ADDR:PORT")]
+    /// Also serve `/metrics` and `/healthz` over plain HTTP here.
     pub metrics_listen: Option<SocketAddr>,
 }
 
@@ -100,7 +82,7 @@ struct AppState {
 
 /// Runs the webhook until SIGTERM or Ctrl-C; false when it could not start or failed (the CLI
 /// turns that into its exit code).
-pub(crate) fn run(args: ServeArgs) -> bool {
+pub(crate) fn run(args: ServeOptions) -> bool {
     // Held to the end: dropping it writes out the log lines still queued.
     let _log_guard = init_logging(args.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -138,7 +120,7 @@ fn init_logging(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuar
     guard
 }
 
-async fn serve(args: ServeArgs) -> bool {
+async fn serve(args: ServeOptions) -> bool {
     let config_path = args.setup.config_path();
     let setup = match args.setup.load(config_path.as_deref()) {
         Ok(s) => s,
@@ -589,7 +571,7 @@ async fn watch_certificates(
 /// Reloads rules and config when the config file changes, and at midnight (exemptions expire by
 /// date). A bad new config is rejected and the last good one stays in force.
 async fn watch_config(
-    args: SetupArgs,
+    args: PolicySource,
     path: Option<PathBuf>,
     state: Arc<AppState>,
     interval: Duration,
