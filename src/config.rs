@@ -379,11 +379,18 @@ impl<'de> Deserialize<'de> for Patterns {
 const VERSION_PATTERN: &str =
     r"^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(\.(0|[1-9][0-9]*)([-+][0-9A-Za-z.+-]+)?)?$";
 
+/// A text that is not a Kubernetes version ([`parse_kubernetes_version`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{0}` is not a Kubernetes version: write MAJOR.MINOR[.PATCH], like \"1.31\" or \"v1.31.2\""
+)]
+pub struct NotAVersion(pub String);
+
 /// A Kubernetes version as the config and `--kube-version` take it: `MAJOR.MINOR[.PATCH]`,
 /// with an optional `v`, and after a patch the pre-release or build suffix `kubectl version`
 /// prints (`v1.31.2-eks-7f9249a`). Returned without the `v`. Anything else (`1.3x`, `1`,
 /// `1.31.x`) is refused: read leniently it would silently turn version-gated rules off.
-pub fn parse_kubernetes_version(text: &str) -> Result<String, String> {
+pub fn parse_kubernetes_version(text: &str) -> Result<String, NotAVersion> {
     static VERSION: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
         Regex::new(
             r"^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(\.(0|[1-9][0-9]*)([-+][0-9A-Za-z.+-]+)?)?$",
@@ -394,9 +401,7 @@ pub fn parse_kubernetes_version(text: &str) -> Result<String, String> {
     if VERSION.is_match(bare) {
         Ok(bare.trim_start_matches('v').to_string())
     } else {
-        Err(format!(
-            "`{text}` is not a Kubernetes version: write MAJOR.MINOR[.PATCH], like \"1.31\" or \"v1.31.2\""
-        ))
+        Err(NotAVersion(text.to_string()))
     }
 }
 
@@ -418,7 +423,7 @@ fn non_empty<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
 }
 
 /// Parses a taint: `key=value:Effect`, `key:Effect`, or an object.
-pub fn parse_taint(text: &str) -> Result<Value, String> {
+fn parse_taint(text: &str) -> Result<Value, String> {
     let (kv, effect) = text
         .rsplit_once(':')
         .ok_or_else(|| format!("taint `{text}` has no effect (write `key=value:NoSchedule`)"))?;

@@ -421,7 +421,11 @@ pub fn apply_overrides(
 ) -> Result<(), crate::error::Error> {
     if let Some(v) = kube_version {
         config.kubernetes_version = crate::config::parse_kubernetes_version(v).map_err(|e| {
-            crate::error::Error::new(crate::error::ErrorKind::Load, "--kube-version", e)
+            crate::error::Error::new(
+                crate::error::ErrorKind::Load,
+                "--kube-version",
+                e.to_string(),
+            )
         })?;
     }
     if let Some(p) = profile {

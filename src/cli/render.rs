@@ -146,7 +146,7 @@ impl ChartArgs {
             })?;
             let escaped = content.replace('\\', "\\\\").replace(',', "\\,");
             apply_set(&mut values, &format!("{key}={escaped}"), SetKind::String)
-                .map_err(|e| Error::new(ErrorKind::Chart, "--set-file", e))?;
+                .map_err(|e| Error::new(ErrorKind::Chart, "--set-file", e.to_string()))?;
         }
         Ok(values)
     }

@@ -41,7 +41,7 @@ impl Semver {
     /// Parses a version; with `normalize`, as Kubernetes' `semver(s, true)` does: a leading
     /// `v` is dropped and a missing minor or patch is zero (such a short form may carry no
     /// pre-release or build).
-    pub fn parse(text: &str, normalize: bool) -> Result<Semver, String> {
+    pub(super) fn parse(text: &str, normalize: bool) -> Result<Semver, String> {
         let mut t = text;
         if normalize {
             t = t.strip_prefix('v').unwrap_or(t);

@@ -15,7 +15,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// A server config from a certificate chain and key in PEM: TLS 1.3 and 1.2 only, HTTP/2 and
 /// HTTP/1.1 offered by ALPN (the API server speaks HTTP/2 to webhooks when offered).
-pub(crate) fn server_config(cert_pem: &[u8], key_pem: &[u8]) -> Result<ServerConfig, String> {
+pub(super) fn server_config(cert_pem: &[u8], key_pem: &[u8]) -> Result<ServerConfig, String> {
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem)
         .collect::<Result<_, _>>()
         .map_err(|e| format!("certificate: {e}"))?;
@@ -48,7 +48,7 @@ impl CertFiles {
         Ok((read(&self.cert)?, read(&self.key)?))
     }
 
-    pub(crate) fn load(&self) -> Result<ServerConfig, String> {
+    pub(super) fn load(&self) -> Result<ServerConfig, String> {
         let (cert, key) = self.read()?;
         server_config(&cert, &key)
             .map_err(|e| format!("{} / {}: {e}", self.cert.display(), self.key.display()))

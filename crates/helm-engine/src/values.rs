@@ -363,8 +363,30 @@ pub enum SetKind {
     Json,
 }
 
+/// A `--set`-style argument that can't be applied, in Helm's words where it has them.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SetError {
+    #[error("key {0:?} has no value")]
+    NoValue(String),
+    #[error("key {0:?} has an unterminated list")]
+    UnterminatedList(String),
+    #[error("invalid JSON in --set-json value {value:?}: {message}")]
+    SetJson { value: String, message: String },
+    #[error("invalid JSON {value:?}: {message}")]
+    Json { value: String, message: String },
+    #[error("empty key")]
+    EmptyKey,
+    #[error(
+        "value name nested level is greater than maximum supported nested level of \
+         {MAX_NESTED_NAME_LEVEL}"
+    )]
+    TooDeep,
+    #[error(transparent)]
+    Path(#[from] crate::values_path::PathError),
+}
+
 /// Applies one `--set`-style argument (`a.b=1,c[0]=x`) to `values`.
-pub fn apply_set(values: &mut Values, arg: &str, kind: SetKind) -> Result<(), String> {
+pub fn apply_set(values: &mut Values, arg: &str, kind: SetKind) -> Result<(), SetError> {
     for (key, raw) in assignments(arg, kind)? {
         set_path(values, key, typed(raw, kind)?)?;
     }
@@ -374,20 +396,20 @@ pub fn apply_set(values: &mut Values, arg: &str, kind: SetKind) -> Result<(), St
 /// The `key=value` assignments of one `--set`-style argument, as written (keys still escaped):
 /// `a.b=1,c={x,y}` is `a.b` = `1` and `c` = `{x,y}`; a `--set-json` value ends where its JSON
 /// does, commas and all.
-pub fn assignments(arg: &str, kind: SetKind) -> Result<Vec<(&str, &str)>, String> {
+pub fn assignments(arg: &str, kind: SetKind) -> Result<Vec<(&str, &str)>, SetError> {
     let mut out = Vec::new();
     let mut rest = arg;
     while !rest.is_empty() {
         let (key, after_key) = split_unescaped(rest, &['=', ',']);
         let Some(after_key) = after_key.strip_prefix('=') else {
-            return Err(format!("key {:?} has no value", unescape(key)));
+            return Err(SetError::NoValue(unescape(key)));
         };
         let (raw, next) = if kind == SetKind::Json {
             json_value_end(after_key)?
         } else if after_key.starts_with('{') {
             match after_key.find('}') {
                 Some(end) => (&after_key[..=end], &after_key[end + 1..]),
-                None => return Err(format!("key {:?} has an unterminated list", unescape(key))),
+                None => return Err(SetError::UnterminatedList(unescape(key))),
             }
         } else {
             split_unescaped(after_key, &[','])
@@ -450,23 +472,31 @@ fn unescape(s: &str) -> String {
 }
 
 /// The end of a JSON value in a `--set-json` argument.
-fn json_value_end(s: &str) -> Result<(&str, &str), String> {
+fn json_value_end(s: &str) -> Result<(&str, &str), SetError> {
     let mut stream = serde_json::Deserializer::from_str(s).into_iter::<Json>();
     match stream.next() {
         Some(Ok(_)) => {
             let end = stream.byte_offset();
             Ok((&s[..end], &s[end..]))
         }
-        Some(Err(e)) => Err(format!("invalid JSON in --set-json value {s:?}: {e}")),
+        Some(Err(e)) => Err(SetError::SetJson {
+            value: s.to_string(),
+            message: e.to_string(),
+        }),
         None => Ok(("", "")),
     }
 }
 
-fn typed(raw: &str, kind: SetKind) -> Result<Json, String> {
+fn typed(raw: &str, kind: SetKind) -> Result<Json, SetError> {
     match kind {
-        SetKind::Json => serde_json::from_str::<Json>(raw)
-            .map(floats)
-            .map_err(|e| format!("invalid JSON {raw:?}: {e}")),
+        SetKind::Json => {
+            serde_json::from_str::<Json>(raw)
+                .map(floats)
+                .map_err(|e| SetError::Json {
+                    value: raw.to_string(),
+                    message: e.to_string(),
+                })
+        }
         SetKind::String => Ok(Json::String(unescape(raw))),
         SetKind::Typed => {
             if let Some(inner) = raw.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
@@ -504,20 +534,17 @@ fn scalar(s: &str) -> Json {
 /// How many `.`s a `--set` key may have (Helm's `strvals.MaxNestedNameLevel`).
 const MAX_NESTED_NAME_LEVEL: usize = 30;
 
-fn set_path(values: &mut Values, key: &str, value: Json) -> Result<(), String> {
+fn set_path(values: &mut Values, key: &str, value: Json) -> Result<(), SetError> {
     if key.is_empty() {
-        return Err("empty key".into());
+        return Err(SetError::EmptyKey);
     }
     let parts = crate::values_path::parse_values_path(key)?;
     // Helm's `MaxNestedNameLevel`.
     if parts.len() > MAX_NESTED_NAME_LEVEL + 1 {
-        return Err(format!(
-            "value name nested level is greater than maximum supported nested level of \
-             {MAX_NESTED_NAME_LEVEL}"
-        ));
+        return Err(SetError::TooDeep);
     }
     let Some(((last_name, last_idx), init)) = parts.split_last() else {
-        return Err("empty key".into());
+        return Err(SetError::EmptyKey);
     };
     let mut cur = values;
     for (name, idx) in init {
@@ -556,7 +583,8 @@ mod tests {
         assert!(apply_set(&mut values, &format!("{}=1", key(30)), SetKind::Typed).is_ok());
         let err = apply_set(&mut values, &format!("{}=1", key(31)), SetKind::Typed).unwrap_err();
         assert!(
-            err.contains("maximum supported nested level of 30"),
+            err.to_string()
+                .contains("maximum supported nested level of 30"),
             "{err}"
         );
         // 20,000 levels: an error, not a stack overflow.

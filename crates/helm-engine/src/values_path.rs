@@ -7,11 +7,22 @@ pub type ValuesKey = (String, Vec<usize>);
 /// The largest list index a values path may name (Helm's `strvals` limit).
 const MAX_INDEX: usize = 65_536;
 
+/// A values path that does not read, in Helm's `strvals` words where it has them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    #[error("failed to parse list index in {0:?}")]
+    ListIndex(String),
+    #[error("index of {0} is greater than maximum supported index {MAX_INDEX}")]
+    IndexTooLarge(usize),
+    #[error("invalid key {path:?}: {after:?} after a list index (expected `.`, `[` or the end)")]
+    AfterIndex { path: String, after: char },
+}
+
 /// Reads a values path as `--set` writes its keys (Helm's `strvals`): keys split at `.`, list
 /// indexes in `[n]`, and `\` taking the character after it as it is (`kubernetes\.io/os`, a key
 /// with a dot). The one reader of that syntax: `--set` flags are applied with it, and the chart
 /// tracer's paths and the values sites found for them are read with it.
-pub fn parse_values_path(path: &str) -> Result<Vec<ValuesKey>, String> {
+pub fn parse_values_path(path: &str) -> Result<Vec<ValuesKey>, PathError> {
     let mut keys = Vec::new();
     let mut name = String::new();
     let mut indexes = Vec::new();
@@ -33,18 +44,17 @@ pub fn parse_values_path(path: &str) -> Result<Vec<ValuesKey>, String> {
                     .parse::<usize>()
                     .ok()
                     .filter(|_| closed)
-                    .ok_or_else(|| format!("failed to parse list index in {path:?}"))?;
+                    .ok_or_else(|| PathError::ListIndex(path.to_string()))?;
                 if index > MAX_INDEX {
-                    return Err(format!(
-                        "index of {index} is greater than maximum supported index {MAX_INDEX}"
-                    ));
+                    return Err(PathError::IndexTooLarge(index));
                 }
                 indexes.push(index);
             }
             _ if !indexes.is_empty() => {
-                return Err(format!(
-                    "invalid key {path:?}: {c:?} after a list index (expected `.`, `[` or the end)"
-                ));
+                return Err(PathError::AfterIndex {
+                    path: path.to_string(),
+                    after: c,
+                });
             }
             '\\' => name.push(chars.next().unwrap_or('\\')),
             c => name.push(c),

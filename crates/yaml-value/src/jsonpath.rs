@@ -30,10 +30,15 @@ pub enum Child {
     Index(usize),
 }
 
+/// A JSONPath that does not parse, in jsonpath-rust's words.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(transparent)]
+pub struct ParseError(#[from] jsonpath_rust::parser::errors::JsonPathError);
+
 impl Path {
     /// Parses a JSONPath (jsonpath-rust's parser and error messages).
-    pub fn parse(text: &str) -> Result<Path, String> {
-        let query = jsonpath_rust::parser::parse_json_path(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str) -> Result<Path, ParseError> {
+        let query = jsonpath_rust::parser::parse_json_path(text)?;
         Ok(Path::compile(query))
     }
 

@@ -347,7 +347,7 @@ fn creating(e: rcgen::Error) -> String {
     format!("error creating certificate: {e}")
 }
 
-pub fn gen_ca(cn: &str, days: i64, key_pem: Option<&str>) -> Result<Value, String> {
+pub(super) fn gen_ca(cn: &str, days: i64, key_pem: Option<&str>) -> Result<Value, String> {
     let subject = Subject {
         cn: cn.to_string(),
         ips: Vec::new(),
@@ -362,7 +362,7 @@ pub fn gen_ca(cn: &str, days: i64, key_pem: Option<&str>) -> Result<Value, Strin
     Ok(pair(cert.pem(), key.to_pem()?))
 }
 
-pub fn gen_self_signed(subject: &Subject, key_pem: Option<&str>) -> Result<Value, String> {
+pub(super) fn gen_self_signed(subject: &Subject, key_pem: Option<&str>) -> Result<Value, String> {
     let p = base_template(subject)?;
     let key = key_or_new(key_pem)?;
     let cert = p.self_signed(&key.signer()?).map_err(creating)?;
@@ -422,7 +422,7 @@ pub fn gen_private_key(kind: &str) -> String {
 /// `buildCustomCert BASE64_CERT BASE64_KEY`: the certificate and key, checked as Sprig checks
 /// them (base64, a PEM certificate that parses as X.509, a private key Sprig can read), as a
 /// `{Cert, Key}` pair for `genSignedCert` to sign with or a template to print.
-pub fn build_custom_cert(b64cert: &str, b64key: &str) -> Result<Value, String> {
+pub(super) fn build_custom_cert(b64cert: &str, b64key: &str) -> Result<Value, String> {
     use base64::Engine;
     // Go's base64 decoder skips line breaks, nothing else.
     let decode = |text: &str| {

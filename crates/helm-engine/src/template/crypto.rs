@@ -123,7 +123,7 @@ type Decryptor = cbc::Decryptor<aes::Aes256>;
 
 /// `encryptAES PASSWORD TEXT`: AES-256-CBC with PKCS#7 padding and a random IV before the
 /// ciphertext, in base64; empty text stays empty.
-pub fn encrypt_aes(password: &str, plaintext: &str) -> Result<String, String> {
+pub(super) fn encrypt_aes(password: &str, plaintext: &str) -> Result<String, String> {
     if plaintext.is_empty() {
         return Ok(String::new());
     }
@@ -142,7 +142,7 @@ pub fn encrypt_aes(password: &str, plaintext: &str) -> Result<String, String> {
 
 /// `decryptAES PASSWORD BASE64`: the inverse of [`encrypt_aes`]. Input that is not whole
 /// blocks after the IV is Go's `CryptBlocks` panic, as an error here.
-pub fn decrypt_aes(password: &str, crypt64: &str) -> Result<String, String> {
+pub(super) fn decrypt_aes(password: &str, crypt64: &str) -> Result<String, String> {
     if crypt64.is_empty() {
         return Ok(String::new());
     }

@@ -1053,7 +1053,7 @@ fn find(name: &str) -> Option<Func> {
             let (constraint, version) = (string_arg(&a, 0)?, string_arg(&a, 1)?);
             super::semver::matches(&constraint, &version)
                 .map(Value::Bool)
-                .map_err(Failure::Exec)
+                .map_err(|e| Failure::Exec(e.to_string()))
         },
         "semver" => |_, a| super::semver::parse_object(&string_arg(&a, 0)?).map_err(Failure::Exec),
         // Sprig: random and time (their output differs run to run; tests compare shapes).

@@ -16,18 +16,25 @@ pub struct Version {
     metadata: String,
 }
 
-pub fn parse(text: &str) -> Result<Version, String> {
+/// A version or constraint that does not read, in Masterminds/semver's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SemverError {
+    #[error("Invalid Semantic Version")]
+    InvalidVersion,
+    #[error("improper constraint: {0}")]
+    ImproperConstraint(String),
+}
+
+pub(super) fn parse(text: &str) -> Result<Version, SemverError> {
     let t = text.trim();
     let t = t.strip_prefix('v').unwrap_or(t);
     let (t, metadata) = t.split_once('+').unwrap_or((t, ""));
     let (core, pre) = t.split_once('-').unwrap_or((t, ""));
     let mut parts = core.split('.');
-    let mut num = |required: bool| -> Result<u64, String> {
+    let mut num = |required: bool| -> Result<u64, SemverError> {
         match parts.next() {
-            Some(p) => p
-                .parse::<u64>()
-                .map_err(|_| "Invalid Semantic Version".to_string()),
-            None if required => Err("Invalid Semantic Version".into()),
+            Some(p) => p.parse::<u64>().map_err(|_| SemverError::InvalidVersion),
+            None if required => Err(SemverError::InvalidVersion),
             None => Ok(0),
         }
     };
@@ -35,7 +42,7 @@ pub fn parse(text: &str) -> Result<Version, String> {
     let minor = num(false)?;
     let patch = num(false)?;
     if parts.next().is_some() {
-        return Err("Invalid Semantic Version".into());
+        return Err(SemverError::InvalidVersion);
     }
     Ok(Version {
         major,
@@ -88,7 +95,7 @@ fn compare_prerelease(a: &str, b: &str) -> Ordering {
 }
 
 /// Whether `version` satisfies `constraint`.
-pub fn matches(constraint: &str, version: &str) -> Result<bool, String> {
+pub fn matches(constraint: &str, version: &str) -> Result<bool, SemverError> {
     let v = parse(version)?;
     for alternative in constraint.split("||") {
         let mut all = true;
@@ -138,7 +145,7 @@ fn split_op(term: &str) -> (&str, &str) {
     (&term[..end], term[end..].trim())
 }
 
-fn check(op: &str, text: &str, v: &Version) -> Result<bool, String> {
+fn check(op: &str, text: &str, v: &Version) -> Result<bool, SemverError> {
     let wildcard = |p: &str| p == "x" || p == "X" || p == "*";
     let text = text.strip_prefix('v').unwrap_or(text);
     let core = text.split(['-', '+']).next().unwrap_or(text);
@@ -157,7 +164,7 @@ fn check(op: &str, text: &str, v: &Version) -> Result<bool, String> {
             .unwrap_or_default();
         c
     })
-    .map_err(|_| format!("improper constraint: {op}{text}"))?;
+    .map_err(|_| SemverError::ImproperConstraint(format!("{op}{text}")))?;
     let ord = compare(v, &c);
     let bump = |level: usize| -> Version {
         let mut up = c.clone();
@@ -203,7 +210,7 @@ fn check(op: &str, text: &str, v: &Version) -> Result<bool, String> {
             };
             ord != Ordering::Less && compare(v, &bump(level)) == Ordering::Less
         }
-        other => return Err(format!("improper constraint: {other}{text}")),
+        other => return Err(SemverError::ImproperConstraint(format!("{other}{text}"))),
     })
 }
 
@@ -211,8 +218,8 @@ fn check(op: &str, text: &str, v: &Version) -> Result<bool, String> {
 /// `IncMinor`, `LessThan`, …). `IncMajor`, `IncMinor` and `IncPatch` return a `Version`
 /// value, on which the pointer methods (`Original`, `SetPrerelease`, …) are not there, as in
 /// Go.
-pub fn parse_object(text: &str) -> Result<Value, String> {
-    let version = parse(text)?;
+pub(super) fn parse_object(text: &str) -> Result<Value, String> {
+    let version = parse(text).map_err(|e| e.to_string())?;
     Ok(Value::Object(std::rc::Rc::new(SemverVersion {
         version,
         original: text.to_string(),

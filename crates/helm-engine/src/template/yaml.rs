@@ -579,7 +579,7 @@ fn is_timestamp(s: &str) -> bool {
 }
 
 /// Reads YAML as Helm reads values (through JSON: every number a `float64`).
-pub fn parse_values(text: &str) -> Result<Value, String> {
+pub(super) fn parse_values(text: &str) -> Result<Value, String> {
     if text.trim().is_empty() {
         return Ok(Value::Nil);
     }
