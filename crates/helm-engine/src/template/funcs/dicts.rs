@@ -1,0 +1,112 @@
+//! Sprig's dictionaries (`dict.go`): maps of strings to values.
+
+use super::*;
+
+pub(super) const FUNCS: &[(&[&str], Func)] = &[
+    (&["dict"], |_, a| {
+        let mut m = BTreeMap::new();
+        for pair in a.chunks(2) {
+            let key = strval(&pair[0]);
+            m.insert(key, pair.get(1).cloned().unwrap_or(Value::Nil));
+        }
+        Ok(Value::map(m))
+    }),
+    (&["get"], |c, a| {
+        let m = c.map_param(&a, 0)?;
+        let key = string_arg(&a, 1)?;
+        let found = m.borrow().get(&key).cloned();
+        Ok(found.unwrap_or_else(|| Value::from("")))
+    }),
+    (&["set"], |_, a| {
+        // In place, as Go's maps are references: every holder of the dict sees the change.
+        let m = map_arg(&a, 0)?;
+        let value = arg(&a, 2)?;
+        if value.holds(&m) {
+            return err("set: a dict cannot be put inside itself");
+        }
+        m.borrow_mut().insert(string_arg(&a, 1)?, value);
+        Ok(Value::Map(m))
+    }),
+    (&["unset"], |_, a| {
+        let m = map_arg(&a, 0)?;
+        m.borrow_mut().remove(&string_arg(&a, 1)?);
+        Ok(Value::Map(m))
+    }),
+    (&["hasKey"], |c, a| {
+        let key = string_arg(&a, 1)?;
+        Ok(Value::Bool(c.map_param(&a, 0)?.borrow().contains_key(&key)))
+    }),
+    (&["pluck"], |_, a| {
+        let key = string_arg(&a, 0)?;
+        Ok(Value::list(
+            a[1..]
+                .iter()
+                .filter_map(|d| match d {
+                    Value::Map(m) => m.borrow().get(&key).cloned(),
+                    _ => None,
+                })
+                .collect(),
+        ))
+    }),
+    (&["keys"], |_, a| {
+        let mut keys: Vec<Value> = Vec::new();
+        for d in &a {
+            if let Value::Map(m) = d {
+                keys.extend(m.borrow().keys().map(|k| Value::from(k.as_str())));
+            }
+        }
+        Ok(Value::list(keys))
+    }),
+    (&["values"], |c, a| {
+        Ok(Value::list(
+            c.map_param(&a, 0)?.borrow().values().cloned().collect(),
+        ))
+    }),
+    (&["pick"], |c, a| {
+        let m = c.map_param(&a, 0)?;
+        let wanted: Vec<String> = a[1..].iter().map(strval).collect();
+        let picked = m
+            .borrow()
+            .iter()
+            .filter(|(k, _)| wanted.contains(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        Ok(Value::map(picked))
+    }),
+    (&["omit"], |c, a| {
+        let m = c.map_param(&a, 0)?;
+        let dropped: Vec<String> = a[1..].iter().map(strval).collect();
+        let kept = m
+            .borrow()
+            .iter()
+            .filter(|(k, _)| !dropped.contains(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        Ok(Value::map(kept))
+    }),
+    (&["merge", "mustMerge"], |_, a| merge(a, false)),
+    (&["mergeOverwrite", "mustMergeOverwrite"], |_, a| {
+        merge(a, true)
+    }),
+    (&["deepCopy", "mustDeepCopy"], |_, a| {
+        Ok(arg(&a, 0)?.deep_copy())
+    }),
+    (&["dig"], |_, a| {
+        if a.len() < 3 {
+            return err("dig needs at least three arguments");
+        }
+        let default = a[a.len() - 2].clone();
+        let mut cur = a[a.len() - 1].clone();
+        for key in &a[..a.len() - 2] {
+            let next = match &cur {
+                Value::Map(m) => m.borrow().get(&strval(key)).cloned(),
+                _ => None,
+            };
+            cur = match next {
+                Some(v) => v,
+                None => return Ok(default),
+            };
+        }
+        Ok(cur)
+    }),
+];
