@@ -430,248 +430,45 @@ impl Rule {
     pub fn load(text: &str, source: &str, registry: &Registry) -> Result<Rule, Error> {
         let (file, doc): (RuleFile, _) =
             crate::manifest::typed::parse_typed_with_doc(text, source)?;
-        // An error at byte `offset` of the string at `pointer` in the file, placed at its line
-        // and column through the YAML parser's positions.
-        let at = |pointer: &str, offset: usize, message: String| -> Error {
-            let (pos, _) = crate::value::yaml::resolve(&doc.value, &doc.pos, pointer);
-            let (line, column) =
-                crate::manifest::typed::scalar_position(text, pos.line, pos.col, offset);
-            Error {
-                kind: ErrorKind::Load,
-                file: source.to_string(),
-                line: Some(line),
-                column: Some(column),
-                message: format!("`{}`: {message}", &pointer[1..]),
-            }
+        let place = FilePlace {
+            text,
+            source,
+            doc: &doc,
         };
-        let fail = |pointer: &str, e: CompileError| at(pointer, e.offset, e.message);
         if !file
             .name
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         {
-            return Err(at(
+            return Err(place.at(
                 "/name",
                 0,
                 format!("`{}` is not a kebab-case rule name", file.name),
             ));
         }
         if file.scope == Scope::Object && file.kinds.is_empty() {
-            return Err(at("/scope", 0, "`scope: object` needs `kinds`".to_string()));
+            return Err(place.at("/scope", 0, "`scope: object` needs `kinds`".to_string()));
         }
-        // The variables of the rule's scope, each in its fixed slot (see `slot`).
-        let mut compiler = Compiler::new(registry);
-        let record = |name: &str| registry.record_type(name).unwrap_or(Type::Dyn);
-        let (pod, container) = (file.scope != Scope::Object, file.scope == Scope::Container);
-        for (name, visible, ty) in [
-            ("object", true, Type::Dyn),
-            ("config", true, Type::Dyn),
-            ("pod", pod, record("pod")),
-            ("podSpec", pod, Type::Dyn),
-            ("podMeta", pod, Type::Dyn),
-            ("container", container, record("container")),
-            ("containerSpec", container, Type::Dyn),
-            ("item", file.each.is_some(), Type::Dyn),
-        ] {
-            // An unreadable name keeps the slot numbering the same in every scope.
-            let name = if visible {
-                name.to_string()
-            } else {
-                format!("@{name}")
-            };
-            compiler.declare(&name, ty);
-        }
-        let mut let_texts = Vec::new();
-        for (name, v) in file.lets.iter() {
-            let Value::String(t) = v else {
-                return Err(at(
-                    &format!("/let/{name}"),
-                    0,
-                    format!("`{name}` must be an expression string"),
-                ));
-            };
-            if compiler.slot(name).is_some() {
-                return Err(at(
-                    &format!("/let/{name}"),
-                    0,
-                    format!("`{name}` is already a variable of the rule's scope"),
-                ));
-            }
-            compiler.declare(name, Type::Dyn);
-            let_texts.push((name.clone(), t.clone()));
-        }
-        // Lets may read each other: each is typed from its text with the others unknown, then
-        // the ones that read another let are compiled again with the types found.
-        let mut lets = Vec::with_capacity(let_texts.len());
-        for (name, t) in &let_texts {
-            let p = compiler
-                .compile(t)
-                .map_err(|e| fail(&format!("/let/{name}"), e))?;
-            lets.push((name.to_string(), p));
-        }
-        for (name, p) in &lets {
-            compiler.declare(name, p.ty().clone());
-        }
-        let reads_a_let = |p: &Program| (0..let_texts.len()).any(|j| p.reads(slot::LETS + j));
-        for (i, (name, t)) in let_texts.iter().enumerate() {
-            if reads_a_let(&lets[i].1) {
-                lets[i].1 = compiler
-                    .compile(t)
-                    .map_err(|e| fail(&format!("/let/{name}"), e))?;
-            }
-        }
-        check_let_cycles(&lets).map_err(|m| at("/let", 0, m))?;
-        let compiler = compiler;
-        let expr_at =
-            |pointer: &str, text: &str| compiler.compile(text).map_err(|e| fail(pointer, e));
-        let cond_at = |pointer: &str, text: &str| -> Result<Program, Error> {
-            let p = expr_at(pointer, text)?;
-            if !p.ty().may_be(&Type::Bool) {
-                return Err(at(
-                    pointer,
-                    0,
-                    format!(
-                        "a condition must be of type bool, and this is of type {}",
-                        registry.type_name(p.ty())
-                    ),
-                ));
-            }
-            Ok(p)
+        let mut compiler = scope_compiler(&file, registry);
+        let lets = compile_lets(&file.lets, &mut compiler, &place)?;
+        let x = Expressions {
+            place: &place,
+            compiler: &compiler,
+            registry,
         };
-        let tmpl_at = |pointer: &str, text: &str| {
-            Template::compile(text, &compiler).map_err(|e| fail(pointer, e))
-        };
-        let each = match &file.each {
-            None => None,
-            Some(e) if e.starts_with('$') => {
-                let q = crate::value::jsonpath::Path::parse(e)
-                    .map_err(|err| at("/each", 0, format!("invalid JSONPath `{e}`: {err}")))?;
-                Some(Each::JsonPath(q))
-            }
-            Some(e) => {
-                let p = expr_at("/each", e)?;
-                if !p.ty().may_be(&Type::list(Type::Dyn)) {
-                    return Err(at(
-                        "/each",
-                        0,
-                        format!(
-                            "`each` must be a list, and this is of type {}",
-                            registry.type_name(p.ty())
-                        ),
-                    ));
-                }
-                Some(Each::Expr(p))
-            }
-        };
-        let fix = match file.fix {
-            None => None,
-            Some(f) => Some(Fix {
-                title: tmpl_at("/fix/title", &f.title)?,
-                title_text: f.title.clone(),
-                applicability: f.applicability,
-                when: f
-                    .when
-                    .as_deref()
-                    .map(|w| cond_at("/fix/when", w))
-                    .transpose()?,
-                patch: f
-                    .patch
-                    .iter()
-                    .enumerate()
-                    .map(|(i, op)| {
-                        let here = |key: &str| format!("/fix/patch/{i}{key}");
-                        if op.op == PatchOpKind::Move && op.from.is_none() {
-                            return Err(at(&here("/op"), 0, "`move` needs `from`".to_string()));
-                        }
-                        if matches!(op.op, PatchOpKind::Add | PatchOpKind::Replace)
-                            && op.value.is_none()
-                        {
-                            return Err(at(
-                                &here("/op"),
-                                0,
-                                "`add` and `replace` need `value`".to_string(),
-                            ));
-                        }
-                        Ok(PatchOp {
-                            when: op
-                                .when
-                                .as_deref()
-                                .map(|w| cond_at(&here("/when"), w))
-                                .transpose()?,
-                            op: op.op,
-                            path: tmpl_at(&here("/path"), &op.path)?,
-                            from: op
-                                .from
-                                .as_deref()
-                                .map(|f| tmpl_at(&here("/from"), f))
-                                .transpose()?,
-                            value: op
-                                .value
-                                .as_ref()
-                                .map(|v| ValueTemplate::compile(v, &compiler))
-                                .transpose()
-                                .map_err(|(p, e)| fail(&format!("{}{p}", here("/value")), e))?,
-                        })
-                    })
-                    .collect::<Result<_, _>>()?,
-            }),
-        };
-        let when = cond_at("/when", &file.when)?;
-        // Which lets read `item`, directly or through other lets.
-        let mut item_lets: Vec<usize> = Vec::new();
-        loop {
-            let before = item_lets.len();
-            for (i, (_, p)) in lets.iter().enumerate() {
-                if !item_lets.contains(&i)
-                    && (p.reads(slot::ITEM) || item_lets.iter().any(|j| p.reads(slot::LETS + j)))
-                {
-                    item_lets.push(i);
-                }
-            }
-            if item_lets.len() == before {
-                break;
-            }
-        }
-        let reads_item =
-            |p: &Program| p.reads(slot::ITEM) || item_lets.iter().any(|j| p.reads(slot::LETS + j));
-        let when_reads_item = reads_item(&when);
-        let message = tmpl_at("/message", &file.message)?;
-        // The pod's note (see `engine::PodScope::note`) says why a fact the conditions read
-        // has its value; a rule whose conditions never read that fact (an annotation the EKS
-        // webhook denies on any pod, a millibyte quantity) has no use for it.
-        let pod_type = record("pod");
-        let note = match &pod_type {
-            Type::Record(id) => registry.record(*id).note.clone(),
-            _ => None,
-        };
-        let message_gives_reason = match note {
-            None => MessageGivesReason::Irrelevant,
-            Some((decides, note)) => {
-                let reads = |e: &Program| e.reads_field(&pod_type, &decides, registry);
-                let conditions_read = reads(&when)
-                    || lets.iter().any(|(_, e)| reads(e))
-                    || matches!(&each, Some(Each::Expr(e)) if reads(e));
-                let parts: Vec<&Program> = message.exprs().collect();
-                if !conditions_read {
-                    MessageGivesReason::Irrelevant
-                } else if parts.iter().any(|e| e.is_field(&pod_type, &note, registry)) {
-                    MessageGivesReason::Always
-                } else if parts
-                    .iter()
-                    .copied()
-                    .chain(lets.iter().map(|(_, e)| e))
-                    .any(|e| e.reads_field(&pod_type, &note, registry))
-                {
-                    MessageGivesReason::Maybe
-                } else {
-                    MessageGivesReason::Never
-                }
-            }
-        };
+        let each = x.each(file.each.as_deref())?;
+        let fix = file.fix.map(|f| x.fix(f)).transpose()?;
+        let when = x.condition("/when", &file.when)?;
+        let item_lets = lets_reading_item(&lets);
+        let when_reads_item =
+            when.reads(slot::ITEM) || item_lets.iter().any(|j| when.reads(slot::LETS + j));
+        let message = x.template("/message", &file.message)?;
+        let message_gives_reason =
+            message_gives_reason(registry, &message, &when, &lets, each.as_ref());
         let pointer = file
             .pointer
             .as_deref()
-            .map(|p| tmpl_at("/pointer", p))
+            .map(|p| x.template("/pointer", p))
             .transpose()?;
         let severity_when = file
             .severity_when
@@ -679,7 +476,7 @@ impl Rule {
             .enumerate()
             .map(|(i, s)| {
                 Ok((
-                    cond_at(&format!("/severityWhen/{i}/when"), &s.when)?,
+                    x.condition(&format!("/severityWhen/{i}/when"), &s.when)?,
                     s.severity,
                 ))
             })
@@ -757,6 +554,284 @@ impl Rule {
             Some(None) => None,
             Some(Some(s)) => Some(Some(*s)),
         }
+    }
+}
+
+/// Where a rule file's errors go: its text, its name and its parsed document.
+struct FilePlace<'t> {
+    text: &'t str,
+    source: &'t str,
+    doc: &'t crate::value::yaml::ParsedDoc,
+}
+
+impl FilePlace<'_> {
+    /// An error at byte `offset` of the string at `pointer` in the file, placed at its line and
+    /// column through the YAML parser's positions.
+    fn at(&self, pointer: &str, offset: usize, message: String) -> Error {
+        let (pos, _) = crate::value::yaml::resolve(&self.doc.value, &self.doc.pos, pointer);
+        let (line, column) =
+            crate::manifest::typed::scalar_position(self.text, pos.line, pos.col, offset);
+        Error {
+            kind: ErrorKind::Load,
+            file: self.source.to_string(),
+            line: Some(line),
+            column: Some(column),
+            message: format!("`{}`: {message}", &pointer[1..]),
+        }
+    }
+
+    fn fail(&self, pointer: &str, e: CompileError) -> Error {
+        self.at(pointer, e.offset, e.message)
+    }
+}
+
+/// A compiler with the variables of the rule's scope declared, each in its fixed slot (see
+/// `slot`).
+fn scope_compiler<'r>(file: &RuleFile, registry: &'r Registry) -> Compiler<'r> {
+    let mut compiler = Compiler::new(registry);
+    let record = |name: &str| registry.record_type(name).unwrap_or(Type::Dyn);
+    let (pod, container) = (file.scope != Scope::Object, file.scope == Scope::Container);
+    for (name, visible, ty) in [
+        ("object", true, Type::Dyn),
+        ("config", true, Type::Dyn),
+        ("pod", pod, record("pod")),
+        ("podSpec", pod, Type::Dyn),
+        ("podMeta", pod, Type::Dyn),
+        ("container", container, record("container")),
+        ("containerSpec", container, Type::Dyn),
+        ("item", file.each.is_some(), Type::Dyn),
+    ] {
+        // An unreadable name keeps the slot numbering the same in every scope.
+        let name = if visible {
+            name.to_string()
+        } else {
+            format!("@{name}")
+        };
+        compiler.declare(&name, ty);
+    }
+    compiler
+}
+
+/// The rule's `let`s, compiled and declared in `compiler`. Lets may read each other: each is
+/// typed from its text with the others unknown, then the ones that read another let are
+/// compiled again with the types found.
+fn compile_lets(
+    texts: &crate::value::Map,
+    compiler: &mut Compiler<'_>,
+    place: &FilePlace<'_>,
+) -> Result<Vec<(String, Program)>, Error> {
+    let mut let_texts = Vec::new();
+    for (name, v) in texts.iter() {
+        let Value::String(t) = v else {
+            return Err(place.at(
+                &format!("/let/{name}"),
+                0,
+                format!("`{name}` must be an expression string"),
+            ));
+        };
+        if compiler.slot(name).is_some() {
+            return Err(place.at(
+                &format!("/let/{name}"),
+                0,
+                format!("`{name}` is already a variable of the rule's scope"),
+            ));
+        }
+        compiler.declare(name, Type::Dyn);
+        let_texts.push((name.clone(), t.clone()));
+    }
+    let mut lets = Vec::with_capacity(let_texts.len());
+    for (name, t) in &let_texts {
+        let p = compiler
+            .compile(t)
+            .map_err(|e| place.fail(&format!("/let/{name}"), e))?;
+        lets.push((name.to_string(), p));
+    }
+    for (name, p) in &lets {
+        compiler.declare(name, p.ty().clone());
+    }
+    let reads_a_let = |p: &Program| (0..let_texts.len()).any(|j| p.reads(slot::LETS + j));
+    for (i, (name, t)) in let_texts.iter().enumerate() {
+        if reads_a_let(&lets[i].1) {
+            lets[i].1 = compiler
+                .compile(t)
+                .map_err(|e| place.fail(&format!("/let/{name}"), e))?;
+        }
+    }
+    check_let_cycles(&lets).map_err(|m| place.at("/let", 0, m))?;
+    Ok(lets)
+}
+
+/// Which lets read `item`, directly or through other lets.
+fn lets_reading_item(lets: &[(String, Program)]) -> Vec<usize> {
+    let mut item_lets: Vec<usize> = Vec::new();
+    loop {
+        let before = item_lets.len();
+        for (i, (_, p)) in lets.iter().enumerate() {
+            if !item_lets.contains(&i)
+                && (p.reads(slot::ITEM) || item_lets.iter().any(|j| p.reads(slot::LETS + j)))
+            {
+                item_lets.push(i);
+            }
+        }
+        if item_lets.len() == before {
+            return item_lets;
+        }
+    }
+}
+
+/// Whether the message says why the pod's deciding fact has its value. The pod's note (see
+/// `engine::PodScope::note`) says why; a rule whose conditions never read that fact (an
+/// annotation the EKS webhook denies on any pod, a millibyte quantity) has no use for it.
+fn message_gives_reason(
+    registry: &Registry,
+    message: &Template,
+    when: &Program,
+    lets: &[(String, Program)],
+    each: Option<&Each>,
+) -> MessageGivesReason {
+    let pod_type = registry.record_type("pod").unwrap_or(Type::Dyn);
+    let note = match &pod_type {
+        Type::Record(id) => registry.record(*id).note.clone(),
+        _ => None,
+    };
+    let Some((decides, note)) = note else {
+        return MessageGivesReason::Irrelevant;
+    };
+    let reads = |e: &Program| e.reads_field(&pod_type, &decides, registry);
+    let conditions_read = reads(when)
+        || lets.iter().any(|(_, e)| reads(e))
+        || matches!(each, Some(Each::Expr(e)) if reads(e));
+    let parts: Vec<&Program> = message.exprs().collect();
+    if !conditions_read {
+        MessageGivesReason::Irrelevant
+    } else if parts.iter().any(|e| e.is_field(&pod_type, &note, registry)) {
+        MessageGivesReason::Always
+    } else if parts
+        .iter()
+        .copied()
+        .chain(lets.iter().map(|(_, e)| e))
+        .any(|e| e.reads_field(&pod_type, &note, registry))
+    {
+        MessageGivesReason::Maybe
+    } else {
+        MessageGivesReason::Never
+    }
+}
+
+/// Compiles a rule file's expressions, conditions and templates once its variables are
+/// declared, placing errors in the file.
+struct Expressions<'c> {
+    place: &'c FilePlace<'c>,
+    compiler: &'c Compiler<'c>,
+    registry: &'c Registry,
+}
+
+impl Expressions<'_> {
+    fn expression(&self, pointer: &str, text: &str) -> Result<Program, Error> {
+        self.compiler
+            .compile(text)
+            .map_err(|e| self.place.fail(pointer, e))
+    }
+
+    /// An expression that must be a bool.
+    fn condition(&self, pointer: &str, text: &str) -> Result<Program, Error> {
+        let p = self.expression(pointer, text)?;
+        if !p.ty().may_be(&Type::Bool) {
+            return Err(self.place.at(
+                pointer,
+                0,
+                format!(
+                    "a condition must be of type bool, and this is of type {}",
+                    self.registry.type_name(p.ty())
+                ),
+            ));
+        }
+        Ok(p)
+    }
+
+    fn template(&self, pointer: &str, text: &str) -> Result<Template, Error> {
+        Template::compile(text, self.compiler).map_err(|e| self.place.fail(pointer, e))
+    }
+
+    /// `each`: a JSONPath (`$…`) or an expression giving a list.
+    fn each(&self, each: Option<&str>) -> Result<Option<Each>, Error> {
+        let Some(e) = each else {
+            return Ok(None);
+        };
+        if e.starts_with('$') {
+            let q = crate::value::jsonpath::Path::parse(e).map_err(|err| {
+                self.place
+                    .at("/each", 0, format!("invalid JSONPath `{e}`: {err}"))
+            })?;
+            return Ok(Some(Each::JsonPath(q)));
+        }
+        let p = self.expression("/each", e)?;
+        if !p.ty().may_be(&Type::list(Type::Dyn)) {
+            return Err(self.place.at(
+                "/each",
+                0,
+                format!(
+                    "`each` must be a list, and this is of type {}",
+                    self.registry.type_name(p.ty())
+                ),
+            ));
+        }
+        Ok(Some(Each::Expr(p)))
+    }
+
+    fn fix(&self, f: FixFile) -> Result<Fix, Error> {
+        Ok(Fix {
+            title: self.template("/fix/title", &f.title)?,
+            title_text: f.title.clone(),
+            applicability: f.applicability,
+            when: f
+                .when
+                .as_deref()
+                .map(|w| self.condition("/fix/when", w))
+                .transpose()?,
+            patch: f
+                .patch
+                .iter()
+                .enumerate()
+                .map(|(i, op)| self.patch_op(i, op))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+
+    fn patch_op(&self, i: usize, op: &PatchOpFile) -> Result<PatchOp, Error> {
+        let here = |key: &str| format!("/fix/patch/{i}{key}");
+        if op.op == PatchOpKind::Move && op.from.is_none() {
+            return Err(self
+                .place
+                .at(&here("/op"), 0, "`move` needs `from`".to_string()));
+        }
+        if matches!(op.op, PatchOpKind::Add | PatchOpKind::Replace) && op.value.is_none() {
+            return Err(self.place.at(
+                &here("/op"),
+                0,
+                "`add` and `replace` need `value`".to_string(),
+            ));
+        }
+        Ok(PatchOp {
+            when: op
+                .when
+                .as_deref()
+                .map(|w| self.condition(&here("/when"), w))
+                .transpose()?,
+            op: op.op,
+            path: self.template(&here("/path"), &op.path)?,
+            from: op
+                .from
+                .as_deref()
+                .map(|f| self.template(&here("/from"), f))
+                .transpose()?,
+            value: op
+                .value
+                .as_ref()
+                .map(|v| ValueTemplate::compile(v, self.compiler))
+                .transpose()
+                .map_err(|(p, e)| self.place.fail(&format!("{}{p}", here("/value")), e))?,
+        })
     }
 }
 
