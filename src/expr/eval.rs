@@ -716,82 +716,13 @@ fn eval<'a>(
             base,
             index,
             optional,
-        } => {
-            let base = operand(base, act, locals)?;
-            let index = operand(index, act, locals)?;
-            // Indexing an optional (with `[?…]` or `[…]`) gives an optional.
-            let (base, optional) = match base.optional_value() {
-                Some(None) => return Ok(Val::Opt(None)),
-                Some(Some(v)) => (v, &true),
-                None => (base, optional),
-            };
-            let found = match base.kind() {
-                Kind::List => {
-                    let i = match index.kind() {
-                        Kind::Int(i) => usize::try_from(i).ok(),
-                        Kind::Uint(u) => usize::try_from(u).ok(),
-                        Kind::Double(d) if d.fract() == 0.0 && d >= 0.0 => Some(d as usize),
-                        _ => return Err(EvalError::no_overload("_[_]", &[&base, &index])),
-                    };
-                    i.and_then(|i| base.at(i))
-                }
-                _ => base.get(&index)?,
-            };
-            match (found, optional) {
-                (Some(v), false) => Ok(v),
-                (found, true) => Ok(Val::optional(found)),
-                (None, false) => Err(match base.kind() {
-                    Kind::List => {
-                        EvalError::new(format!("index out of range: {}", index.display()))
-                    }
-                    _ => EvalError::new(format!("no such key: {}", index.display())),
-                }),
-            }
-        }
-        Node::List { items, optional } => {
-            let mut out = Vec::with_capacity(items.len());
-            for (i, item) in items.iter().enumerate() {
-                let v = eval(item, act, locals)?;
-                if optional.contains(&i) {
-                    match v.optional_value() {
-                        Some(Some(v)) => out.push(v),
-                        Some(None) => {}
-                        None => {
-                            let other = v;
-                            return Err(EvalError::no_overload("optional list item", &[&other]));
-                        }
-                    }
-                } else {
-                    out.push(v);
-                }
-            }
-            Ok(Val::list(out))
-        }
-        Node::Map(entries) => {
-            let mut out: Vec<(Val<'a>, Val<'a>)> = Vec::with_capacity(entries.len());
-            for (k, v, optional) in entries {
-                let k = eval(k, act, locals)?;
-                let mut v = eval(v, act, locals)?;
-                if *optional {
-                    match v.optional_value() {
-                        Some(Some(inner)) => v = inner,
-                        Some(None) => continue,
-                        None => {
-                            let other = v;
-                            return Err(EvalError::no_overload("optional map entry", &[&other]));
-                        }
-                    }
-                }
-                if out.iter().any(|(existing, _)| equals(existing, &k)) {
-                    return Err(EvalError::new(format!(
-                        "duplicate map key: {}",
-                        k.display()
-                    )));
-                }
-                out.push((k, v));
-            }
-            Ok(Val::Map(Rc::new(out)))
-        }
+        } => index_value(
+            operand(base, act, locals)?,
+            operand(index, act, locals)?,
+            *optional,
+        ),
+        Node::List { items, optional } => build_list(items, optional, act, locals),
+        Node::Map(entries) => build_map(entries, act, locals),
         Node::Not(a) => Ok(Val::Bool(!boolean(eval(a, act, locals), "!_")?)),
         Node::Neg(a) => {
             let v = eval(a, act, locals)?;
@@ -829,55 +760,12 @@ fn eval<'a>(
                 eval(b, act, locals)
             }
         }
-        Node::Op(op, a, b) => {
-            let a = operand(a, act, locals)?;
-            let b = operand(b, act, locals)?;
-            // `'…' + x + '…'` chains (messages) append to one string instead of copying the
-            // whole prefix at every `+`.
-            if *op == Op::Add
-                && let Val::Str(mut text) = a
-            {
-                if let (Some(owned), Some(tail)) = (Rc::get_mut(&mut text), b.as_str()) {
-                    owned.push_str(tail);
-                    return Ok(Val::Str(text));
-                }
-                return binary(*op, &Val::Str(text), &b);
-            }
-            // Likewise `l1 + l2 + …` (a rule's lists of problems) extends one list.
-            if *op == Op::Add
-                && let Val::List(mut items) = a
-            {
-                if matches!(b.kind(), Kind::List)
-                    && let (Some(owned), Ok(tail)) = (Rc::get_mut(&mut items), b.items())
-                {
-                    owned.extend(tail);
-                    return Ok(Val::List(items));
-                }
-                return binary(*op, &Val::List(items), &b);
-            }
-            binary(*op, &a, &b)
-        }
+        Node::Op(op, a, b) => operation(*op, operand(a, act, locals)?, operand(b, act, locals)?),
         Node::Call {
             name,
             candidates,
             args,
-        } => {
-            let mut values: Args<'a> = SmallVec::with_capacity(args.len());
-            for a in args {
-                values.push(operand(a, act, locals)?);
-            }
-            // The checks at load chose the candidates; a `dyn` argument is checked here.
-            let chosen = candidates
-                .iter()
-                .find(|c| c.params.iter().zip(&values).all(|(p, v)| v.is_of(p)))
-                .ok_or_else(|| EvalError::no_overload(name, &values.iter().collect::<Vec<_>>()))?;
-            let call = Call {
-                name,
-                host: act.host,
-                prepared: chosen.prepared.as_deref(),
-            };
-            (chosen.imp)(&call, &mut values)
-        }
+        } => call(name, candidates, args, act, locals),
         Node::Comprehension {
             kind,
             range,
@@ -924,6 +812,145 @@ fn eval<'a>(
             optional_map(*flat, &optional, *var as usize, body, act, locals)
         }
     }
+}
+
+/// `base[index]` and `base[?index]`: indexing an optional (with either) gives an optional.
+fn index_value<'a>(base: Val<'a>, index: Val<'a>, optional: bool) -> Result<Val<'a>, EvalError> {
+    let (base, optional) = match base.optional_value() {
+        Some(None) => return Ok(Val::Opt(None)),
+        Some(Some(v)) => (v, true),
+        None => (base, optional),
+    };
+    let found = match base.kind() {
+        Kind::List => {
+            let i = match index.kind() {
+                Kind::Int(i) => usize::try_from(i).ok(),
+                Kind::Uint(u) => usize::try_from(u).ok(),
+                Kind::Double(d) if d.fract() == 0.0 && d >= 0.0 => Some(d as usize),
+                _ => return Err(EvalError::no_overload("_[_]", &[&base, &index])),
+            };
+            i.and_then(|i| base.at(i))
+        }
+        _ => base.get(&index)?,
+    };
+    match (found, optional) {
+        (Some(v), false) => Ok(v),
+        (found, true) => Ok(Val::optional(found)),
+        (None, false) => Err(match base.kind() {
+            Kind::List => EvalError::new(format!("index out of range: {}", index.display())),
+            _ => EvalError::new(format!("no such key: {}", index.display())),
+        }),
+    }
+}
+
+/// A list literal; an item marked optional (`[?x]`) is left out when it has no value.
+fn build_list<'a>(
+    items: &'a [Node],
+    optional: &[usize],
+    act: &Activation<'a>,
+    locals: &mut Locals<'a>,
+) -> Result<Val<'a>, EvalError> {
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let v = eval(item, act, locals)?;
+        if optional.contains(&i) {
+            match v.optional_value() {
+                Some(Some(v)) => out.push(v),
+                Some(None) => {}
+                None => {
+                    let other = v;
+                    return Err(EvalError::no_overload("optional list item", &[&other]));
+                }
+            }
+        } else {
+            out.push(v);
+        }
+    }
+    Ok(Val::list(out))
+}
+
+/// A map literal; an entry marked optional (`?k: v`) is left out when `v` has no value.
+fn build_map<'a>(
+    entries: &'a [(Node, Node, bool)],
+    act: &Activation<'a>,
+    locals: &mut Locals<'a>,
+) -> Result<Val<'a>, EvalError> {
+    let mut out: Vec<(Val<'a>, Val<'a>)> = Vec::with_capacity(entries.len());
+    for (k, v, optional) in entries {
+        let k = eval(k, act, locals)?;
+        let mut v = eval(v, act, locals)?;
+        if *optional {
+            match v.optional_value() {
+                Some(Some(inner)) => v = inner,
+                Some(None) => continue,
+                None => {
+                    let other = v;
+                    return Err(EvalError::no_overload("optional map entry", &[&other]));
+                }
+            }
+        }
+        if out.iter().any(|(existing, _)| equals(existing, &k)) {
+            return Err(EvalError::new(format!(
+                "duplicate map key: {}",
+                k.display()
+            )));
+        }
+        out.push((k, v));
+    }
+    Ok(Val::Map(Rc::new(out)))
+}
+
+/// A binary operator on its operands.
+fn operation<'a>(op: Op, a: Val<'a>, b: Val<'a>) -> Result<Val<'a>, EvalError> {
+    // `'…' + x + '…'` chains (messages) append to one string instead of copying the
+    // whole prefix at every `+`.
+    if op == Op::Add
+        && let Val::Str(mut text) = a
+    {
+        if let (Some(owned), Some(tail)) = (Rc::get_mut(&mut text), b.as_str()) {
+            owned.push_str(tail);
+            return Ok(Val::Str(text));
+        }
+        return binary(op, &Val::Str(text), &b);
+    }
+    // Likewise `l1 + l2 + …` (a rule's lists of problems) extends one list.
+    if op == Op::Add
+        && let Val::List(mut items) = a
+    {
+        if matches!(b.kind(), Kind::List)
+            && let (Some(owned), Ok(tail)) = (Rc::get_mut(&mut items), b.items())
+        {
+            owned.extend(tail);
+            return Ok(Val::List(items));
+        }
+        return binary(op, &Val::List(items), &b);
+    }
+    binary(op, &a, &b)
+}
+
+/// A function call: the arguments, then the first candidate overload they fit.
+fn call<'a>(
+    name: &'static str,
+    candidates: &'a [super::compile::Candidate],
+    args: &'a [Node],
+    act: &Activation<'a>,
+    locals: &mut Locals<'a>,
+) -> Result<Val<'a>, EvalError> {
+    let mut values: Args<'a> = SmallVec::with_capacity(args.len());
+    for a in args {
+        values.push(operand(a, act, locals)?);
+    }
+    // The checks at load chose the candidates; a `dyn` argument is checked here.
+    let chosen = candidates
+        .iter()
+        .find(|c| c.params.iter().zip(&values).all(|(p, v)| v.is_of(p)))
+        .ok_or_else(|| EvalError::no_overload(name, &values.iter().collect::<Vec<_>>()))?;
+    let call = Call {
+        name,
+        host: act.host,
+        prepared: chosen.prepared.as_deref(),
+    };
+    (chosen.imp)(&call, &mut values)
 }
 
 /// A chain of selections ([`Node::Path`]) from `base`. On borrowed JSON maps, what most chains
