@@ -310,11 +310,6 @@ impl<'a> PodFacts<'a> {
         spec_path: &'a str,
         meta_path: &'a str,
     ) -> Self {
-        let mut sources: Vec<Source> = Vec::new();
-        let p = |rest: &str| [spec_path, rest].concat();
-
-        // 1. spec.os.name, where it reaches the API server: before 1.24 (IdentifyPodOS off) it
-        // is dropped on admission and decides nothing.
         let os_name = spec
             .pointer("/os/name")
             .and_then(Value::as_str)
@@ -322,164 +317,27 @@ impl<'a> PodFacts<'a> {
                 ctx.config
                     .gate_at("IdentifyPodOS", Some((1, 24)), ctx.cluster_version)
             });
-        if let Some(name) = os_name
-            && let Some(os) = os_of(name)
-        {
-            sources.push(Source {
-                os,
-                kind: "os.name",
-                reason: ["`spec.os.name` is `", name, "`"].concat(),
-                pointer: p("/os/name"),
-            });
-        }
-        // 2. nodeSelector
-        for (key, value) in str_map(spec.get("nodeSelector")) {
-            if OS_KEYS.contains(&key.as_str())
-                && let Some(os) = os_of(value)
-            {
-                sources.push(Source {
-                    os,
-                    kind: "nodeSelector",
-                    reason: ["its nodeSelector has `", key, ": ", value, "`"].concat(),
-                    pointer: [spec_path, "/nodeSelector/", &escape_pointer_token(key)].concat(),
-                });
-                break;
-            }
-        }
-        // 3. required node affinity
-        if let Some((values, pointer)) = affinity_values(spec, &OS_KEYS) {
-            let oses: Vec<_> = values.iter().filter_map(|v| os_of(v)).collect();
-            if let Some(first) = oses.first()
-                && oses.iter().all(|o| o == first)
-            {
-                sources.push(Source {
-                    os: first,
-                    kind: "affinity",
-                    reason: format!("its required node affinity selects OS `{first}`"),
-                    pointer: p(&pointer),
-                });
-            }
-        }
-        // Control-plane nodes are Linux nodes: requiring one keeps the pod off Windows.
-        if let Some((key, pointer)) = control_plane_selection(spec) {
-            sources.push(Source {
-                os: "linux",
-                kind: "controlPlane",
-                reason: format!("it requires control-plane nodes (`{key}`), which run Linux"),
-                pointer: p(&pointer),
-            });
-        }
-        // 4. RuntimeClass
         let runtime_class = runtime_class_facts(ctx, spec);
-        if let Some(rc) = &runtime_class
-            && let Some(os) = rc.get("os").and_then(Value::as_str).and_then(os_of)
-        {
-            sources.push(Source {
-                os,
-                kind: "runtimeClass",
-                reason: format!(
-                    "RuntimeClass `{}` schedules onto {os} nodes",
-                    rc["name"].as_str().unwrap_or("")
-                ),
-                pointer: p("/runtimeClassName"),
-            });
-        }
-
+        let mut sources = scheduling_sources(spec, spec_path, os_name, runtime_class.as_ref());
         // Node builds the pod can land on.
         let (selected_builds, build_source) =
             selected_builds(ctx, spec, runtime_class.as_ref(), spec_path);
-
-        // Containers and their images.
         let pod_host_process = spec
             .pointer("/securityContext/windowsOptions/hostProcess")
             .and_then(Value::as_bool);
-        let lists = ["initContainers", "containers", "ephemeralContainers"]
-            .map(|kind| (kind, spec.get(kind).and_then(Value::as_array)));
-        let mut containers =
-            Vec::with_capacity(lists.iter().map(|(_, l)| l.map_or(0, Vec::len)).sum());
-        let mut any_host_process = pod_host_process == Some(true);
-        let mut all_host_process = true;
-        let mut app_containers = 0;
-        for (kind, list) in lists {
-            let Some(list) = list else {
-                continue;
-            };
-            for (i, c) in list.iter().enumerate() {
-                let facts = ContainerFacts::new(
-                    ctx,
-                    c,
-                    kind,
-                    [spec_path, "/", kind, "/", itoa::Buffer::new().format(i)].concat(),
-                    pod_host_process,
-                    &selected_builds,
-                );
-                any_host_process |= facts.host_process;
-                all_host_process &= facts.host_process;
-                if kind == "containers" {
-                    app_containers += 1;
-                }
-                containers.push(facts);
-            }
-        }
-        // 5. HostProcess
-        if any_host_process {
-            sources.push(Source {
-                os: "windows",
-                kind: "hostProcess",
-                reason: "it has a HostProcess container (`windowsOptions.hostProcess: true`)"
-                    .to_string(),
-                pointer: if pod_host_process == Some(true) {
-                    p("/securityContext/windowsOptions/hostProcess")
-                } else {
-                    containers
-                        .iter()
-                        .find(|c| c.host_process)
-                        .map(|c| format!("{}/securityContext/windowsOptions/hostProcess", c.path))
-                        .unwrap_or_default()
-                },
-            });
-        }
-        // 6. images
-        for c in &containers {
-            if let Some(os) = c.of_image.os {
-                sources.push(Source {
-                    os,
-                    kind: "image",
-                    reason: [
-                        "image `",
-                        c.image_text,
-                        if os == "windows" {
-                            "` is a Windows image (by "
-                        } else {
-                            "` is a Linux image (by "
-                        },
-                        c.of_image.os_reason.as_deref().unwrap_or(""),
-                        ")",
-                    ]
-                    .concat(),
-                    pointer: [&c.path, "/image"].concat(),
-                });
-            }
-        }
-
-        // The decision: the first source in RULES.md §1 order, else Linux.
-        // Images come last (step 6): a Windows image decides; a recognised Linux image only
-        // explains the Linux default.
-        let decisive = sources
-            .iter()
-            .position(|s| s.kind != "image")
-            .or_else(|| sources.iter().position(|s| s.os == "windows"));
-        let (os, reason, decided_by) = match decisive {
-            Some(i) => (sources[i].os, sources[i].reason.clone(), sources[i].kind),
-            None => match sources.iter().find(|s| s.kind == "image") {
-                Some(linux_image) => ("linux", linux_image.reason.clone(), "default"),
-                None => (
-                    "linux",
-                    "nothing selects Windows (no Windows nodeSelector, affinity, RuntimeClass, HostProcess or Windows image)".to_string(),
-                    "default",
-                ),
-            },
-        };
+        let containers = containers_of(ctx, spec, spec_path, pod_host_process, &selected_builds);
+        let any_host_process =
+            pod_host_process == Some(true) || containers.iter().any(|c| c.host_process);
+        let all_host_process = containers.iter().all(|c| c.host_process);
+        let app_containers = containers.iter().filter(|c| c.kind == "containers").count();
+        push_container_sources(
+            &mut sources,
+            &containers,
+            spec_path,
+            pod_host_process,
+            any_host_process,
+        );
+        let (decisive, os, reason, decided_by) = decide(&sources);
         PodFacts {
             ctx,
             spec,
@@ -718,4 +576,182 @@ impl RecordList for Vec<ContainerFacts<'_>> {
     fn get(&self, index: usize) -> &dyn Record {
         &self[index]
     }
+}
+
+/// What selects the pod's OS in its spec, in RULES.md §1 order: `os.name` (where the API server
+/// keeps it), the nodeSelector, required node affinity, control-plane nodes, the RuntimeClass.
+fn scheduling_sources(
+    spec: &Value,
+    spec_path: &str,
+    os_name: Option<&str>,
+    runtime_class: Option<&Value>,
+) -> Vec<Source> {
+    let mut sources: Vec<Source> = Vec::new();
+    let p = |rest: &str| [spec_path, rest].concat();
+    // 1. spec.os.name, where it reaches the API server: before 1.24 (IdentifyPodOS off) it
+    // is dropped on admission and decides nothing.
+    if let Some(name) = os_name
+        && let Some(os) = os_of(name)
+    {
+        sources.push(Source {
+            os,
+            kind: "os.name",
+            reason: ["`spec.os.name` is `", name, "`"].concat(),
+            pointer: p("/os/name"),
+        });
+    }
+    // 2. nodeSelector
+    for (key, value) in str_map(spec.get("nodeSelector")) {
+        if OS_KEYS.contains(&key.as_str())
+            && let Some(os) = os_of(value)
+        {
+            sources.push(Source {
+                os,
+                kind: "nodeSelector",
+                reason: ["its nodeSelector has `", key, ": ", value, "`"].concat(),
+                pointer: [spec_path, "/nodeSelector/", &escape_pointer_token(key)].concat(),
+            });
+            break;
+        }
+    }
+    // 3. required node affinity
+    if let Some((values, pointer)) = affinity_values(spec, &OS_KEYS) {
+        let oses: Vec<_> = values.iter().filter_map(|v| os_of(v)).collect();
+        if let Some(first) = oses.first()
+            && oses.iter().all(|o| o == first)
+        {
+            sources.push(Source {
+                os: first,
+                kind: "affinity",
+                reason: format!("its required node affinity selects OS `{first}`"),
+                pointer: p(&pointer),
+            });
+        }
+    }
+    // Control-plane nodes are Linux nodes: requiring one keeps the pod off Windows.
+    if let Some((key, pointer)) = control_plane_selection(spec) {
+        sources.push(Source {
+            os: "linux",
+            kind: "controlPlane",
+            reason: format!("it requires control-plane nodes (`{key}`), which run Linux"),
+            pointer: p(&pointer),
+        });
+    }
+    // 4. RuntimeClass
+    if let Some(rc) = runtime_class
+        && let Some(os) = rc.get("os").and_then(Value::as_str).and_then(os_of)
+    {
+        sources.push(Source {
+            os,
+            kind: "runtimeClass",
+            reason: format!(
+                "RuntimeClass `{}` schedules onto {os} nodes",
+                rc["name"].as_str().unwrap_or("")
+            ),
+            pointer: p("/runtimeClassName"),
+        });
+    }
+    sources
+}
+
+/// The facts of every container of the pod (init, app and ephemeral), in that order.
+fn containers_of<'a>(
+    ctx: &'a ModelContext<'a>,
+    spec: &'a Value,
+    spec_path: &str,
+    pod_host_process: Option<bool>,
+    selected_builds: &[u64],
+) -> Vec<ContainerFacts<'a>> {
+    let lists = ["initContainers", "containers", "ephemeralContainers"]
+        .map(|kind| (kind, spec.get(kind).and_then(Value::as_array)));
+    let mut containers = Vec::with_capacity(lists.iter().map(|(_, l)| l.map_or(0, Vec::len)).sum());
+    for (kind, list) in lists {
+        let Some(list) = list else {
+            continue;
+        };
+        for (i, c) in list.iter().enumerate() {
+            let facts = ContainerFacts::new(
+                ctx,
+                c,
+                kind,
+                [spec_path, "/", kind, "/", itoa::Buffer::new().format(i)].concat(),
+                pod_host_process,
+                selected_builds,
+            );
+            containers.push(facts);
+        }
+    }
+    containers
+}
+
+/// The sources that come from the containers: HostProcess (step 5) and the images (step 6).
+fn push_container_sources(
+    sources: &mut Vec<Source>,
+    containers: &[ContainerFacts<'_>],
+    spec_path: &str,
+    pod_host_process: Option<bool>,
+    any_host_process: bool,
+) {
+    let p = |rest: &str| [spec_path, rest].concat();
+    // 5. HostProcess
+    if any_host_process {
+        sources.push(Source {
+            os: "windows",
+            kind: "hostProcess",
+            reason: "it has a HostProcess container (`windowsOptions.hostProcess: true`)"
+                .to_string(),
+            pointer: if pod_host_process == Some(true) {
+                p("/securityContext/windowsOptions/hostProcess")
+            } else {
+                containers
+                    .iter()
+                    .find(|c| c.host_process)
+                    .map(|c| format!("{}/securityContext/windowsOptions/hostProcess", c.path))
+                    .unwrap_or_default()
+            },
+        });
+    }
+    // 6. images
+    for c in containers {
+        if let Some(os) = c.of_image.os {
+            sources.push(Source {
+                os,
+                kind: "image",
+                reason: [
+                    "image `",
+                    c.image_text,
+                    if os == "windows" {
+                        "` is a Windows image (by "
+                    } else {
+                        "` is a Linux image (by "
+                    },
+                    c.of_image.os_reason.as_deref().unwrap_or(""),
+                    ")",
+                ]
+                .concat(),
+                pointer: [&c.path, "/image"].concat(),
+            });
+        }
+    }
+}
+
+/// The decision: the first source in RULES.md §1 order, else Linux. Images come last (step
+/// 6): a Windows image decides; a recognised Linux image only explains the Linux default.
+fn decide(sources: &[Source]) -> (Option<usize>, &'static str, String, &'static str) {
+    let decisive = sources
+        .iter()
+        .position(|s| s.kind != "image")
+        .or_else(|| sources.iter().position(|s| s.os == "windows"));
+    let (os, reason, decided_by) = match decisive {
+        Some(i) => (sources[i].os, sources[i].reason.clone(), sources[i].kind),
+        None => match sources.iter().find(|s| s.kind == "image") {
+            Some(linux_image) => ("linux", linux_image.reason.clone(), "default"),
+            None => (
+                "linux",
+                "nothing selects Windows (no Windows nodeSelector, affinity, RuntimeClass, HostProcess or Windows image)".to_string(),
+                "default",
+            ),
+        },
+    };
+    (decisive, os, reason, decided_by)
 }
