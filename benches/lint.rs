@@ -20,7 +20,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use std::time::Instant;
 
-use winguard::cli::{LintSetup, lint_sources};
+use winguard::cli::{Policy, lint_sources};
 use winguard::config::Config;
 use winguard::manifest::{SourceText, Sources, parse_source};
 
@@ -81,7 +81,7 @@ fn main() {
     if let Some(kept) = kept_rule::from_env() {
         kept_rule::keep_only(&rules, &mut config, kept.as_deref());
     }
-    let setup = LintSetup::new(rules, config).unwrap();
+    let setup = Policy::new(rules, config).unwrap();
     // The same path as `winguard lint` after reading the files: `lint_sources`.
     let full_lint = || {
         let sources = Sources {

@@ -20,7 +20,7 @@ mod kept_rule;
 use std::time::Instant;
 
 use winguard::admission::{Endpoint, review};
-use winguard::cli::{LintSetup, load_rule_set};
+use winguard::cli::{Policy, load_rule_set};
 use winguard::config::Config;
 
 /// Interleaved rounds: this machine's speed drifts by tens of percent over seconds.
@@ -52,7 +52,7 @@ const CASES: [Case; 3] = [
 ];
 
 /// The setup `winguard serve` loads by default, or the same with every rule `off`.
-fn setup(rules_on: bool) -> LintSetup {
+fn setup(rules_on: bool) -> Policy {
     let rules = load_rule_set(&[]).expect("embedded rules load");
     let mut config = Config::default();
     if !rules_on {
@@ -60,7 +60,7 @@ fn setup(rules_on: bool) -> LintSetup {
         let kept = kept_rule::from_env().flatten();
         kept_rule::keep_only(&rules, &mut config, kept.as_deref());
     }
-    LintSetup::new(rules, config).expect("valid setup")
+    Policy::new(rules, config).expect("valid setup")
 }
 
 /// The review body as the API server sends it: compact JSON.
@@ -78,7 +78,7 @@ fn body() -> Vec<u8> {
 
 /// Answers `n` reviews; returns the bytes answered (so the work cannot be optimised away) and
 /// checks the answer is a real verdict, not an error.
-fn run(setup: &LintSetup, endpoint: Endpoint, body: &[u8], n: usize) -> usize {
+fn run(setup: &Policy, endpoint: Endpoint, body: &[u8], n: usize) -> usize {
     let mut answered = 0;
     for _ in 0..n {
         let answer = review(setup, endpoint, body);

@@ -12,15 +12,15 @@ use helm_engine::render::{template_output, template_output_traced};
 use helm_engine::values::{SetKind, Values, apply_set, merge_maps, parse_values_file};
 use helm_engine::{RenderOptions, render_chart};
 use winguard::admission::{Endpoint, review};
-use winguard::cli::{LintSetup, lint_sources};
+use winguard::cli::{Policy, lint_sources};
 use winguard::config::Config;
 use winguard::manifest::Sources;
 
 /// The rules and config every target evaluates with, loaded once.
-fn setup() -> &'static LintSetup {
-    static SETUP: OnceLock<LintSetup> = OnceLock::new();
+fn setup() -> &'static Policy {
+    static SETUP: OnceLock<Policy> = OnceLock::new();
     SETUP.get_or_init(|| {
-        LintSetup::new(
+        Policy::new(
             winguard::policy::builtin_rules().expect("embedded rules"),
             Config::default(),
         )

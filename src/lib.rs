@@ -21,7 +21,7 @@ pub(crate) mod fix;
 pub mod k8s;
 pub(crate) mod kustomize;
 pub mod manifest;
-pub(crate) mod model;
+pub(crate) mod windows;
 pub mod policy;
 pub mod report;
 pub mod rules;

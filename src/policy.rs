@@ -1,5 +1,5 @@
 //! The policy the CLI and the webhook both evaluate with: rules, config and catalog loaded once
-//! ([`LintSetup`], from [`SetupArgs`]), and linting a run's inputs with it ([`lint_sources`]).
+//! ([`Policy`], from [`SetupArgs`]), and linting a run's inputs with it ([`lint_sources`]).
 
 use crate::error::{Error, ErrorKind};
 use std::collections::HashMap;
@@ -12,7 +12,7 @@ use crate::value::Value;
 use crate::config::Config;
 use crate::engine::{Context, evaluate, evaluate_batch};
 use crate::manifest::{DocSpan, Object, Sources, Templates, parse_document, shape, split_source};
-use crate::model::{Catalog, EMBEDDED_CATALOG};
+use crate::windows::{Catalog, EMBEDDED_CATALOG};
 use crate::report::{Located, Report};
 use crate::rules::RuleSet;
 
@@ -24,7 +24,7 @@ pub fn registry() -> &'static crate::expr::Registry {
     static REGISTRY: std::sync::LazyLock<crate::expr::Registry> = std::sync::LazyLock::new(|| {
         let mut r = crate::expr::Registry::standard();
         crate::engine::register(&mut r);
-        crate::model::register(&mut r);
+        crate::windows::register(&mut r);
         r
     });
     &REGISTRY
@@ -36,7 +36,7 @@ pub fn builtin_rules() -> Result<RuleSet, crate::error::Error> {
 }
 
 /// Rules, config and catalog for a run.
-pub struct LintSetup {
+pub struct Policy {
     pub rules: RuleSet,
     pub config: Config,
     pub catalog: Catalog,
@@ -48,12 +48,12 @@ pub struct LintSetup {
 }
 
 /// The Windows model is the engine's domain: it gives the facts of each input set's pods.
-impl crate::engine::Domain for LintSetup {
+impl crate::engine::Domain for Policy {
     fn input_set<'a>(
         &'a self,
         by_kind: &HashMap<&'a str, Vec<&'a Value>>,
     ) -> Box<dyn crate::engine::InputSet<'a> + 'a> {
-        Box::new(crate::model::ModelContext::new(
+        Box::new(crate::windows::ModelContext::new(
             &self.catalog,
             &self.config,
             by_kind,
@@ -61,7 +61,7 @@ impl crate::engine::Domain for LintSetup {
     }
 }
 
-impl LintSetup {
+impl Policy {
     /// What the engine's contexts for this setup are built on.
     pub fn basis(&self) -> crate::engine::Basis<'_> {
         crate::engine::Basis {
@@ -117,7 +117,7 @@ impl LintSetup {
             }
         }
         let settings = config.settings();
-        Ok(LintSetup {
+        Ok(Policy {
             active: crate::engine::active_rules(&rules, &settings),
             rules,
             settings,
@@ -135,7 +135,7 @@ impl LintSetup {
 /// `objects(…)`, found by each document's `kind:` line) or whose kind can't be told without
 /// parsing; then every other document is parsed, checked and evaluated, and dropped, keeping only
 /// its findings.
-pub fn lint_sources(setup: &LintSetup, sources: Sources) -> Report {
+pub fn lint_sources(setup: &Policy, sources: Sources) -> Report {
     use rayon::prelude::*;
     let Sources {
         texts,
@@ -349,7 +349,7 @@ struct Outcome {
 }
 
 /// Lints one text as if it were a file named `name` (tests, docs examples, benches).
-pub fn lint_text(setup: &LintSetup, name: &str, text: &str) -> Report {
+pub fn lint_text(setup: &Policy, name: &str, text: &str) -> Report {
     lint_sources(setup, Sources::from_text(name, text))
 }
 
@@ -383,7 +383,7 @@ impl PolicySource {
     pub fn load(
         &self,
         config_path: Option<&std::path::Path>,
-    ) -> Result<LintSetup, crate::error::Errors> {
+    ) -> Result<Policy, crate::error::Errors> {
         let rules = load_rule_set(&self.rule_dirs)?;
         let mut config = match config_path {
             Some(p) => {
@@ -393,7 +393,7 @@ impl PolicySource {
             None => crate::config::Config::default(),
         };
         apply_overrides(&mut config, self.kube_version.as_deref(), self.profile)?;
-        LintSetup::new(rules, config)
+        Policy::new(rules, config)
     }
 }
 

@@ -1,21 +1,21 @@
 //! Every rule's documented examples are linted: the bad one must fire the rule, the good one must
 //! not; and `winguard explain` / the README table are generated from the rule files.
 
-use winguard::cli::{LintSetup, lint_text};
+use winguard::cli::{Policy, lint_text};
 use winguard::config::Config;
 use winguard::rules::{RuleSet, docs};
 
-fn setup_for(rule: &winguard::rules::Rule) -> LintSetup {
+fn setup_for(rule: &winguard::rules::Rule) -> Policy {
     let config = match &rule.docs.config {
         Some(text) => Config::parse(text, &format!("{} docs.config", rule.name)).unwrap(),
         None => Config::default(),
     };
-    LintSetup::new(winguard::policy::builtin_rules().unwrap(), config).unwrap()
+    Policy::new(winguard::policy::builtin_rules().unwrap(), config).unwrap()
 }
 
 /// Lints `text` (named `name`), which must read without input errors, and returns the messages
 /// of `rule`'s findings.
-fn messages_of(setup: &LintSetup, name: &str, text: &str, rule: &str) -> Vec<String> {
+fn messages_of(setup: &Policy, name: &str, text: &str, rule: &str) -> Vec<String> {
     let report = lint_text(setup, name, text);
     assert!(
         report.errors.is_empty(),
@@ -237,7 +237,7 @@ docs: {what: a, why: b, bad: c, good: d}
     .unwrap();
     let mut rules = RuleSet::default();
     rules.add(rule).unwrap();
-    let setup = LintSetup::new(rules, Config::default()).unwrap();
+    let setup = Policy::new(rules, Config::default()).unwrap();
     let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  nodeSelector: {kubernetes.io/os: windows}\n  containers: [{name: a, image: x}]\n  volumes:\n  - {name: cfg, configMap: {name: c}}\n  - {name: pipe, hostPath: {path: '\\\\.\\pipe\\docker_engine'}}\n";
     let report = lint_text(&setup, "p.yaml", text);
     assert_eq!(report.findings.len(), 1, "{:?}", report.findings);

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use winguard::cli::{LintSetup, lint_text};
+use winguard::cli::{Policy, lint_text};
 use winguard::config::Config;
 use winguard::engine::{Context, evaluate, evaluate_batch, patch};
 use winguard::manifest::{SourceText, parse_source};
@@ -26,8 +26,8 @@ fn config_of(text: &str, name: &str) -> Config {
     }
 }
 
-fn setup(text: &str, name: &str) -> LintSetup {
-    LintSetup::new(
+fn setup(text: &str, name: &str) -> Policy {
+    Policy::new(
         winguard::policy::builtin_rules().unwrap(),
         config_of(text, name),
     )
@@ -35,7 +35,7 @@ fn setup(text: &str, name: &str) -> LintSetup {
 }
 
 /// The engine's context for a set of objects under a setup.
-fn context<'a>(setup: &'a LintSetup, objects: &[&'a Value]) -> Context<'a> {
+fn context<'a>(setup: &'a Policy, objects: &[&'a Value]) -> Context<'a> {
     Context::new(setup.basis(), objects)
 }
 

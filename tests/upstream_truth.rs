@@ -7,13 +7,13 @@
 
 use serde_json::{Value, json};
 
-use winguard::cli::{LintSetup, lint_text};
+use winguard::cli::{Policy, lint_text};
 use winguard::config::Config;
 
 /// (rule, severity, pointer) of every finding on the objects, linted under a config (YAML).
 fn findings(config: &str, objects: &[Value]) -> Vec<(String, String, String)> {
     let config = Config::parse(config, "winguard.yaml").unwrap();
-    let setup = LintSetup::new(winguard::policy::builtin_rules().unwrap(), config).unwrap();
+    let setup = Policy::new(winguard::policy::builtin_rules().unwrap(), config).unwrap();
     let text: Vec<String> = objects.iter().map(Value::to_string).collect();
     let report = lint_text(&setup, "case.yaml", &text.join("\n---\n"));
     assert!(report.errors.is_empty(), "{:?}", report.errors);

@@ -22,7 +22,7 @@ use serde::Deserialize;
 use crate::config::Enforcement;
 use crate::engine::{Context, Finding, evaluate, patch};
 use crate::manifest::shape;
-use crate::policy::LintSetup;
+use crate::policy::Policy;
 use crate::rules::Applicability;
 
 /// The two admission endpoints.
@@ -97,7 +97,7 @@ pub struct Answer {
 const API_VERSIONS: [&str; 2] = ["admission.k8s.io/v1", "admission.k8s.io/v1beta1"];
 
 /// Answers one AdmissionReview body.
-pub fn review(setup: &LintSetup, endpoint: Endpoint, body: &[u8]) -> Answer {
+pub fn review(setup: &Policy, endpoint: Endpoint, body: &[u8]) -> Answer {
     match read(body) {
         Ok(read) => decide(setup, endpoint, read),
         Err(Unreadable {
@@ -395,7 +395,7 @@ fn allow(read: &Read) -> AdmissionResponse {
     response
 }
 
-fn decide(setup: &LintSetup, endpoint: Endpoint, read: Read) -> Answer {
+fn decide(setup: &Policy, endpoint: Endpoint, read: Read) -> Answer {
     let policy = &setup.config.webhook;
     let namespace = read.namespace.clone();
     let response = allow(&read);
@@ -909,7 +909,7 @@ mod tests {
         let body = serde_json::to_vec(&review_value).unwrap();
         let rules_of = |config: &str| {
             let config = crate::config::Config::parse(config, "winguard.yaml").unwrap();
-            let setup = LintSetup::new(crate::policy::builtin_rules().unwrap(), config).unwrap();
+            let setup = Policy::new(crate::policy::builtin_rules().unwrap(), config).unwrap();
             review(&setup, Endpoint::Validate, &body).rules
         };
         let all = rules_of("");
@@ -944,7 +944,7 @@ mod tests {
             .filter(|r| r.fix_applicability() == Some(Applicability::Safe))
             .map(|r| r.name.clone())
             .collect();
-        let setup = LintSetup::new(rules, crate::config::Config::default()).unwrap();
+        let setup = Policy::new(rules, crate::config::Config::default()).unwrap();
         let validated = review(&setup, Endpoint::Validate, &body);
         let mutated = review(&setup, Endpoint::Mutate, &body);
         assert!(

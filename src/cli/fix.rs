@@ -154,7 +154,7 @@ struct ChartOutcome {
 /// file that sets what it changes (or shows it, with `--diff`); fixes that need a template
 /// changed, or that no file can take, are said, and make the exit code 1.
 fn fix_chart(
-    setup: &crate::policy::LintSetup,
+    setup: &crate::policy::Policy,
     args: &FixArgs,
     chart: &Path,
     output: &Output,

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-pub use crate::policy::{LintSetup, lint_sources, lint_text, load_rule_set};
+pub use crate::policy::{Policy, lint_sources, lint_text, load_rule_set};
 use args::{RuleSource, SetupArgs};
 
 use crate::report::Format;
@@ -267,7 +267,7 @@ pub fn main() -> ExitCode {
 
 /// Loads the discovered or given config and the rules, as a command does: a failure is
 /// printed and becomes the usage-error exit code.
-pub(crate) fn load_reporting(args: &SetupArgs) -> Result<LintSetup, u8> {
+pub(crate) fn load_reporting(args: &SetupArgs) -> Result<Policy, u8> {
     let source = args.source();
     source.load(source.config_path().as_deref()).map_err(|e| {
         eprintln!("error: {e}");
@@ -290,7 +290,7 @@ fn example_fix_title(source: &RuleSource, rule: &crate::rules::Rule) -> Option<S
         Some(text) => crate::config::Config::parse(text, "docs.config").ok()?,
         None => crate::config::Config::default(),
     };
-    let setup = LintSetup::new(load_rule_set(&source.rule_dirs).ok()?, config).ok()?;
+    let setup = Policy::new(load_rule_set(&source.rule_dirs).ok()?, config).ok()?;
     let report = lint_text(&setup, "example.yaml", &rule.docs.bad);
     report
         .findings
@@ -438,7 +438,7 @@ pub fn run(cli: Cli) -> u8 {
 
 /// The inputs of `lint`: charts are rendered (with the effective Kubernetes version, the same
 /// one the rules use) and read as their `helm template` output; the rest is read as files.
-fn read_lint_inputs(args: &LintArgs, setup: &LintSetup) -> (crate::manifest::Sources, Vec<String>) {
+fn read_lint_inputs(args: &LintArgs, setup: &Policy) -> (crate::manifest::Sources, Vec<String>) {
     // A chart given as such, or one a file given belongs to (a template, its values, its
     // Chart.yaml: what pre-commit passes when one of them changes), is rendered once.
     let mut charts: Vec<PathBuf> = Vec::new();

@@ -141,7 +141,7 @@ pub struct Context<'a> {
 }
 
 /// What every context of a run is built on: the rules, their settings, the domain model and
-/// today's date. `LintSetup::basis` gives it.
+/// today's date. `Policy::basis` gives it.
 #[derive(Clone, Copy)]
 pub struct Basis<'a> {
     pub rules: &'a RuleSet,

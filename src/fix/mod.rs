@@ -20,7 +20,7 @@ use json_patch::PatchOperation;
 
 use crate::engine::{Context, evaluate, patch};
 use crate::manifest::{DocSpan, SourceText, shape, split_source};
-use crate::policy::LintSetup;
+use crate::policy::Policy;
 use crate::rules::Applicability;
 use crate::value::document::read_documents;
 use crate::value::yaml::ParsedDoc;
@@ -92,7 +92,7 @@ struct Edit {
 /// Applies the fixes to every source. Objects of all sources form one input set, as in `lint`
 /// (cross-object rules see each other's objects).
 pub(crate) fn fix_sources(
-    setup: &LintSetup,
+    setup: &Policy,
     sources: &[Arc<SourceText>],
     opts: FixOptions,
 ) -> Vec<FixedSource> {

@@ -235,7 +235,7 @@ mod tests {
 
     #[test]
     fn findings_written_in_parallel_read_as_one_serialisation() {
-        let setup = crate::policy::LintSetup::new(
+        let setup = crate::policy::Policy::new(
             crate::policy::builtin_rules().unwrap(),
             crate::config::Config::default(),
         )

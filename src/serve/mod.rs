@@ -25,7 +25,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
 use crate::admission::{self, Endpoint, Verdict};
-use crate::policy::{LintSetup, PolicySource};
+use crate::policy::{Policy, PolicySource};
 use metrics::{EndpointLabels, Metrics, RequestLabels, ResultLabels, RuleLabels};
 use tls::CertFiles;
 
@@ -75,7 +75,7 @@ pub struct ServeOptions {
 /// What the handlers share.
 struct AppState {
     /// `None` until rules and config are loaded, and again while draining.
-    setup: ArcSwapOption<LintSetup>,
+    setup: ArcSwapOption<Policy>,
     metrics: Metrics,
     request_timeout: Duration,
 }

@@ -269,7 +269,7 @@ mod tests {
     use super::*;
     use crate::config::Config;
     use crate::json;
-    use crate::model::{Catalog, EMBEDDED_CATALOG};
+    use crate::windows::{Catalog, EMBEDDED_CATALOG};
 
     fn analyse(command: Value, args: Option<Value>) -> Value {
         let catalog = Catalog::load(EMBEDDED_CATALOG, &Config::default()).unwrap();
