@@ -21,11 +21,12 @@ pub(crate) mod fix;
 pub mod k8s;
 pub(crate) mod kustomize;
 pub mod manifest;
-pub(crate) mod windows;
+pub mod pipeline;
 pub mod policy;
 pub mod report;
 pub mod rules;
 pub(crate) mod serve;
+pub(crate) mod windows;
 pub(crate) mod write;
 
 /// The value model and its readers, a crate of their own (`crates/yaml-value`) so that the Helm

@@ -1,9 +1,10 @@
 //! The admission adapter: an AdmissionReview in, an AdmissionReview out.
 //!
 //! Pure like the engine (no sockets, no files): `winguard serve` hands it the request body and
-//! sends back what it returns. The verdicts are the CLI's: the same `engine::evaluate` with the
-//! same rules, config and suppressions; the webhook only decides what a finding means for the
-//! request (deny, warn, or a safe fix to inject).
+//! sends back what it returns. The verdicts are the CLI's: the object goes through the same
+//! pipeline (`crate::pipeline`: admitted, given its namespace, evaluated) with the same rules,
+//! config and suppressions; the webhook only decides what a finding means for the request
+//! (deny, warn, or a safe fix to inject).
 //!
 //! The request's fields are read with `kube`'s admission types (`Operation`, `GroupVersionKind`)
 //! and the answer is `kube`'s `AdmissionResponse`; v1 and v1beta1 share one shape, and the
@@ -20,8 +21,8 @@ use kube::core::{GroupVersionKind, Status};
 use serde::Deserialize;
 
 use crate::config::Enforcement;
-use crate::engine::{Context, Finding, evaluate, patch};
-use crate::manifest::shape;
+use crate::engine::{Finding, patch};
+use crate::pipeline::{InputSet, ReviewPurpose, admit, default_namespace};
 use crate::policy::Policy;
 use crate::rules::Applicability;
 
@@ -433,34 +434,26 @@ fn decide(setup: &Policy, endpoint: Endpoint, read: Read) -> Answer {
             .unwrap_or_default()
             .to_string();
     }
-    let problems = shape::check(&object);
-    if let Some(p) = problems.first() {
+    if let Err(problems) = admit(&object)
+        && let Some(p) = problems.first()
+    {
         let message = format!(
             "{} `{}`: {} (at {})",
             answer.kind, answer.name, p.message, p.pointer
         );
         return invalid(answer, response, message);
     }
-    // On CREATE the API server fills in the namespace only after admission; exemptions and
-    // messages need it, so the request's is put where the CLI would read it. (The patch is
-    // computed against this copy; `metadata` exists on every object the API server sends.)
-    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut)
-        && !meta.contains_key("namespace")
-        && !namespace.is_empty()
-    {
-        meta.insert("namespace", Value::from(namespace.clone()));
-    }
-
-    // One object at a time: cross-object rules see only the cluster profile (configured
-    // RuntimeClasses), as the webhook has no view of the rest of the cluster.
-    let mut ctx = Context::for_single_object(setup.basis());
-    match endpoint {
-        // /validate uses no patch, so none is built per finding.
-        Endpoint::Validate => ctx.fixes = false,
-        // The answer is the safe fixes' patch: the other rules are not evaluated at all.
-        Endpoint::Mutate => ctx.only_safe_fixes(),
-    }
-    let findings = evaluate(&setup.rules, &ctx, &object);
+    // The request's namespace is put where the CLI would read it. (The patch is computed
+    // against this copy; `metadata` exists on every object the API server sends.)
+    default_namespace(&mut object, &namespace);
+    let set = InputSet::of_review(
+        setup,
+        match endpoint {
+            Endpoint::Validate => ReviewPurpose::Validate,
+            Endpoint::Mutate => ReviewPurpose::Mutate,
+        },
+    );
+    let findings = set.findings(&object);
     for f in &findings {
         if !answer.rules.contains(&f.rule) {
             answer.rules.push(f.rule.clone());

@@ -11,7 +11,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-pub use crate::policy::{Policy, lint_sources, lint_text, load_rule_set};
+pub use crate::pipeline::{lint_sources, lint_text};
+pub use crate::policy::{Policy, load_rule_set};
 use args::{RuleSource, SetupArgs};
 
 use crate::report::Format;

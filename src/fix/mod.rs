@@ -18,8 +18,9 @@ use std::sync::Arc;
 use crate::value::Value;
 use json_patch::PatchOperation;
 
-use crate::engine::{Context, evaluate, patch};
-use crate::manifest::{DocSpan, SourceText, shape, split_source};
+use crate::engine::patch;
+use crate::manifest::{DocSpan, SourceText, split_source};
+use crate::pipeline::{InputSet, admit};
 use crate::policy::Policy;
 use crate::rules::Applicability;
 use crate::value::document::read_documents;
@@ -151,10 +152,10 @@ pub(crate) fn fix_sources(
         .iter()
         .map(|d| d.iter().map(|_| Edit::default()).collect())
         .collect();
-    let ctx = Context::new(setup.basis(), &objects);
+    let set = InputSet::of_objects(setup, &objects);
 
     for ((s, d, item), &object) in places.iter().zip(&objects) {
-        if !object.is_object() || !shape::check(object).is_empty() {
+        if !object.is_object() || admit(object).is_err() {
             // Not an object the rules read (lint reports why).
             continue;
         }
@@ -165,7 +166,7 @@ pub(crate) fn fix_sources(
         let mut target = object.clone();
         let mut applied: Vec<PatchOperation> = Vec::new();
         let mut chosen = Vec::new();
-        let mut findings = evaluate(&setup.rules, &ctx, object);
+        let mut findings = set.findings(object);
         for _ in 0..MAX_FIX_ROUNDS {
             let round: Vec<_> = findings
                 .into_iter()
@@ -189,7 +190,7 @@ pub(crate) fn fix_sources(
             }
             applied.extend(ops);
             chosen.extend(round);
-            findings = evaluate(&setup.rules, &ctx, &target);
+            findings = set.findings(&target);
         }
         if applied.is_empty() {
             continue;

@@ -7,7 +7,6 @@
 //! Each document is read by [`crate::value::block`] (a fast reader for the block YAML that rendered manifests
 //! are) when it can, else by [`crate::value::yaml`] (saphyr-parser): both give the same values and positions.
 
-pub mod shape;
 pub mod typed;
 
 use crate::error::{Error, ErrorKind};

@@ -246,7 +246,7 @@ mod tests {
             "/testdata/rules/deprecated-os-label/fail-selector-and-affinity.yaml"
         ))
         .unwrap();
-        let mut report = crate::policy::lint_text(&setup, "bad.yaml", &text);
+        let mut report = crate::pipeline::lint_text(&setup, "bad.yaml", &text);
         report.errors.push(crate::error::Error {
             kind: crate::error::ErrorKind::Input,
             file: "x.yaml".into(),

@@ -1,6 +1,9 @@
 //! Kubernetes object shapes that every workload shares, Windows or not: where a workload kind
-//! keeps its pod template, and how a label selector selects. The ground floor: it knows values,
+//! keeps its pod template, how a label selector selects, and the field shapes the API server
+//! guarantees ([`shape`]). The ground floor: it knows values,
 //! nothing above them, so the loader, the engine and the Windows model all read it.
+
+pub mod shape;
 
 use crate::value::Value;
 
