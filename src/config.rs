@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use crate::json;
 use crate::value::Value;
 use regex::Regex;
+
+use crate::windows::{ClusterProfile, ImagePatterns, WindowsRuntimeClass};
 use serde::{Deserialize, Deserializer};
 
 use crate::error::{Error, ErrorKind, Errors};
@@ -574,7 +576,7 @@ impl Config {
 
     /// The cluster's version as `(major, minor)`.
     pub fn version(&self) -> (u64, u64) {
-        parse_version(&self.kubernetes_version).unwrap_or((1, 0))
+        crate::k8s::parse_version(&self.kubernetes_version).unwrap_or((1, 0))
     }
 
     /// Whether a feature gate is on: as `featureGates` says, else by the version's default
@@ -616,6 +618,34 @@ impl Config {
     pub fn dsr(&self) -> bool {
         let v = self.version();
         self.windows.dsr && v >= (1, 14) && (v >= (1, 34) || self.gate("WinDSR", Some((1, 33))))
+    }
+
+    /// The cluster as the Windows model reads it.
+    pub fn cluster_profile(&self) -> ClusterProfile {
+        ClusterProfile {
+            version: self.version(),
+            feature_gates: self.feature_gates.clone(),
+            node_builds: self.windows.node_builds.clone(),
+            runtime_classes: self
+                .windows
+                .runtime_classes
+                .iter()
+                .map(|r| WindowsRuntimeClass {
+                    name: r.name.clone(),
+                    build: r.build.clone(),
+                    tolerations: r.tolerations.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The images the user classifies beyond the catalog.
+    pub fn image_patterns(&self) -> ImagePatterns {
+        ImagePatterns {
+            windows: self.windows.image_patterns.0.clone(),
+            linux: self.windows.linux_image_patterns.0.clone(),
+            iis: self.windows.iis_image_patterns.0.clone(),
+        }
     }
 
     /// What the engine reads of the config: profile, rule levels, exemptions, and the config as
@@ -677,18 +707,6 @@ impl Config {
             },
         })
     }
-}
-
-/// Parses `1.25`, `v1.25.3`, `1.25+` into (major, minor).
-pub fn parse_version(text: &str) -> Option<(u64, u64)> {
-    let s = text.trim().trim_start_matches('v');
-    let mut parts = s.split('.');
-    let major = parts.next()?.parse().ok()?;
-    let minor_text = parts.next().unwrap_or("0");
-    let digits = minor_text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(minor_text.len());
-    Some((major, minor_text[..digits].parse().unwrap_or(0)))
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use crate::value::Value;
 
 use crate::config::Config;
 use crate::rules::RuleSet;
-use crate::windows::{Catalog, EMBEDDED_CATALOG};
+use crate::windows::{Catalog, ClusterProfile, EMBEDDED_CATALOG};
 
 include!(concat!(env!("OUT_DIR"), "/embedded_rules.rs"));
 
@@ -37,6 +37,8 @@ pub struct Policy {
     pub rules: RuleSet,
     pub config: Config,
     pub catalog: Catalog,
+    /// The cluster as the Windows model reads it, from the config.
+    pub profile: ClusterProfile,
     pub today: jiff::civil::Date,
     /// The config as the engine reads it, prepared once (every context of the setup borrows it).
     pub settings: crate::engine::Settings,
@@ -52,7 +54,7 @@ impl crate::engine::Domain for Policy {
     ) -> Box<dyn crate::engine::InputSet<'a> + 'a> {
         Box::new(crate::windows::ModelContext::new(
             &self.catalog,
-            &self.config,
+            &self.profile,
             by_kind,
         ))
     }
@@ -72,7 +74,7 @@ impl Policy {
 
     /// Builds a setup from an already-loaded config (tests, benches, the webhook).
     pub fn new(rules: RuleSet, mut config: Config) -> Result<Self, crate::error::Errors> {
-        let catalog = Catalog::load(EMBEDDED_CATALOG, &config)?;
+        let catalog = Catalog::load(EMBEDDED_CATALOG, &config.image_patterns())?;
         config.resolve(|v| catalog.parse_build(v))?;
         // Every rule name the config gives must be a rule's: all reported at once, each at
         // its line, with the closest name suggested.
@@ -116,6 +118,7 @@ impl Policy {
         let settings = config.settings();
         Ok(Policy {
             active: crate::engine::active_rules(&rules, &settings),
+            profile: config.cluster_profile(),
             rules,
             settings,
             config,

@@ -36,3 +36,15 @@ pub(crate) fn selector_matches(selector: &Value, labels: &Value) -> bool {
             .iter()
             .all(|(k, v)| labels.get(k.as_str()).is_some_and(|l| l == v))
 }
+
+/// Parses `1.25`, `v1.25.3`, `1.25+` into (major, minor).
+pub fn parse_version(text: &str) -> Option<(u64, u64)> {
+    let s = text.trim().trim_start_matches('v');
+    let mut parts = s.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor_text = parts.next().unwrap_or("0");
+    let digits = minor_text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(minor_text.len());
+    Some((major, minor_text[..digits].parse().unwrap_or(0)))
+}

@@ -267,12 +267,11 @@ pub(crate) fn analyse_command(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
     use crate::json;
-    use crate::windows::{Catalog, EMBEDDED_CATALOG};
+    use crate::windows::{Catalog, EMBEDDED_CATALOG, ImagePatterns};
 
     fn analyse(command: Value, args: Option<Value>) -> Value {
-        let catalog = Catalog::load(EMBEDDED_CATALOG, &Config::default()).unwrap();
+        let catalog = Catalog::load(EMBEDDED_CATALOG, &ImagePatterns::default()).unwrap();
         analyse_command(&catalog.commands, Some(&command), args.as_ref())
     }
 

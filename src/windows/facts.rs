@@ -147,7 +147,7 @@ impl<'a> ContainerFacts<'a> {
         let (compat, compat_hosts) = match build {
             Some(b) if !host_process => {
                 let (hosts, worst) = if selected_builds.is_empty() {
-                    (ctx.config.windows.node_builds.as_slice(), false)
+                    (ctx.profile.node_builds.as_slice(), false)
                 } else {
                     (selected_builds, true)
                 };
@@ -313,10 +313,7 @@ impl<'a> PodFacts<'a> {
         let os_name = spec
             .pointer("/os/name")
             .and_then(Value::as_str)
-            .filter(|_| {
-                ctx.config
-                    .gate_at("IdentifyPodOS", Some((1, 24)), ctx.cluster_version)
-            });
+            .filter(|_| ctx.profile.gate("IdentifyPodOS", Some((1, 24))));
         let runtime_class = runtime_class_facts(ctx, spec);
         let mut sources = scheduling_sources(spec, spec_path, os_name, runtime_class.as_ref());
         // Node builds the pod can land on.
@@ -456,7 +453,7 @@ impl<'a> PodFacts<'a> {
             F::LinuxSelected => Value::Bool(self.selected_by("linux")),
             F::MetaPath => Value::from(self.meta_path),
             F::NodeBuilds => if self.selected_builds.is_empty() {
-                &self.ctx.config.windows.node_builds
+                &self.ctx.profile.node_builds
             } else {
                 &self.selected_builds
             }

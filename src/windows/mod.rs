@@ -8,6 +8,9 @@
 mod command;
 mod facts;
 mod image;
+mod profile;
+
+pub(crate) use profile::{ClusterProfile, ImagePatterns, WindowsRuntimeClass};
 
 use std::collections::HashMap;
 
@@ -15,7 +18,6 @@ use crate::value::{Map, Value};
 use regex::Regex;
 use serde::Deserialize;
 
-use crate::config::Config;
 use crate::value::escape_pointer_token;
 pub(crate) use command::analyse_command;
 pub(crate) use facts::{ContainerFacts, ContainerField, PodFacts, PodField};
@@ -153,7 +155,7 @@ impl UnsupportedField {
     /// configured, else on by default from `since`.
     fn validated(&self, ctx: &ModelContext<'_>) -> bool {
         match &self.gate {
-            Some(gate) => ctx.config.gate_at(gate, self.since, ctx.cluster_version),
+            Some(gate) => ctx.profile.gate(gate, self.since),
             None => version_ok(ctx, &self.since),
         }
     }
@@ -234,7 +236,7 @@ impl FieldTable {
 /// `since: '1.30'` → (1, 30), parsed once at load.
 fn since_version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<(u64, u64)>, D::Error> {
     let text = String::deserialize(d)?;
-    crate::config::parse_version(&text)
+    crate::k8s::parse_version(&text)
         .map(Some)
         .ok_or_else(|| serde::de::Error::custom(format!("`{text}` is not a version like 1.30")))
 }
@@ -315,29 +317,25 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// Loads the catalog text, adding the config's image patterns.
-    pub fn load(text: &str, config: &Config) -> Result<Catalog, crate::error::Error> {
+    /// Loads the catalog text, adding the user's image patterns.
+    pub fn load(text: &str, patterns: &ImagePatterns) -> Result<Catalog, crate::error::Error> {
         const NAME: &str = "catalog/windows.yaml";
         let file: CatalogFile = crate::manifest::typed::parse_typed(text, NAME)?;
-        let windows_cfg = &config.windows;
-        Self::compile(file, windows_cfg)
+        Self::compile(file, patterns)
             .map_err(|e| crate::error::Error::new(crate::error::ErrorKind::Load, NAME, e))
     }
 
-    fn compile(
-        file: CatalogFile,
-        windows_cfg: &crate::config::WindowsConfig,
-    ) -> Result<Catalog, String> {
+    fn compile(file: CatalogFile, patterns: &ImagePatterns) -> Result<Catalog, String> {
         Ok(Catalog {
-            windows: ImageClass::compile(&file.windows_images, &windows_cfg.image_patterns.0)?,
-            linux: ImageClass::compile(&file.linux_images, &windows_cfg.linux_image_patterns.0)?,
+            windows: ImageClass::compile(&file.windows_images, &patterns.windows)?,
+            linux: ImageClass::compile(&file.linux_images, &patterns.linux)?,
             multi_os: ImageClass::compile(&file.multi_os_images, &[])?,
             default_users: file
                 .default_users
                 .iter()
                 .map(|d| Ok((d.user.clone(), ImageClass::compile(&d.images, &[])?)))
                 .collect::<Result<_, String>>()?,
-            iis: ImageClass::compile(&file.iis_images, &windows_cfg.iis_image_patterns.0)?,
+            iis: ImageClass::compile(&file.iis_images, &patterns.iis)?,
             builds: file.builds,
             commands: file.commands,
             pod_fields: FieldTable::new(file.unsupported_fields.pod),
@@ -504,10 +502,11 @@ pub(crate) struct InputIndex<'a> {
     pub runtime_classes: HashMap<&'a str, &'a Value>,
 }
 
-/// Everything the model needs: the catalog, the config and the input set's RuntimeClasses.
+/// Everything the model needs: the catalog, the cluster's profile and the input set's
+/// RuntimeClasses.
 pub(crate) struct ModelContext<'a> {
     pub catalog: &'a Catalog,
-    pub config: &'a Config,
+    pub profile: &'a ClusterProfile,
     pub index: InputIndex<'a>,
     /// The configured Kubernetes version as (major, minor).
     pub cluster_version: (u64, u64),
@@ -577,7 +576,7 @@ impl<'a> ModelContext<'a> {
     /// The model of one input set, whose objects are `by_kind`.
     pub(crate) fn new(
         catalog: &'a Catalog,
-        config: &'a Config,
+        profile: &'a ClusterProfile,
         by_kind: &HashMap<&'a str, Vec<&'a Value>>,
     ) -> Self {
         let mut index = InputIndex::default();
@@ -588,9 +587,9 @@ impl<'a> ModelContext<'a> {
         }
         ModelContext {
             catalog,
-            config,
+            profile,
             index,
-            cluster_version: config.version(),
+            cluster_version: profile.version,
             images: Default::default(),
         }
     }
@@ -812,8 +811,7 @@ fn runtime_class_facts(ctx: &ModelContext<'_>, spec: &Value) -> Option<Value> {
         ]));
     }
     let configured = ctx
-        .config
-        .windows
+        .profile
         .runtime_classes
         .iter()
         .find(|r| r.name == name)?;

@@ -1,0 +1,52 @@
+//! The cluster as the Windows model reads it: plain values the config fills in (the config's
+//! file format, schema and defaults stay in `crate::config`).
+
+use std::collections::BTreeMap;
+
+use regex::Regex;
+
+use crate::value::Value;
+
+/// What the model needs to know of the cluster beyond the inputs.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterProfile {
+    /// The Kubernetes version, as (major, minor).
+    pub version: (u64, u64),
+    /// Feature gates set explicitly; any other gate takes its version's default.
+    pub feature_gates: BTreeMap<String, bool>,
+    /// The Windows builds of the cluster's nodes; empty when unknown.
+    pub node_builds: Vec<u64>,
+    /// RuntimeClasses defined outside the inputs that schedule onto Windows nodes.
+    pub runtime_classes: Vec<WindowsRuntimeClass>,
+}
+
+/// A RuntimeClass the cluster has that schedules onto Windows nodes.
+#[derive(Debug, Clone)]
+pub struct WindowsRuntimeClass {
+    pub name: String,
+    /// The `node.kubernetes.io/windows-build` its scheduling selects, if any.
+    pub build: Option<String>,
+    /// The tolerations its scheduling adds, as `{key, value, effect}` maps.
+    pub tolerations: Vec<Value>,
+}
+
+impl ClusterProfile {
+    /// Whether a feature gate is on: as set, else by the version's default (`default_on_since`:
+    /// the first version where the gate is on by default; `None` for a gate off by default in
+    /// every version).
+    pub fn gate(&self, name: &str, default_on_since: Option<(u64, u64)>) -> bool {
+        match self.feature_gates.get(name) {
+            Some(on) => *on,
+            None => default_on_since.is_some_and(|since| self.version >= since),
+        }
+    }
+}
+
+/// Images the user classifies beyond the catalog: regexes over the whole image reference.
+#[derive(Debug, Clone, Default)]
+pub struct ImagePatterns {
+    pub windows: Vec<Regex>,
+    pub linux: Vec<Regex>,
+    /// Images whose entrypoint is `ServiceMonitor.exe w3svc`.
+    pub iis: Vec<Regex>,
+}
