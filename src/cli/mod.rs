@@ -331,13 +331,13 @@ pub fn run(cli: Cli) -> u8 {
             }
             EXIT_CLEAN
         }
-        Command::Serve(args) => {
-            if crate::serve::run(args.options()) {
-                EXIT_CLEAN
-            } else {
+        Command::Serve(args) => match crate::serve::run(args.options()) {
+            Ok(()) => EXIT_CLEAN,
+            Err(e) => {
+                eprintln!("error: {e}");
                 EXIT_ERROR
             }
-        }
+        },
         Command::Render(args) => render::run(&args),
         Command::Fix(args) => fix::run_fix(args, output),
         Command::Mutate(args) => fix::run_mutate(args, output),

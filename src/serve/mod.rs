@@ -80,21 +80,41 @@ struct AppState {
     request_timeout: Duration,
 }
 
-/// Runs the webhook until SIGTERM or Ctrl-C; false when it could not start or failed (the CLI
-/// turns that into its exit code).
-pub(crate) fn run(args: ServeOptions) -> bool {
+/// Why the webhook could not start, or stopped on a failure.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ServeError {
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    #[error("cannot load rules and config: {0}")]
+    Policy(#[source] crate::error::Errors),
+    #[error(
+        "`serve` needs a serving certificate: --tls-cert FILE --tls-key FILE (in a cluster, the \
+         secret cert-manager writes), or --self-signed to make one for localhost (local use)"
+    )]
+    NoCertificate,
+    #[error("cannot create a self-signed certificate: {0}")]
+    SelfSigned(String),
+    #[error("cannot load the TLS certificate: {0}")]
+    Certificate(String),
+    #[error("cannot listen for metrics on {addr}: {source}")]
+    MetricsListen {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("server failed: {0}")]
+    Server(#[source] std::io::Error),
+}
+
+/// Runs the webhook until SIGTERM or Ctrl-C; an error when it could not start or failed (the
+/// CLI prints it and turns it into its exit code).
+pub(crate) fn run(args: ServeOptions) -> Result<(), ServeError> {
     // Held to the end: dropping it writes out the log lines still queued.
     let _log_guard = init_logging(args.log_format);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return false;
-        }
-    };
+        .map_err(ServeError::Runtime)?;
     runtime.block_on(serve(args))
 }
 
@@ -120,51 +140,31 @@ fn init_logging(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuar
     guard
 }
 
-async fn serve(args: ServeOptions) -> bool {
+async fn serve(args: ServeOptions) -> Result<(), ServeError> {
     let config_path = args.setup.config_path();
-    let setup = match args.setup.load(config_path.as_deref()) {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::error!(error = %e, "cannot load rules and config");
-            return false;
-        }
-    };
+    let setup = args
+        .setup
+        .load(config_path.as_deref())
+        .map_err(ServeError::Policy)?;
     let certs = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => CertFiles {
             cert: cert.clone(),
             key: key.clone(),
         },
-        _ if !args.self_signed => {
-            eprintln!(
-                "error: `serve` needs a serving certificate: --tls-cert FILE --tls-key FILE (in a \
-                 cluster, the secret cert-manager writes), or --self-signed to make one for \
-                 localhost (local use)"
-            );
-            return false;
-        }
+        _ if !args.self_signed => return Err(ServeError::NoCertificate),
         _ => {
             let hosts = ["localhost", "127.0.0.1", "::1"].map(String::from);
             let made = tls::self_signed_folder(args.self_signed_dir.as_deref())
                 .and_then(|dir| Ok((tls::self_signed(&dir, &hosts)?, dir)));
-            match made {
-                Ok((files, dir)) => {
-                    tracing::info!(ca = %dir.join("ca.crt").display(), "self-signed certificate for localhost; trust this CA");
-                    files
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, "cannot create a self-signed certificate");
-                    return false;
-                }
-            }
+            let (files, dir) = made.map_err(|e| ServeError::SelfSigned(e.to_string()))?;
+            tracing::info!(ca = %dir.join("ca.crt").display(), "self-signed certificate for localhost; trust this CA");
+            files
         }
     };
-    let tls_config = match certs.load() {
-        Ok(c) => axum_server::tls_rustls::RustlsConfig::from_config(Arc::new(c)),
-        Err(e) => {
-            tracing::error!(error = %e, "cannot load the TLS certificate");
-            return false;
-        }
-    };
+    let tls_config = certs
+        .load()
+        .map(|c| axum_server::tls_rustls::RustlsConfig::from_config(Arc::new(c)))
+        .map_err(ServeError::Certificate)?;
 
     let request_timeout = Duration::from_secs_f64(args.request_timeout.max(0.01));
     let state = Arc::new(AppState {
@@ -199,13 +199,9 @@ async fn serve(args: ServeOptions) -> bool {
     });
 
     if let Some(addr) = args.metrics_listen {
-        let listener = match tokio::net::TcpListener::bind(addr).await {
-            Ok(l) => l,
-            Err(e) => {
-                tracing::error!(%addr, error = %e, "cannot listen for metrics");
-                return false;
-            }
-        };
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| ServeError::MetricsListen { addr, source })?;
         let bound = listener.local_addr().unwrap_or(addr);
         tracing::info!(addr = %bound, "metrics over plain HTTP");
         eprintln!("winguard serve: metrics on http://{bound}/metrics");
@@ -250,16 +246,12 @@ async fn serve(args: ServeOptions) -> bool {
         draining_state.metrics.ready.set(0);
         drain.graceful_shutdown(Some(drain_timeout));
     });
-    match server.serve(app.into_make_service()).await {
-        Ok(()) => {
-            tracing::info!("stopped");
-            true
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "server failed");
-            false
-        }
-    }
+    server
+        .serve(app.into_make_service())
+        .await
+        .map_err(ServeError::Server)?;
+    tracing::info!("stopped");
+    Ok(())
 }
 
 fn router(state: Arc<AppState>) -> Router {
