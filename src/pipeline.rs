@@ -118,132 +118,137 @@ pub fn lint_sources(setup: &Policy, sources: Sources) -> Report {
             k.push("RuntimeClass".to_string());
             k
         });
-    let needs_context = |hint: Option<&str>| match (hint, &context_kinds) {
-        (_, None) | (None, _) => true,
-        (Some(kind), Some(kinds)) => kind.ends_with("List") || kinds.iter().any(|k| k == kind),
-    };
-    // Each text's templates and documents, found in parallel (a line scan of every input).
-    let (templates, spans): (Vec<Templates>, Vec<Vec<DocSpan>>) =
-        texts.par_iter().map(|t| split_source(&t.text)).unzip();
-    let documents: usize = spans.iter().map(Vec::len).sum();
-    let mut early = Vec::new();
-    let mut late = Vec::with_capacity(documents);
-    for (i, text_spans) in spans.into_iter().enumerate() {
-        for span in text_spans {
-            if needs_context(span.kind_hint(&texts[i].text)) {
-                early.push((i, span));
-            } else {
-                late.push((i, span));
-            }
-        }
-    }
-
-    // Wave 1: parse what the context needs.
-    let parsed: Vec<(usize, Vec<Object>, Vec<Error>)> = early
-        .par_iter()
-        .map(|(i, span)| {
-            let (objects, errors) = parse_document(&texts[*i], &templates[*i], span);
-            (*i, objects, errors)
-        })
-        .collect();
-    // Sized once: grown by doubling, moving tens of thousands of objects each time, serially.
-    let mut kept = Vec::with_capacity(parsed.iter().map(|(_, objects, _)| objects.len()).sum());
+    let documents = Documents::triage(&texts, context_kinds.as_deref());
     let mut all_errors: Vec<(usize, Error)> = errors.into_iter().map(|e| (0, e)).collect();
-    for (i, objects, errs) in parsed {
-        all_errors.extend(errs.into_iter().map(|e| (i, e)));
-        kept.extend(objects.into_iter().map(|o| (i, o)));
-    }
-    // Shape checks read each object's value and place errors with it: done for the kept objects
-    // before their values move into the context.
-    let check_shape = |i: usize, o: &Object, errors: &mut Vec<(usize, Error)>| match admit(&o.value)
-    {
-        Ok(()) => true,
-        Err(problems) => {
-            for p in &problems {
-                let pos = o.value_position(&p.pointer);
-                errors.push((
-                    i,
-                    Error {
-                        kind: ErrorKind::Input,
-                        file: o.file.to_string(),
-                        line: Some(pos.line),
-                        column: Some(pos.column),
-                        message: format!("{} {}: {}", o.kind(), o.name(), p.message),
-                    },
-                ));
-            }
-            false
-        }
-    };
+
+    // Wave 1: parse what the context needs, and check its shapes before the values move into
+    // the context (the checks place their errors with the objects' values).
+    let mut kept = documents.parse_early(&mut all_errors);
     let (kept_ok, kept_errors): (Vec<bool>, Vec<Vec<(usize, Error)>>) = kept
         .par_iter()
         .map(|(i, o)| {
             let mut errors = Vec::new();
-            (check_shape(*i, o, &mut errors), errors)
+            (admit_located(*i, o, &mut errors), errors)
         })
         .unzip();
     all_errors.extend(kept_errors.into_iter().flatten());
-
-    // The context's lists of objects by kind are the kept objects' values, moved rather than
-    // copied (a large input has thousands of Services, each of which would be copied whole); they
-    // go back into their objects once evaluation is done, to place the findings.
-    // A kept object's place: its kind's index in `kinds` and its index in that kind's list (no
-    // kind name copied or hashed per object: there are tens of thousands in a cluster dump).
-    let mut kinds: Vec<String> = Vec::new();
-    let mut lists: Vec<Vec<Value>> = Vec::new();
-    let mut slots: Vec<Option<(usize, usize)>> = Vec::with_capacity(kept.len());
-    for (_, o) in kept.iter_mut() {
-        let kind = o.kind();
-        if context_kinds
-            .as_ref()
-            .is_none_or(|k| k.iter().any(|c| c == kind))
-        {
-            let at = match kinds.iter().position(|k| k == kind) {
-                Some(at) => at,
-                None => {
-                    kinds.push(kind.to_string());
-                    lists.push(Vec::new());
-                    kinds.len() - 1
-                }
-            };
-            slots.push(Some((at, lists[at].len())));
-            lists[at].push(std::mem::take(&mut o.value));
-        } else {
-            slots.push(None);
-        }
-    }
-    let set = InputSet::of_lists(setup, &kinds, &lists);
+    let lent = LentValues::take(&mut kept, context_kinds.as_deref());
+    let set = InputSet::of_lists(setup, &lent.kinds, &lent.lists);
 
     // Wave 2: evaluate everything; parse, check and evaluate the rest on the way.
-    let from_kept =
-        kept.par_iter()
-            .zip(&slots)
-            .zip(&kept_ok)
-            .enumerate()
-            .map(|(k, (((_, o), slot), ok))| {
-                let mut out = Outcome::default();
-                if *ok {
-                    let value = match slot {
-                        Some((kind, j)) => &lists[*kind][*j],
-                        None => &o.value,
-                    };
-                    out.objects += 1;
-                    let findings = set.findings(value);
-                    if !findings.is_empty() {
-                        out.kept_findings.push((k, findings));
-                    }
+    let from_kept = kept
+        .par_iter()
+        .zip(&lent.slots)
+        .zip(&kept_ok)
+        .enumerate()
+        .map(|(k, (((_, o), slot), ok))| {
+            let mut out = Outcome::default();
+            if *ok {
+                let value = match slot {
+                    Some((kind, j)) => &lent.lists[*kind][*j],
+                    None => &o.value,
+                };
+                out.objects += 1;
+                let findings = set.findings(value);
+                if !findings.is_empty() {
+                    out.kept_findings.push((k, findings));
                 }
-                out
-            });
+            }
+            out
+        });
     // Documents go in small batches, each parsed whole and then evaluated whole: alternating
     // between the parser and the rules per document would have them evict each other's code
     // from the instruction cache.
-    let from_late = late.par_chunks(LATE_BATCH).map(|batch| {
+    let from_late = documents
+        .late
+        .par_chunks(LATE_BATCH)
+        .map(|batch| documents.evaluate_late(&set, batch));
+    // Split fine enough for the threads to share the last of the work: left to its own
+    // splitting, rayon cuts the run into a few large pieces, and one thread can be left
+    // evaluating the last of them alone while the others wait.
+    let outcomes: Vec<Outcome> = from_kept
+        .with_max_len(KEPT_PER_TASK)
+        .chain(from_late.with_max_len(1))
+        .collect();
+    drop(set);
+    lent.give_back(&mut kept);
+    let report = assemble(files, outcomes, &kept, all_errors);
+    // The kept objects are freed on all threads, not one.
+    kept.into_par_iter().for_each(drop);
+    report
+}
+
+/// The documents of a run's texts, sorted into the two waves of [`lint_sources`].
+struct Documents<'t> {
+    texts: &'t [std::sync::Arc<crate::manifest::SourceText>],
+    /// Each text's Helm templates (its `# Source:` comments).
+    templates: Vec<Templates>,
+    /// (text, document) of the documents other objects' rules may consult.
+    early: Vec<(usize, DocSpan)>,
+    /// The rest.
+    late: Vec<(usize, DocSpan)>,
+}
+
+impl<'t> Documents<'t> {
+    fn triage(
+        texts: &'t [std::sync::Arc<crate::manifest::SourceText>],
+        context_kinds: Option<&[String]>,
+    ) -> Self {
+        use rayon::prelude::*;
+        let needs_context = |hint: Option<&str>| match (hint, context_kinds) {
+            (_, None) | (None, _) => true,
+            (Some(kind), Some(kinds)) => kind.ends_with("List") || kinds.iter().any(|k| k == kind),
+        };
+        // Each text's templates and documents, found in parallel (a line scan of every input).
+        let (templates, spans): (Vec<Templates>, Vec<Vec<DocSpan>>) =
+            texts.par_iter().map(|t| split_source(&t.text)).unzip();
+        let documents: usize = spans.iter().map(Vec::len).sum();
+        let mut early = Vec::new();
+        let mut late = Vec::with_capacity(documents);
+        for (i, text_spans) in spans.into_iter().enumerate() {
+            for span in text_spans {
+                if needs_context(span.kind_hint(&texts[i].text)) {
+                    early.push((i, span));
+                } else {
+                    late.push((i, span));
+                }
+            }
+        }
+        Documents {
+            texts,
+            templates,
+            early,
+            late,
+        }
+    }
+
+    /// Wave 1's objects, each with its text's index; their parse errors go to `errors`.
+    fn parse_early(&self, errors: &mut Vec<(usize, Error)>) -> Vec<(usize, Object)> {
+        use rayon::prelude::*;
+        let parsed: Vec<(usize, Vec<Object>, Vec<Error>)> = self
+            .early
+            .par_iter()
+            .map(|(i, span)| {
+                let (objects, errors) = parse_document(&self.texts[*i], &self.templates[*i], span);
+                (*i, objects, errors)
+            })
+            .collect();
+        // Sized once: grown by doubling, moving tens of thousands of objects each time, serially.
+        let mut kept = Vec::with_capacity(parsed.iter().map(|(_, objects, _)| objects.len()).sum());
+        for (i, objects, errs) in parsed {
+            errors.extend(errs.into_iter().map(|e| (i, e)));
+            kept.extend(objects.into_iter().map(|o| (i, o)));
+        }
+        kept
+    }
+
+    /// One batch of wave 2: parsed, admitted and evaluated.
+    fn evaluate_late(&self, set: &InputSet<'_>, batch: &[(usize, DocSpan)]) -> Outcome {
         let mut out = Outcome::default();
         let parsed: Vec<(usize, Vec<Object>)> = batch
             .iter()
             .map(|(i, span)| {
-                let (objects, errs) = parse_document(&texts[*i], &templates[*i], span);
+                let (objects, errs) = parse_document(&self.texts[*i], &self.templates[*i], span);
                 out.errors.extend(errs.into_iter().map(|e| (*i, e)));
                 (*i, objects)
             })
@@ -251,7 +256,7 @@ pub fn lint_sources(setup: &Policy, sources: Sources) -> Report {
         let mut checked: Vec<&Object> = Vec::new();
         for (i, objects) in &parsed {
             for o in objects {
-                if check_shape(*i, o, &mut out.errors) {
+                if admit_located(*i, o, &mut out.errors) {
                     checked.push(o);
                 }
             }
@@ -263,24 +268,90 @@ pub fn lint_sources(setup: &Policy, sources: Sources) -> Report {
             out.findings.extend(Located::all(findings, o));
         }
         out
-    });
-    // Split fine enough for the threads to share the last of the work: left to its own
-    // splitting, rayon cuts the run into a few large pieces, and one thread can be left
-    // evaluating the last of them alone while the others wait.
-    let outcomes: Vec<Outcome> = from_kept
-        .with_max_len(KEPT_PER_TASK)
-        .chain(from_late.with_max_len(1))
-        .collect();
+    }
+}
+
+/// [`admit`] for an object of text `i`: its shape problems become errors placed at their
+/// values; false when there were any.
+fn admit_located(i: usize, o: &Object, errors: &mut Vec<(usize, Error)>) -> bool {
+    let Err(problems) = admit(&o.value) else {
+        return true;
+    };
+    for p in &problems {
+        let pos = o.value_position(&p.pointer);
+        errors.push((
+            i,
+            Error {
+                kind: ErrorKind::Input,
+                file: o.file.to_string(),
+                line: Some(pos.line),
+                column: Some(pos.column),
+                message: format!("{} {}: {}", o.kind(), o.name(), p.message),
+            },
+        ));
+    }
+    false
+}
+
+/// The kept objects' values, lent to the context as its lists of objects by kind: moved rather
+/// than copied (a large input has thousands of Services, each of which would be copied whole),
+/// and given back to their objects once evaluation is done, to place the findings.
+struct LentValues {
+    kinds: Vec<String>,
+    lists: Vec<Vec<Value>>,
+    /// A kept object's place: its kind's index in `kinds` and its index in that kind's list (no
+    /// kind name copied or hashed per object: there are tens of thousands in a cluster dump).
+    slots: Vec<Option<(usize, usize)>>,
+}
+
+impl LentValues {
+    fn take(kept: &mut [(usize, Object)], context_kinds: Option<&[String]>) -> Self {
+        let mut lent = LentValues {
+            kinds: Vec::new(),
+            lists: Vec::new(),
+            slots: Vec::with_capacity(kept.len()),
+        };
+        for (_, o) in kept.iter_mut() {
+            let kind = o.kind();
+            if context_kinds.is_none_or(|k| k.iter().any(|c| c == kind)) {
+                let at = match lent.kinds.iter().position(|k| k == kind) {
+                    Some(at) => at,
+                    None => {
+                        lent.kinds.push(kind.to_string());
+                        lent.lists.push(Vec::new());
+                        lent.kinds.len() - 1
+                    }
+                };
+                lent.slots.push(Some((at, lent.lists[at].len())));
+                lent.lists[at].push(std::mem::take(&mut o.value));
+            } else {
+                lent.slots.push(None);
+            }
+        }
+        lent
+    }
+
+    fn give_back(mut self, kept: &mut [(usize, Object)]) {
+        for ((_, o), slot) in kept.iter_mut().zip(self.slots) {
+            if let Some((kind, j)) = slot {
+                o.value = std::mem::take(&mut self.lists[kind][j]);
+            }
+        }
+    }
+}
+
+/// The report of a run: every outcome's findings (a kept object's placed with it), and the
+/// errors in input order (by source, then line).
+fn assemble(
+    files: usize,
+    outcomes: Vec<Outcome>,
+    kept: &[(usize, Object)],
+    mut all_errors: Vec<(usize, Error)>,
+) -> Report {
     let mut report = Report {
         files,
         ..Report::default()
     };
-    drop(set);
-    for ((_, o), slot) in kept.iter_mut().zip(slots) {
-        if let Some((kind, j)) = slot {
-            o.value = std::mem::take(&mut lists[kind][j]);
-        }
-    }
     report.findings.reserve_exact(
         outcomes
             .iter()
@@ -296,12 +367,9 @@ pub fn lint_sources(setup: &Policy, sources: Sources) -> Report {
         }
         all_errors.extend(out.errors);
     }
-    // Errors in input order: by source, then line.
     all_errors.sort_by_key(|(i, e)| (*i, e.line.unwrap_or(0)));
     report.errors = all_errors.into_iter().map(|(_, e)| e).collect();
     report.sort();
-    // The kept objects are freed on all threads, not one.
-    kept.into_par_iter().for_each(drop);
     report
 }
 

@@ -24,6 +24,8 @@ fn eval_with(text: &str, vars: &[(&str, Value)]) -> Result<Value, String> {
         .map_err(|e| format!("eval: {e}"))
 }
 
+/// One table of cases, a line each, in the spec's order (a long function, as the spec's list
+/// is long).
 #[test]
 fn operators_and_macros_follow_the_spec() {
     let obj = crate::json!({"spec": {"replicas": 3, "containers": [{"name": "a"}, {"name": "b", "image": "x"}]}, "meta": {"labels": {"app": "web"}}});
@@ -508,7 +510,8 @@ fn nesting_past_the_parsers_limit_is_a_clear_load_error() {
 /// and `cidr.go`, and the cases of cel-spec's `tests/simple/testdata/network_ext.textproto`
 /// (written out here: the PyPI package the conformance test reads them from predates that file).
 /// One network_ext case is left out on purpose: it expects `ip('::ffff:c0a8:1')` (IPv4-mapped)
-/// to equal `ip('192.168.0.1')`, where Kubernetes refuses every IPv4-mapped address.
+/// to equal `ip('192.168.0.1')`, where Kubernetes refuses every IPv4-mapped address. One table
+/// of cases, a line each (a long function, as the libraries' cases are many).
 #[test]
 fn ip_and_cidr_libraries_follow_kubernetes() {
     let t = Value::Bool(true);
