@@ -812,7 +812,7 @@ fn mutate(
 /// The response as the API server reads it. `kube` serialises the patch bytes as a list of
 /// numbers (kube-rs issue #1781); the API defines them as base64 in JSON, so that one field is
 /// rewritten.
-fn encode(response: AdmissionResponse) -> Vec<u8> {
+fn encode(mut response: AdmissionResponse) -> Vec<u8> {
     use base64::Engine as _;
     if response.patch.is_none() {
         let strings = [
@@ -830,18 +830,15 @@ fn encode(response: AdmissionResponse) -> Vec<u8> {
         out.shrink_to_fit();
         return out;
     }
+    // `kube` serialises the patch's bytes as a list of numbers; the API server reads base64. The
+    // bytes are taken out before the answer is serialised and put back as base64 text.
+    let patch = response.patch.take().unwrap_or_default();
     let mut value = serde_json::to_value(response.into_review()).unwrap_or_default();
-    if let Some(patch) = value.pointer_mut("/response/patch") {
-        let bytes: Vec<u8> = patch
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(serde_json::Value::as_u64)
-                    .map(|b| b as u8)
-                    .collect()
-            })
-            .unwrap_or_default();
-        *patch = serde_json::Value::String(base64::engine::general_purpose::STANDARD.encode(bytes));
+    if let Some(answer) = value.get_mut("response").and_then(|r| r.as_object_mut()) {
+        answer.insert(
+            "patch".to_string(),
+            serde_json::Value::String(base64::engine::general_purpose::STANDARD.encode(patch)),
+        );
     }
     sonic_rs::to_vec(&value).unwrap_or_default()
 }
