@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Instruction counts (callgrind, one thread) of the lint bench, the review bench and a one-file
+# lint, for one build; run it for two builds to compare them (BENCHMARKS.md).
+#
+#   benches/instructions.sh LINT_BENCH REVIEW_BENCH WINGUARD CHECKOUT
+#
+# LINT_BENCH and REVIEW_BENCH are the bench binaries `cargo bench --bench lint --bench review
+# --no-run` builds (target/release/deps/lint-*, review-*), WINGUARD the release binary, CHECKOUT
+# the checkout they were built from (the one-file lint reads its testdata/examples/iis-app.yaml).
+# Prints one line a measurement: its name and the instructions callgrind collected.
+set -u
+lint=$1 review=$2 winguard=$3 checkout=$4
+collected() { grep -o "Collected : [0-9]*" | awk '{print $3}'; }
+export RAYON_NUM_THREADS=1
+cd "$checkout"
+for only in setup lint parse; do
+  n=$(WINGUARD_BENCH_MB=4 WINGUARD_BENCH_ONLY=$only \
+      valgrind --tool=callgrind --callgrind-out-file=/dev/null "$lint" 2>&1 >/dev/null | collected)
+  echo "lint-bench $only $n"
+done
+for case in validate mutate; do
+  n=$(WINGUARD_BENCH_ONLY=$case WINGUARD_BENCH_REVIEWS=400 \
+      valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+      --toggle-collect='winguard::admission::review' "$review" 2>&1 >/dev/null | collected)
+  echo "review-bench $case-400 $n"
+done
+n=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$winguard" lint \
+    testdata/examples/iis-app.yaml 2>&1 >/dev/null | collected)
+echo "one-file-lint iis-app $n"
