@@ -4,6 +4,8 @@
 //! fixes: applying them must give exactly that file (nothing else changed) and silence the rule.
 //! A fixture may start with `# config: {…}` (flow YAML) to lint under that config.
 
+mod api_defaults;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -174,6 +176,100 @@ fn pass_fixtures_stay_quiet() {
         let fired = messages_of(&report, &rule);
         assert!(fired.is_empty(), "{display}: {rule} fires: {fired:#?}");
     }
+}
+
+/// The severities of `rule`'s findings in a report, in order.
+fn verdict(report: &Report, rule: &str) -> Vec<String> {
+    let mut severities: Vec<String> = report
+        .findings
+        .iter()
+        .filter(|f| f.finding.rule == rule)
+        .map(|f| format!("{:?}", f.finding.severity))
+        .collect();
+    severities.sort();
+    severities
+}
+
+/// A fixture's text with every object as the API server hands it to a webhook (see
+/// `api_defaults`), and its `# config:` line kept.
+fn with_api_defaults(text: &str) -> String {
+    let (docs, error) = winguard::value::yaml::parse_stream(text);
+    assert!(error.is_none(), "{error:?}");
+    let mut out: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with("# config:"))
+        .map(String::from)
+        .collect();
+    for doc in docs {
+        let object = serde_json::Value::from(&doc.value);
+        if object.is_object() {
+            out.push(serde_json::to_string(&api_defaults::defaulted(object)).unwrap());
+            out.push("---".to_string());
+        }
+    }
+    out.join("\n")
+}
+
+/// The API server fills in defaults before a webhook sees an object (and `lint` sees what was
+/// written): every fixture's rule gives the same verdict on both, so no rule flags what the API
+/// server itself fills in.
+#[test]
+fn fixtures_give_the_same_verdict_after_the_api_servers_defaults() {
+    let mut differ = Vec::new();
+    let mut seen = 0;
+    for (rule, path) in fixtures() {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !(name.starts_with("pass-") || name.starts_with("fail-")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let display = display_name(&rule, &path);
+        let setup = setup(&text, &display);
+        let written = lint_text(&setup, &display, &text);
+        let defaulted_text = with_api_defaults(&text);
+        let defaulted = lint_text(&setup, &display, &defaulted_text);
+        assert!(
+            defaulted.errors.is_empty(),
+            "{display} defaulted: {:?}",
+            defaulted.errors
+        );
+        seen += 1;
+        if verdict(&written, &rule) != verdict(&defaulted, &rule) {
+            differ.push(format!(
+                "{display}: {rule} {:?} as written, {:?} defaulted: {:#?}",
+                verdict(&written, &rule),
+                verdict(&defaulted, &rule),
+                messages_of(&defaulted, &rule)
+            ));
+        }
+    }
+    assert!(seen > 50, "only {seen} fixtures");
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+/// The defaulting step itself: what `defaults.go` and the admission plugins give a bare pod.
+#[test]
+fn the_defaulting_step_fills_in_what_the_api_server_does() {
+    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "app:1.0", "resources": {"limits": {"cpu": "1"}}}],
+                 "volumes": [{"name": "cfg", "configMap": {"name": "cfg"}}]}});
+    let d = api_defaults::defaulted(pod);
+    assert_eq!(d["spec"]["volumes"][0]["configMap"]["defaultMode"], 420);
+    assert_eq!(d["spec"]["volumes"][1]["projected"]["defaultMode"], 420);
+    assert_eq!(
+        d["spec"]["containers"][0]["imagePullPolicy"],
+        "IfNotPresent"
+    );
+    assert_eq!(
+        d["spec"]["containers"][0]["resources"]["requests"]["cpu"],
+        "1"
+    );
+    assert_eq!(
+        d["spec"]["containers"][0]["volumeMounts"][0]["mountPath"],
+        "/var/run/secrets/kubernetes.io/serviceaccount"
+    );
+    assert_eq!(d["spec"]["tolerations"].as_array().unwrap().len(), 2);
+    assert_eq!(d["spec"]["dnsPolicy"], "ClusterFirst");
 }
 
 fn objects_of(text: &str, name: &str) -> Vec<Value> {
