@@ -9,17 +9,16 @@ pub(crate) struct ImageRef {
     pub repository: String,
     pub tag: Option<String>,
     pub digest: Option<String>,
+    /// The tag as its tokens are read: `ltsc-2022` spelled as the one token `ltsc2022` (tags write
+    /// the channel and year both ways, `…-windows-ltsc-2022` and `…-ltsc2022`).
+    tag_words: String,
 }
 
 impl ImageRef {
     /// Tag tokens: the tag split at `-` and `_` (`4.8-windowsservercore-ltsc2019` → `4.8`,
     /// `windowsservercore`, `ltsc2019`).
     pub(crate) fn tag_tokens(&self) -> impl Iterator<Item = &str> {
-        self.tag
-            .as_deref()
-            .unwrap_or("")
-            .split(['-', '_'])
-            .filter(|t| !t.is_empty())
+        self.tag_words.split(['-', '_']).filter(|t| !t.is_empty())
     }
 }
 
@@ -49,12 +48,30 @@ pub(crate) fn parse_image(image: &str) -> ImageRef {
         }
         format!("docker.io/{}", parts.join("/")).to_lowercase()
     };
+    let tag = tag.filter(|t| !t.is_empty());
     ImageRef {
+        tag_words: tag.as_deref().map(join_channel_years).unwrap_or_default(),
         original,
         repository,
-        tag: tag.filter(|t| !t.is_empty()),
+        tag,
         digest,
     }
+}
+
+/// `tag` with each `ltsc`/`sac` followed by `-`/`_` and a four-digit year joined to it.
+fn join_channel_years(tag: &str) -> String {
+    let mut out = String::with_capacity(tag.len());
+    let mut words = tag.split_inclusive(['-', '_']).peekable();
+    while let Some(word) = words.next() {
+        let bare = word.trim_end_matches(['-', '_']);
+        let joins = bare.eq_ignore_ascii_case("ltsc") || bare.eq_ignore_ascii_case("sac");
+        let next_is_year = words.peek().is_some_and(|n| {
+            let n = n.trim_end_matches(['-', '_']);
+            n.len() == 4 && n.bytes().all(|b| b.is_ascii_digit())
+        });
+        out.push_str(if joins && next_is_year { bare } else { word });
+    }
+    out
 }
 
 #[cfg(test)]
@@ -84,5 +101,11 @@ mod tests {
             ("localhost:5000/app", Some("1.0"))
         );
         assert_eq!(p.digest.as_deref(), Some("sha256:abc"));
+        let spelled = parse_image("example.com/agent:1.2-windows-ltsc-2022-amd64");
+        assert_eq!(
+            spelled.tag_tokens().collect::<Vec<_>>(),
+            ["1.2", "windows", "ltsc2022", "amd64"]
+        );
+        assert_eq!(spelled.tag.as_deref(), Some("1.2-windows-ltsc-2022-amd64"));
     }
 }

@@ -934,6 +934,186 @@ mod tests {
     use super::*;
     use crate::json;
 
+    /// Images as charts and manifests write them (MCR, mirrors keeping the path, and the tag
+    /// spellings projects use), each with what the catalog makes of it: OS, build, default user,
+    /// whether IIS. Collected from public charts' values and manifests.
+    #[test]
+    fn images_as_they_are_written_in_the_wild() {
+        /// An image, and its OS, build, default user and whether it is IIS.
+        type Case<'c> = (&'c str, Option<&'c str>, Option<u64>, Option<&'c str>, bool);
+        let catalog = Catalog::load(EMBEDDED_CATALOG, &ImagePatterns::default()).unwrap();
+        let cases: &[Case] = &[
+            (
+                "mcr.microsoft.com/windows/servercore:ltsc2022",
+                Some("windows"),
+                Some(20348),
+                Some("ContainerAdministrator"),
+                false,
+            ),
+            (
+                "mcr.microsoft.com/windows/server:ltsc2022",
+                Some("windows"),
+                Some(20348),
+                Some("ContainerAdministrator"),
+                false,
+            ),
+            (
+                "mcr.microsoft.com/windows/nanoserver:1809",
+                Some("windows"),
+                Some(17763),
+                Some("ContainerUser"),
+                false,
+            ),
+            (
+                "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2019",
+                Some("windows"),
+                Some(17763),
+                Some("ContainerAdministrator"),
+                true,
+            ),
+            (
+                "mcr.microsoft.com/dotnet/framework/aspnet:4.8-windowsservercore-ltsc2022",
+                Some("windows"),
+                Some(20348),
+                Some("ContainerAdministrator"),
+                true,
+            ),
+            (
+                "mcr.microsoft.com/dotnet/framework/runtime:4.8.1-20240409-windowsservercore-ltsc2022",
+                Some("windows"),
+                Some(20348),
+                Some("ContainerAdministrator"),
+                false,
+            ),
+            (
+                "mcr.microsoft.com/windows/servercore:10.0.20348.2402",
+                Some("windows"),
+                Some(20348),
+                Some("ContainerAdministrator"),
+                false,
+            ),
+            // Mirrors keep the repository path under any registry and prefix.
+            (
+                "registry.example.com/windows/servercore:ltsc2019",
+                Some("windows"),
+                Some(17763),
+                Some("ContainerAdministrator"),
+                false,
+            ),
+            (
+                "registry.example.com/windows/nanoserver:ltsc2022",
+                Some("windows"),
+                Some(20348),
+                Some("ContainerUser"),
+                false,
+            ),
+            (
+                "harbor.example.com/mcr/dotnet/framework/aspnet:4.8-20240409-windowsservercore-ltsc2019",
+                Some("windows"),
+                Some(17763),
+                Some("ContainerAdministrator"),
+                true,
+            ),
+            (
+                "myacr.azurecr.io/mirror/windows/servercore/iis:latest",
+                Some("windows"),
+                None,
+                Some("ContainerAdministrator"),
+                true,
+            ),
+            (
+                "registry.example.com/microsoft/nanoserver:1809",
+                Some("windows"),
+                Some(17763),
+                Some("ContainerUser"),
+                false,
+            ),
+            // Projects' Windows variants.
+            (
+                "mcr.microsoft.com/oss/kubernetes-csi/livenessprobe:v2.0.1-alpha.1-windows-1809-amd64",
+                Some("windows"),
+                Some(17763),
+                None,
+                false,
+            ),
+            (
+                "registry.k8s.io/sig-storage/smbplugin:v1.17.0-windows-hp",
+                Some("windows"),
+                None,
+                None,
+                false,
+            ),
+            (
+                "ghcr.io/example/agent:1.2-windows-ltsc-2022-amd64",
+                Some("windows"),
+                Some(20348),
+                None,
+                false,
+            ),
+            (
+                "docker.io/grafana/alloy:v1.4.0-windows-ltsc2019",
+                Some("windows"),
+                Some(17763),
+                None,
+                false,
+            ),
+            (
+                "fluent/fluent-bit:3.1-windows-2022",
+                Some("windows"),
+                None,
+                None,
+                false,
+            ),
+            (
+                "mcr.microsoft.com/powershell:lts-windowsserver-ltsc2022",
+                Some("windows"),
+                Some(20348),
+                None,
+                false,
+            ),
+            (
+                "mcr.microsoft.com/powershell:lts-nanoserver-1809",
+                Some("windows"),
+                Some(17763),
+                Some("ContainerUser"),
+                false,
+            ),
+            // Not Windows.
+            (
+                "registry.example.com/library/nginx:1.27-alpine",
+                Some("linux"),
+                None,
+                None,
+                false,
+            ),
+            (
+                "ghcr.io/example/windows-exporter-config:v1",
+                None,
+                None,
+                None,
+                false,
+            ),
+            ("registry.example.com/app/web:2.0", None, None, None, false),
+        ];
+        let mut wrong = Vec::new();
+        for &(text, os, build, user, iis) in cases {
+            let facts = ImageFacts::classify(&catalog, text);
+            let got = (
+                facts.os,
+                facts.build.as_ref().map(|b| b.build),
+                catalog.default_user(&facts.image),
+                catalog.iis.reason(&facts.image).is_some(),
+            );
+            if got != (os, build, user, iis) {
+                wrong.push(format!(
+                    "{text}: got {got:?}, want {:?}",
+                    (os, build, user, iis)
+                ));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
     #[test]
     fn build_compatibility_follows_containerd() {
         assert_eq!(build_compat(17763, 17763), BuildCompat::Exact);
