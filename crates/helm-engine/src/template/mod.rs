@@ -177,6 +177,10 @@ pub struct TemplateSet<'a> {
     /// indexed once for all of a chart's templates (see [`Exec::value_paths`]). The tree is
     /// kept with its index, so its address cannot be reused by another while the set lives.
     value_indexes: std::cell::RefCell<rustc_hash::FxHashMap<usize, (Value, Rc<ValueIndex>)>>,
+    /// The maps that are Helm `Values` (each render's `.Values`, and what its `Table` method
+    /// returned), by address, kept alive so an address is not reused: a `Values` is a Go map type
+    /// with methods (`AsMap`, `Table`, `PathValue`, `YAML`), a plain map has none.
+    values_tables: std::cell::RefCell<rustc_hash::FxHashMap<usize, Value>>,
 }
 
 /// A `.Values` tree's nodes by address, with their values paths.
@@ -190,6 +194,7 @@ impl<'a> TemplateSet<'a> {
             allocated: std::cell::Cell::new(0),
             depths: Default::default(),
             value_indexes: Default::default(),
+            values_tables: Default::default(),
         }
     }
 
@@ -222,6 +227,22 @@ impl<'a> TemplateSet<'a> {
         Ok(())
     }
 
+    /// Marks `values` (a map) as a Helm `Values`, whose methods templates can call.
+    fn mark_values_table(&self, values: &Value) {
+        if let Value::Map(m) = values {
+            self.values_tables
+                .borrow_mut()
+                .entry(Rc::as_ptr(m) as usize)
+                .or_insert_with(|| values.clone());
+        }
+    }
+
+    fn is_values_table(&self, m: &value::MapRef) -> bool {
+        self.values_tables
+            .borrow()
+            .contains_key(&(Rc::as_ptr(m) as usize))
+    }
+
     /// Executes the template `name` with `data` as dot and `$`. Helm removes every
     /// `<no value>` from the result.
     pub fn render(&self, name: &str, data: &Value) -> Result<String> {
@@ -238,6 +259,11 @@ impl<'a> TemplateSet<'a> {
             kind: ErrorKind::Exec,
             context: None,
         })?;
+        if let Value::Map(data_map) = data
+            && let Some(values @ Value::Map(_)) = data_map.borrow().get("Values")
+        {
+            self.mark_values_table(values);
+        }
         let mut exec = Exec::new(self, body.clone());
         // Output is usually about as long as the template: grown once, not doubling up to it.
         exec.out.reserve(body.source.len() + body.source.len() / 2);
@@ -254,6 +280,23 @@ impl<'a> TemplateSet<'a> {
             },
         ))
     }
+}
+
+/// Helm's `Values.Table`: the map at a dotted path of `values`, or the key where the path
+/// stops being one.
+fn values_table(values: &Value, path: &str) -> std::result::Result<Value, String> {
+    let mut table = values.clone();
+    for key in path.split('.') {
+        let next = match &table {
+            Value::Map(m) => m.borrow().get(key).cloned(),
+            _ => None,
+        };
+        match next {
+            Some(found @ Value::Map(_)) => table = found,
+            _ => return Err(key.to_string()),
+        }
+    }
+    Ok(table)
 }
 
 /// [`without_no_value`], moving the marks after each removed `<no value>` back with the text.
@@ -1311,9 +1354,72 @@ impl<'s, 'a> Exec<'s, 'a> {
         Ok(v)
     }
 
+    /// A method of Helm's `Values` (`pkg/chart/common/values.go`) called on `.Values` (or on
+    /// what its `Table` returned); `None` for anything else, which is read as a map. Methods come
+    /// before keys, as Go's `evalField` takes them.
+    fn values_method(
+        &self,
+        v: &Value,
+        m: &value::MapRef,
+        name: &str,
+        args: &[Value],
+    ) -> Option<std::result::Result<Value, String>> {
+        let want = match name {
+            "AsMap" | "YAML" => 0,
+            "Table" | "PathValue" => 1,
+            _ => return None,
+        };
+        if !self.set.is_values_table(m) {
+            return None;
+        }
+        if args.len() != want {
+            return Some(Err(format!(
+                "wrong number of args for {name}: want {want} got {}",
+                args.len()
+            )));
+        }
+        let path = || match &args[0] {
+            Value::Str(s) => Ok(s.to_string()),
+            other => Err(format!(
+                "wrong type for value; expected string; got {}",
+                other.type_name()
+            )),
+        };
+        Some(match name {
+            "AsMap" => Ok(v.clone()),
+            "YAML" => Ok(Value::from(yaml::to_yaml(&v.to_data()))),
+            "Table" => path().and_then(|p| {
+                let table = values_table(v, &p)
+                    .map_err(|key| format!("error calling Table: {key:?} is not a table"))?;
+                self.set.mark_values_table(&table);
+                Ok(table)
+            }),
+            _ => path().and_then(|p| {
+                if p.is_empty() {
+                    return Err("error calling PathValue: YAML path cannot be empty".into());
+                }
+                let (table, key) = match p.rsplit_once('.') {
+                    Some((table, key)) => (values_table(v, table).ok(), key),
+                    None => (Some(v.clone()), p.as_str()),
+                };
+                let found = table.and_then(|t| match &t {
+                    Value::Map(m) => m.borrow().get(key).cloned(),
+                    _ => None,
+                });
+                match found {
+                    Some(value) if !matches!(value, Value::Map(_)) => Ok(value),
+                    _ => Err(format!("error calling PathValue: {key:?} is not a value")),
+                }
+            }),
+        })
+    }
+
     fn field(&self, v: &Value, name: &str, args: &[Value]) -> std::result::Result<Value, String> {
         match v {
             Value::Map(m) => {
+                if let Some(result) = self.values_method(v, m, name, args) {
+                    return result;
+                }
                 if !args.is_empty() {
                     return Err(format!("{name} is not a method but has arguments"));
                 }
