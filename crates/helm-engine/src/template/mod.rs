@@ -434,6 +434,9 @@ pub struct Exec<'s, 'a> {
     /// The values path dot stands for, inside `with .Values.X` (else unknown), and the paths
     /// marks name.
     dot_path: Option<Rc<str>>,
+    /// Dot is Go's invalid value: the template or `include` ran with no data or nil, and every
+    /// field of dot is `<no value>` (Go's `evalField` on an invalid receiver), not an error.
+    dot_missing: bool,
     mark_values: Vec<Rc<str>>,
     /// The render's `.Values` nodes (maps, lists, strings) by address, with their values path
     /// (`image.tag`, `tolerations[0].key`): built when an action first reads a value while
@@ -487,6 +490,7 @@ impl<'s, 'a> Exec<'s, 'a> {
             cur_file: 0,
             traced: Vec::new(),
             dot_path: None,
+            dot_missing: false,
             mark_values: Vec::new(),
             value_paths: None,
             touched: None,
@@ -890,7 +894,9 @@ impl<'s, 'a> Exec<'s, 'a> {
             ));
         }
         let saved_frame = std::mem::replace(&mut self.frame, self.vars.len());
-        self.vars.push(Var::new(DOLLAR, data.clone(), false));
+        let missing = matches!(data, Value::Nil);
+        self.vars.push(Var::new(DOLLAR, data.clone(), missing));
+        let saved_missing = std::mem::replace(&mut self.dot_missing, missing);
         let buffer = self.spare.pop().unwrap_or_default();
         let saved_out = std::mem::replace(&mut self.out, buffer);
         let saved_marks = std::mem::take(&mut self.marks);
@@ -910,6 +916,7 @@ impl<'s, 'a> Exec<'s, 'a> {
         self.cur_file = saved_file;
         self.vars.truncate(self.frame);
         self.frame = saved_frame;
+        self.dot_missing = saved_missing;
         self.cur = saved_body;
         if let Some(d) = self.include_depth.get_mut(&*name) {
             *d -= 1;
@@ -1043,10 +1050,13 @@ impl<'s, 'a> Exec<'s, 'a> {
     }
 
     fn range(&mut self, b: &BranchNode, dot: &Value) -> Result<Flow> {
-        // Dot is each element in turn: no values path is known for it.
+        // Dot is each element in turn: no values path is known for it, and an element is a
+        // valid value (a field of a nil one is an error).
         let saved = self.dot_path.take();
+        let saved_missing = std::mem::replace(&mut self.dot_missing, false);
         let flow = self.range_items(b, dot);
         self.dot_path = saved;
+        self.dot_missing = saved_missing;
         flow
     }
 
@@ -1188,7 +1198,7 @@ impl<'s, 'a> Exec<'s, 'a> {
             }
             Expr::Field(pos, names) => {
                 let args = self.args(rest, dot, piped)?;
-                self.chain(dot.clone(), names, &args, *pos, None, false)
+                self.chain(dot.clone(), names, &args, *pos, None, self.dot_missing)
             }
             Expr::Variable(pos, name, names) => {
                 let (v, unwrapped) = self.variable(*name, *pos)?;
@@ -1225,14 +1235,18 @@ impl<'s, 'a> Exec<'s, 'a> {
     }
 
     /// Which of a call's arguments Go would hold as its invalid value when nil: a
-    /// parenthesised pipeline, a variable set from a pipeline, and the value piped in (see
+    /// parenthesised pipeline, a variable set from a pipeline, the nil literal, an invalid dot
+    /// and its fields, and the value piped in (see
     /// [`funcs::Call::unwrapped_nils`]).
     fn unwrapped_nils(&self, exprs: &[Expr], piped: bool) -> u64 {
         let mut mask = 0u64;
         for (i, e) in exprs.iter().enumerate().take(64) {
             let unwrapped = match e {
-                Expr::Pipe(..) => true,
+                // The nil literal, as Go's `evalArg` gives a nil-able parameter its zero value.
+                Expr::Pipe(..) | Expr::Nil(_) => true,
                 Expr::Variable(pos, name, []) => self.variable(*name, *pos).is_ok_and(|(_, u)| u),
+                // Dot, and its fields, when dot is the invalid value.
+                Expr::Dot(..) | Expr::Field(..) => self.dot_missing,
                 _ => false,
             };
             if unwrapped {
@@ -1270,7 +1284,9 @@ impl<'s, 'a> Exec<'s, 'a> {
     fn arg_value(&mut self, e: &Expr, dot: &Value) -> Result<Value> {
         match e {
             Expr::Dot(_) => Ok(dot.clone()),
-            Expr::Field(pos, names) => self.chain(dot.clone(), names, &[], *pos, None, false),
+            Expr::Field(pos, names) => {
+                self.chain(dot.clone(), names, &[], *pos, None, self.dot_missing)
+            }
             Expr::Variable(pos, name, names) => {
                 let (v, unwrapped) = self.variable(*name, *pos)?;
                 if names.is_empty() {

@@ -301,7 +301,12 @@ fn to_list_strict(v: &Value, what: &str) -> Result<Vec<Value>, Failure> {
 
 /// Sprig's `empty`.
 pub fn empty(v: &Value) -> bool {
-    !v.truthy() && !matches!(v, Value::Object(_))
+    match v {
+        // Sprig's `empty` by Go kind: a Go map (`.Files`, `.Files.Glob`'s result) is empty
+        // without entries, a struct never.
+        Value::Object(o) => o.entries().is_some_and(|e| e.is_empty()),
+        v => !v.truthy(),
+    }
 }
 
 /// The longest list `until`/`untilStep` build: far beyond real charts, small enough that a

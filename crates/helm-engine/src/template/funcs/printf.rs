@@ -43,18 +43,46 @@ pub fn printf(format: &str, args: &[Value]) -> String {
             }
             Some(n)
         };
-        let Some(width) = number(&mut chars) else {
-            out.push_str("%!(NOVERB)");
-            break;
+        // `*` takes the width (or precision) from the next argument: an int, else
+        // `%!(BADWIDTH)` (`%!(BADPREC)`) and none (Go's `intFromArg`).
+        let width = if chars.peek() == Some(&'*') {
+            chars.next();
+            match int_from_arg(args, &mut next) {
+                Some(w) if w < 0 => {
+                    flags.push('-');
+                    flags.retain(|f| f != '0');
+                    w.unsigned_abs() as usize
+                }
+                Some(w) => w as usize,
+                None => {
+                    out.push_str("%!(BADWIDTH)");
+                    0
+                }
+            }
+        } else {
+            let Some(width) = number(&mut chars) else {
+                out.push_str("%!(NOVERB)");
+                break;
+            };
+            width
         };
         let mut precision: Option<usize> = None;
         if chars.peek() == Some(&'.') {
             chars.next();
-            let Some(p) = number(&mut chars) else {
-                out.push_str("%!(NOVERB)");
-                break;
-            };
-            precision = Some(p);
+            if chars.peek() == Some(&'*') {
+                chars.next();
+                // A negative precision is none, and bad.
+                match int_from_arg(args, &mut next) {
+                    Some(p) if p >= 0 => precision = Some(p as usize),
+                    _ => out.push_str("%!(BADPREC)"),
+                }
+            } else {
+                let Some(p) = number(&mut chars) else {
+                    out.push_str("%!(NOVERB)");
+                    break;
+                };
+                precision = Some(p);
+            }
         }
         let Some(verb) = chars.next() else {
             out.push_str("%!(NOVERB)");
@@ -96,7 +124,10 @@ pub fn printf(format: &str, args: &[Value]) -> String {
         out.push_str("%!(EXTRA ");
         let extra: Vec<String> = args[next..]
             .iter()
-            .map(|v| format!("{}={}", v.type_name(), v.to_print_inner()))
+            .map(|v| match v {
+                Value::Nil => "<nil>".to_string(),
+                v => format!("{}={}", v.type_name(), v.to_print_inner()),
+            })
             .collect();
         out.push_str(&extra.join(", "));
         out.push(')');
@@ -104,7 +135,25 @@ pub fn printf(format: &str, args: &[Value]) -> String {
     out
 }
 
+/// Go's `intFromArg`: the next argument as a width or precision, if it is an int within a
+/// million either way; it is used up either way.
+fn int_from_arg(args: &[Value], next: &mut usize) -> Option<i64> {
+    let arg = args.get(*next)?;
+    *next += 1;
+    match arg {
+        Value::Int(i) | Value::Int64(i) if i.unsigned_abs() <= 1_000_000 => Some(*i),
+        _ => None,
+    }
+}
+
 fn format_verb(verb: char, v: &Value, precision: Option<usize>, flags: &str) -> String {
+    // Go's `printArg` on a nil: `<nil>` for `%v` and `%T`, a bad verb without a type for the rest.
+    if matches!(v, Value::Nil) {
+        return match verb {
+            'v' | 'T' => "<nil>".to_string(),
+            _ => format!("%!{verb}(<nil>)"),
+        };
+    }
     let bad = || format!("%!{verb}({}={})", v.type_name(), v.to_print_inner());
     match verb {
         'v' => v.to_print_inner(),

@@ -1,0 +1,2 @@
+{{- define "reads-values" -}}[{{ .Values.a }}]{{- end -}}
+{{- define "reads-dot" -}}[{{ . }}]{{- end -}}
