@@ -619,34 +619,26 @@ fn toml_json(v: toml::Value) -> serde_json::Value {
     }
 }
 
-/// `toToml`: tables of scalars, lists and sub-tables (what BurntSushi's encoder writes).
+/// `toToml`: BurntSushi's TOML encoder, which Helm's `toToml` uses, on a map (anything else is
+/// an empty document). Works on the template's Go-typed values: the encoder writes a `float64`
+/// as Go's shortest `%g` with a decimal point (`1.0`, `1e+06`) and an `int` without.
 pub fn to_toml(v: &Value) -> String {
     let mut out = String::new();
-    if let serde_json::Value::Object(m) = v.to_json() {
-        toml_table(&mut out, &m, "", 0);
+    if let Value::Map(m) = v {
+        toml_table(&mut out, &m.borrow(), "", 0);
     }
     out
 }
 
-fn toml_table(
-    out: &mut String,
-    m: &serde_json::Map<String, serde_json::Value>,
-    path: &str,
-    depth: usize,
-) {
+fn toml_table(out: &mut String, m: &BTreeMap<String, Value>, path: &str, depth: usize) {
     // BurntSushi's encoder indents a table's keys by two spaces per level below the top.
     let pad = "  ".repeat(depth);
-    let mut tables: BTreeMap<&String, &serde_json::Map<String, serde_json::Value>> =
-        BTreeMap::new();
+    let mut tables: Vec<(&String, &Value)> = Vec::new();
     for (k, v) in m {
         match v {
-            serde_json::Value::Object(inner) => {
-                tables.insert(k, inner);
-            }
-            serde_json::Value::Null => {}
-            other => {
-                out.push_str(&format!("{pad}{k} = {}\n", toml_value(other)));
-            }
+            Value::Map(_) => tables.push((k, v)),
+            Value::Nil => {}
+            other => out.push_str(&format!("{pad}{k} = {}\n", toml_value(other))),
         }
     }
     for (k, inner) in tables {
@@ -656,18 +648,40 @@ fn toml_table(
             format!("{path}.{k}")
         };
         out.push_str(&format!("\n{pad}[{full}]\n"));
-        toml_table(out, inner, &full, depth + 1);
+        if let Value::Map(inner) = inner {
+            toml_table(out, &inner.borrow(), &full, depth + 1);
+        }
     }
 }
 
-fn toml_value(v: &serde_json::Value) -> String {
+fn toml_value(v: &Value) -> String {
     match v {
-        serde_json::Value::String(s) => super::gostring::go_quote(s),
-        serde_json::Value::Array(a) => {
-            let items: Vec<String> = a.iter().map(toml_value).collect();
+        Value::Str(s) => super::gostring::go_quote(s),
+        Value::List(items) => {
+            let items: Vec<String> = items.iter().map(toml_value).collect();
             format!("[{}]", items.join(", "))
         }
-        other => other.to_string(),
+        Value::Bytes(bytes) => {
+            let items: Vec<String> = bytes.iter().map(u8::to_string).collect();
+            format!("[{}]", items.join(", "))
+        }
+        // `floatAddDecimal(strconv.FormatFloat(f, 'g', -1, 64))`: `.0` where the digits have
+        // neither a point nor an exponent.
+        Value::Float(f) if f.is_nan() => "nan".to_string(),
+        Value::Float(f) if f.is_infinite() => if *f > 0.0 { "inf" } else { "-inf" }.to_string(),
+        Value::Float(f) => {
+            let digits = format_float_g(*f);
+            if digits.contains(['.', 'e']) {
+                digits
+            } else {
+                digits + ".0"
+            }
+        }
+        Value::Int(i) | Value::Int64(i) => i.to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Nil => String::new(),
+        Value::Map(_) => v.to_json().to_string(),
+        Value::Object(o) => toml_value(&o.to_data()),
     }
 }
 
