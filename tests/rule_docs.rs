@@ -99,16 +99,31 @@ fn explain_shows_every_section() {
 fn every_rule_fires_on_every_workload_kind() {
     use serde_json::{Value, json};
     let rules = winguard::policy::builtin_rules().unwrap();
-    // Rules that by definition look only at some kinds.
-    let only: &[(&str, &[&str])] = &[(
-        "windows-lb-backend-limit",
-        &[
-            "Deployment",
-            "StatefulSet",
-            "ReplicaSet",
-            "ReplicationController",
-        ],
-    )];
+    // Rules that by definition look only at some kinds: the load balancer's backends are a
+    // scaled workload's; an IIS server is a workload that keeps running (a Job's or CronJob's
+    // container runs to completion).
+    let only: &[(&str, &[&str])] = &[
+        (
+            "windows-lb-backend-limit",
+            &[
+                "Deployment",
+                "StatefulSet",
+                "ReplicaSet",
+                "ReplicationController",
+            ],
+        ),
+        (
+            "iis-service-monitor-missing",
+            &[
+                "Pod",
+                "Deployment",
+                "StatefulSet",
+                "DaemonSet",
+                "ReplicaSet",
+                "ReplicationController",
+            ],
+        ),
+    ];
     let kinds = [
         "Pod",
         "Deployment",
