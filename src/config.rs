@@ -696,6 +696,9 @@ impl Config {
             "windows": {
                 "nodeBuilds": self.windows.node_builds,
                 "taints": self.windows_taints(),
+                // The generic profile's taint is the upstream docs' recommendation, not a fact of
+                // the cluster: rules may weigh a pod that tolerates another platform's taint.
+                "taintsAssumed": self.windows.taints.is_none() && self.profile == Profile::Generic,
                 "siteRoot": self.windows.site_root,
                 "dsr": dsr,
                 "lbBackendLimit": self.windows.lb_backend_limit.unwrap_or(if dsr { 1024 } else { 64 }),

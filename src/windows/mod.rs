@@ -626,9 +626,12 @@ const BUILD_KEY: &str = "node.kubernetes.io/windows-build";
 
 /// The labels of control-plane nodes, which are Linux nodes: a pod that requires one stays off
 /// Windows nodes.
-const CONTROL_PLANE_KEYS: [&str; 2] = [
+/// The labels control-plane nodes carry: kubeadm's (and k3s', RKE2's) current and former ones,
+/// and RKE's.
+const CONTROL_PLANE_KEYS: [&str; 3] = [
     "node-role.kubernetes.io/control-plane",
     "node-role.kubernetes.io/master",
+    "node-role.kubernetes.io/controlplane",
 ];
 
 /// Where the pod requires control-plane nodes (a JSON pointer below the spec): a nodeSelector
