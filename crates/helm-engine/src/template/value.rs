@@ -59,6 +59,10 @@ pub trait Object: std::any::Any {
     fn entries(&self) -> Option<Vec<(Value, Value)>> {
         None
     }
+    /// `index` by a key, for an object that is a Go map (`None`: it cannot be indexed).
+    fn index(&self, _key: &str) -> Option<Value> {
+        None
+    }
     /// The value `toYaml`/`toJson` see (Go marshals the struct's fields).
     fn to_data(&self) -> Value {
         Value::Str(self.display().into())

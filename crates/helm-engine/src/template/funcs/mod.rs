@@ -427,6 +427,9 @@ fn index(_: &mut Call<'_, '_, '_>, a: Args) -> R {
                 _ => return err(format!("error calling index: index out of range: {i}")),
             },
             (Value::Map(m), Value::Str(k)) => m.borrow().get(&**k).cloned().unwrap_or(Value::Nil),
+            (Value::Object(o), Value::Str(k)) if o.index(k).is_some() => {
+                o.index(k).unwrap_or(Value::Nil)
+            }
             // Go indexes a string's bytes (a `uint8`, printed as a number).
             (Value::Str(s), Value::Int(i) | Value::Int64(i)) => {
                 match usize::try_from(*i).ok().and_then(|i| s.as_bytes().get(i)) {

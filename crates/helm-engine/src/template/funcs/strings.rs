@@ -190,11 +190,7 @@ pub(super) const FUNCS: &[(&[&str], Func)] = &[
     }),
     (&["split"], |_, a| {
         let (sep, s) = (string_arg(&a, 0)?, string_arg(&a, 1)?);
-        let mut m = BTreeMap::new();
-        for (i, part) in go_split(&s, &sep).into_iter().enumerate() {
-            m.insert(format!("_{i}"), Value::from(part));
-        }
-        Ok(Value::map(m))
+        Ok(StringMap::of_parts(go_split(&s, &sep)))
     }),
     (&["splitList"], |_, a| {
         let (sep, s) = (string_arg(&a, 0)?, string_arg(&a, 1)?);
@@ -204,7 +200,6 @@ pub(super) const FUNCS: &[(&[&str], Func)] = &[
     }),
     (&["splitn"], |_, a| {
         let (sep, n, s) = (string_arg(&a, 0)?, to_int(&arg(&a, 1)?), string_arg(&a, 2)?);
-        let mut m = BTreeMap::new();
         let parts: Vec<String> = if n < 0 {
             go_split(&s, &sep)
         } else {
@@ -212,10 +207,7 @@ pub(super) const FUNCS: &[(&[&str], Func)] = &[
                 .map(String::from)
                 .collect()
         };
-        for (i, part) in parts.into_iter().enumerate() {
-            m.insert(format!("_{i}"), Value::from(part));
-        }
-        Ok(Value::map(m))
+        Ok(StringMap::of_parts(parts))
     }),
     (&["join"], |_, a| {
         let sep = string_arg(&a, 0)?;
@@ -240,3 +232,50 @@ pub(super) const FUNCS: &[(&[&str], Func)] = &[
         Ok(Value::from(abbreviate_full(&s, left, right)))
     }),
 ];
+
+/// Go's `map[string]string`, what Sprig's `split` and `splitn` return (`_0`, `_1`, …): a missing
+/// key reads as the empty string, not nil.
+struct StringMap(BTreeMap<String, String>);
+
+impl StringMap {
+    fn of_parts(parts: Vec<String>) -> Value {
+        let map = parts
+            .into_iter()
+            .enumerate()
+            .map(|(i, part)| (format!("_{i}"), part))
+            .collect();
+        Value::Object(Rc::new(StringMap(map)))
+    }
+}
+
+impl crate::template::value::Object for StringMap {
+    fn type_name(&self) -> &str {
+        "map[string]string"
+    }
+    fn field(&self, name: &str) -> Option<Value> {
+        Some(Value::from(self.0.get(name).map_or("", String::as_str)))
+    }
+    fn display(&self) -> String {
+        let entries: Vec<String> = self.0.iter().map(|(k, v)| format!("{k}:{v}")).collect();
+        format!("map[{}]", entries.join(" "))
+    }
+    fn entries(&self) -> Option<Vec<(Value, Value)>> {
+        Some(
+            self.0
+                .iter()
+                .map(|(k, v)| (Value::from(k.as_str()), Value::from(v.as_str())))
+                .collect(),
+        )
+    }
+    fn index(&self, key: &str) -> Option<Value> {
+        self.field(key)
+    }
+    fn to_data(&self) -> Value {
+        Value::map(
+            self.0
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+                .collect(),
+        )
+    }
+}
