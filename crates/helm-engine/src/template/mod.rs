@@ -282,6 +282,11 @@ impl<'a> TemplateSet<'a> {
     }
 }
 
+/// Where a pipeline's last command starts: the node Go's errors after it name.
+fn last_operand(pipe: &PipeNode) -> Option<Pos> {
+    pipe.commands.last()?.args.first().map(|e| e.pos())
+}
+
 /// Helm's `Values.Table`: the map at a dotted path of `values`, or the key where the path
 /// stops being one.
 fn values_table(values: &Value, path: &str) -> std::result::Result<Value, String> {
@@ -692,7 +697,7 @@ impl<'s, 'a> Exec<'s, 'a> {
             Node::Action(pos, pipe) => {
                 self.step(*pos)?;
                 self.touched = None;
-                let v = self.pipe(pipe, dot)?;
+                let v = self.pipe(pipe, dot, *pos)?;
                 if pipe.decl.is_empty() {
                     self.mark(pos.offset, false);
                     self.mark_value(pos.offset, &v);
@@ -706,7 +711,7 @@ impl<'s, 'a> Exec<'s, 'a> {
             Node::Template(t) => {
                 self.step(t.pos)?;
                 let data = match &t.pipe {
-                    Some(p) => self.pipe(p, dot)?,
+                    Some(p) => self.pipe(p, dot, t.pos)?,
                     None => Value::Nil,
                 };
                 let Some(body) = self.body(t.name) else {
@@ -1023,7 +1028,7 @@ impl<'s, 'a> Exec<'s, 'a> {
     fn branch(&mut self, b: &BranchNode, dot: &Value, with: bool) -> Result<Flow> {
         self.step(b.pos)?;
         let mark = self.vars.len();
-        let v = self.pipe(&b.pipe, dot)?;
+        let v = self.pipe(&b.pipe, dot, b.pos)?;
         if !v.truthy() && b.else_body.is_none() {
             self.mark_hole(b.pos.offset, &v);
         }
@@ -1116,15 +1121,16 @@ impl<'s, 'a> Exec<'s, 'a> {
                 other => other,
             });
         }
+        let last = last_operand(&b.pipe).unwrap_or(b.pos);
         for (key, item) in items {
             self.step(b.pos)?;
             let inner_mark = self.vars.len();
             match b.pipe.decl.len() {
                 0 => {}
-                1 => self.bind(b.pipe.decl[0], item.clone(), b.pipe.is_assign, false),
+                1 => self.bind(b.pipe.decl[0], item.clone(), b.pipe.is_assign, false, last)?,
                 _ => {
-                    self.bind(b.pipe.decl[0], key, b.pipe.is_assign, false);
-                    self.bind(b.pipe.decl[1], item.clone(), b.pipe.is_assign, false);
+                    self.bind(b.pipe.decl[0], key, b.pipe.is_assign, false, last)?;
+                    self.bind(b.pipe.decl[1], item.clone(), b.pipe.is_assign, false, last)?;
                 }
             }
             let flow = self.run_list(&b.body, &item)?;
@@ -1137,28 +1143,51 @@ impl<'s, 'a> Exec<'s, 'a> {
         Ok(Flow::Normal)
     }
 
-    fn bind(&mut self, name: Span, value: Value, assign: bool, unwrapped: bool) {
+    /// Declares (`:=`) or assigns (`=`) a variable; assigning one not declared is Go's
+    /// `setVar` error.
+    fn bind(
+        &mut self,
+        name: Span,
+        value: Value,
+        assign: bool,
+        unwrapped: bool,
+        pos: Pos,
+    ) -> Result<()> {
         let frame = self.frame;
         if assign {
             let src = &self.cur.source;
             let wanted = var_name(src, name);
-            if let Some(slot) = self.vars[frame..]
+            let Some(slot) = self.vars[frame..]
                 .iter_mut()
                 .rev()
                 .find(|v| var_name(src, v.name) == wanted)
-            {
-                slot.value = value;
-                slot.unwrapped = unwrapped;
-                return;
-            }
+            else {
+                // Go reports it at the node it evaluated last: the pipeline's last operand.
+                // (A field chain's place is its last field's; its text is the whole chain.)
+                let wanted = wanted.to_string();
+                let at = (pos.offset as usize).min(src.len());
+                let edge = |c: char| c.is_whitespace() || matches!(c, '(' | ')' | '{' | '}');
+                let start = src[..at].rfind(edge).map_or(0, |i| i + 1);
+                let end = src[at..].find(edge).map_or(src.len(), |i| at + i);
+                let node = src[start..end].to_string();
+                return Err(self.error(
+                    pos,
+                    Failure::Exec(format!("<{node}>: undefined variable: {wanted}")),
+                ));
+            };
+            slot.value = value;
+            slot.unwrapped = unwrapped;
+            return Ok(());
         }
         self.vars.push(Var::new(name, value, unwrapped));
+        Ok(())
     }
 
-    fn pipe(&mut self, pipe: &PipeNode, dot: &Value) -> Result<Value> {
+    fn pipe(&mut self, pipe: &PipeNode, dot: &Value, pos: Pos) -> Result<Value> {
         let value = self.commands(pipe.commands, dot)?;
+        let last = last_operand(pipe).unwrap_or(pos);
         for name in pipe.decl {
-            self.bind(*name, value.clone(), pipe.is_assign, true);
+            self.bind(*name, value.clone(), pipe.is_assign, true, last)?;
         }
         Ok(value)
     }
@@ -1306,9 +1335,9 @@ impl<'s, 'a> Exec<'s, 'a> {
             }),
             Expr::Bool(_, b) => Ok(Value::Bool(*b)),
             Expr::Nil(_) => Ok(Value::Nil),
-            Expr::Pipe(_, p) => {
+            Expr::Pipe(pos, p) => {
                 let mark = self.vars.len();
-                let v = with_stack(|| self.pipe(p, dot));
+                let v = with_stack(|| self.pipe(p, dot, *pos));
                 self.vars.truncate(mark);
                 v
             }

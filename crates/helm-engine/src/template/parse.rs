@@ -881,21 +881,31 @@ impl<'s, 'a> Parser<'s, 'a, '_> {
                 }
                 Kind::Comma if context == "range" => {
                     self.next();
+                    let before_second = self.at;
                     let second = self.next_non_space();
-                    if second.kind != Kind::Variable {
-                        return Err(
-                            self.error_at(&second, "range can only initialize variables".into())
-                        );
+                    let op = self.peek_non_space();
+                    match second.kind {
+                        Kind::Variable if matches!(op.kind, Kind::Declare | Kind::Assign) => {
+                            self.next_non_space();
+                            is_assign = op.kind == Kind::Assign;
+                            decl.push(first.span());
+                            decl.push(second.span());
+                            self.vars.push(self.word(&first));
+                            self.vars.push(self.word(&second));
+                        }
+                        // Go's parser goes back to its declarations (`goto decls`): the first
+                        // variable is declared, and what follows is the pipeline
+                        // (`range $k, $v` ranges over `$v`, which must be defined).
+                        Kind::Variable | Kind::RightDelim | Kind::RightParen => {
+                            self.at = before_second;
+                            decl.push(first.span());
+                            self.vars.push(self.word(&first));
+                        }
+                        _ => {
+                            return Err(self
+                                .error_at(&second, "range can only initialize variables".into()));
+                        }
                     }
-                    let op = self.next_non_space();
-                    if op.kind != Kind::Declare && op.kind != Kind::Assign {
-                        return Err(self.unexpected(&op, "range"));
-                    }
-                    is_assign = op.kind == Kind::Assign;
-                    decl.push(first.span());
-                    decl.push(second.span());
-                    self.vars.push(self.word(&first));
-                    self.vars.push(self.word(&second));
                 }
                 Kind::Comma => {
                     return Err(
