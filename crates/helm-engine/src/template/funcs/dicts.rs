@@ -95,12 +95,30 @@ pub(super) const FUNCS: &[(&[&str], Func)] = &[
         if a.len() < 3 {
             return err("dig needs at least three arguments");
         }
+        // Sprig's type assertions (`ps[i].(string)`, `….(map[string]interface{})`) panic on
+        // anything else, which Helm reports as the call's error.
+        let conversion = |v: &Value, want: &str| {
+            let found = match v {
+                Value::Nil => "nil".to_string(),
+                v => v.type_name(),
+            };
+            err(format!(
+                "interface conversion: interface {{}} is {found}, not {want}"
+            ))
+        };
         let default = a[a.len() - 2].clone();
         let mut cur = a[a.len() - 1].clone();
-        for key in &a[..a.len() - 2] {
+        let keys = &a[..a.len() - 2];
+        if let Some(bad) = keys.iter().find(|k| !matches!(k, Value::Str(_))) {
+            if !matches!(cur, Value::Map(_)) {
+                return conversion(&cur, "map[string]interface {}");
+            }
+            return conversion(bad, "string");
+        }
+        for key in keys {
             let next = match &cur {
                 Value::Map(m) => m.borrow().get(&strval(key)).cloned(),
-                _ => None,
+                other => return conversion(other, "map[string]interface {}"),
             };
             cur = match next {
                 Some(v) => v,
