@@ -36,24 +36,27 @@ pub(super) const FUNCS: &[(&[&str], Func)] = &[
         let key = string_arg(&a, 1)?;
         Ok(Value::Bool(c.map_param(&a, 0)?.borrow().contains_key(&key)))
     }),
-    (&["pluck"], |_, a| {
+    // Every argument after the key is a `map[string]interface{}` parameter: anything else fails
+    // as Go's argument conversion does, a nil literal is an empty map.
+    (&["pluck"], |c, a| {
         let key = string_arg(&a, 0)?;
-        Ok(Value::list(
-            a[1..]
-                .iter()
-                .filter_map(|d| match d {
-                    Value::Map(m) => m.borrow().get(&key).cloned(),
-                    _ => None,
-                })
-                .collect(),
-        ))
-    }),
-    (&["keys"], |_, a| {
-        let mut keys: Vec<Value> = Vec::new();
-        for d in &a {
-            if let Value::Map(m) = d {
-                keys.extend(m.borrow().keys().map(|k| Value::from(k.as_str())));
+        let mut found = Vec::new();
+        for i in 1..a.len() {
+            if let Some(v) = c.map_param(&a, i)?.borrow().get(&key) {
+                found.push(v.clone());
             }
+        }
+        Ok(Value::list(found))
+    }),
+    (&["keys"], |c, a| {
+        let mut keys: Vec<Value> = Vec::new();
+        for i in 0..a.len() {
+            keys.extend(
+                c.map_param(&a, i)?
+                    .borrow()
+                    .keys()
+                    .map(|k| Value::from(k.as_str())),
+            );
         }
         Ok(Value::list(keys))
     }),

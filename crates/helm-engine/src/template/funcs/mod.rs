@@ -150,6 +150,10 @@ fn str_arg(a: &[Value], i: usize) -> Result<Rc<str>, Failure> {
 fn map_arg(a: &[Value], i: usize) -> Result<MapRef, Failure> {
     match arg(a, i)? {
         Value::Map(m) => Ok(m),
+        // A nil read from a map is a nil `interface {}` to Go's argument check.
+        Value::Nil => {
+            err("wrong type for value; expected map[string]interface {}; got interface {}")
+        }
         other => err(format!(
             "wrong type for value; expected map[string]interface {{}}; got {}",
             other.type_name()
