@@ -10,7 +10,7 @@ use crate::json;
 use crate::value::Value;
 use regex::Regex;
 
-use crate::windows::{ClusterProfile, ImagePatterns, WindowsRuntimeClass};
+use crate::windows::{ClusterProfile, ImagePatterns, WindowsRuntimeClass, gate_on};
 use serde::{Deserialize, Deserializer};
 
 use crate::error::{Error, ErrorKind, Errors};
@@ -579,24 +579,9 @@ impl Config {
         crate::k8s::parse_version(&self.kubernetes_version).unwrap_or((1, 0))
     }
 
-    /// Whether a feature gate is on: as `featureGates` says, else by the version's default
-    /// (`default_on_since`: the first version where the gate is on by default; `None` for a gate
-    /// that is off by default in every version).
+    /// Whether a feature gate is on (see [`gate_on`]) at the configured version.
     pub fn gate(&self, name: &str, default_on_since: Option<(u64, u64)>) -> bool {
-        self.gate_at(name, default_on_since, self.version())
-    }
-
-    /// [`Config::gate`] with the cluster version already parsed (the model asks per pod).
-    pub fn gate_at(
-        &self,
-        name: &str,
-        default_on_since: Option<(u64, u64)>,
-        version: (u64, u64),
-    ) -> bool {
-        match self.feature_gates.get(name) {
-            Some(on) => *on,
-            None => default_on_since.is_some_and(|since| version >= since),
-        }
+        gate_on(&self.feature_gates, name, default_on_since, self.version())
     }
 
     /// The taints on the cluster's Windows nodes: as configured, else the profile's default.

@@ -10,7 +10,7 @@ mod facts;
 mod image;
 mod profile;
 
-pub(crate) use profile::{ClusterProfile, ImagePatterns, WindowsRuntimeClass};
+pub(crate) use profile::{ClusterProfile, ImagePatterns, WindowsRuntimeClass, gate_on};
 
 use std::collections::HashMap;
 

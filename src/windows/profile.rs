@@ -31,14 +31,24 @@ pub struct WindowsRuntimeClass {
 }
 
 impl ClusterProfile {
-    /// Whether a feature gate is on: as set, else by the version's default (`default_on_since`:
-    /// the first version where the gate is on by default; `None` for a gate off by default in
-    /// every version).
+    /// Whether a feature gate is on (see [`gate_on`]) at the cluster's version.
     pub fn gate(&self, name: &str, default_on_since: Option<(u64, u64)>) -> bool {
-        match self.feature_gates.get(name) {
-            Some(on) => *on,
-            None => default_on_since.is_some_and(|since| self.version >= since),
-        }
+        gate_on(&self.feature_gates, name, default_on_since, self.version)
+    }
+}
+
+/// Whether a feature gate is on at `version`: as set in `feature_gates`, else by its default
+/// (`default_on_since`: the first version where the gate is on by default; `None` for a gate
+/// off by default in every version).
+pub(crate) fn gate_on(
+    feature_gates: &BTreeMap<String, bool>,
+    name: &str,
+    default_on_since: Option<(u64, u64)>,
+    version: (u64, u64),
+) -> bool {
+    match feature_gates.get(name) {
+        Some(on) => *on,
+        None => default_on_since.is_some_and(|since| version >= since),
     }
 }
 
