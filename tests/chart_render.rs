@@ -42,6 +42,8 @@ enum Compare {
     Exact,
     Yaml,
     Shape,
+    /// Parsed YAML, each PEM certificate compared field by field ([`certificate_fields`]).
+    Certificates,
 }
 
 fn default_release() -> String {
@@ -103,6 +105,94 @@ fn same(compare: Compare, ours: &str, helm: &str) -> bool {
             let (a, b) = (documents(ours), documents(helm));
             a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| shape(x) == shape(y))
         }
+        Compare::Certificates => {
+            let fields = |text| {
+                documents(text)
+                    .iter()
+                    .map(with_certificate_fields)
+                    .collect()
+            };
+            let (a, b): (Vec<Json>, Vec<Json>) = (fields(ours), fields(helm));
+            a == b
+        }
+    }
+}
+
+/// The value with every PEM certificate in it replaced by its DER, field by field.
+fn with_certificate_fields(v: &Json) -> Json {
+    match v {
+        Json::Object(m) => Json::Object(
+            m.iter()
+                .map(|(k, v)| (k.clone(), with_certificate_fields(v)))
+                .collect(),
+        ),
+        Json::Array(a) => Json::Array(a.iter().map(with_certificate_fields).collect()),
+        Json::String(s) if s.contains("-----BEGIN CERTIFICATE-----") => {
+            let block = pem::parse(s).unwrap();
+            let mut fields = Vec::new();
+            der_fields(block.contents(), "", &mut fields);
+            let (_, cert) = x509_parser::parse_x509_certificate(block.contents()).unwrap();
+            let validity = cert.validity();
+            let seconds = validity.not_after.timestamp() - validity.not_before.timestamp();
+            fields.push(format!("valid for {seconds} s"));
+            serde_json::json!(fields)
+        }
+        other => other.clone(),
+    }
+}
+
+/// A certificate's DER as one line per element: its path (`0.0.3` is the TBS certificate's
+/// issuer), tag and, for primitive elements, its bytes. What Sprig and Go make random or from the
+/// clock is replaced by what must hold of it: the serial (`rand.Int(rand.Reader, 2^128)`: a
+/// positive INTEGER of at most 17 bytes in minimal form), the validity times (their tag: UTCTime
+/// or GeneralizedTime), the signature value. Extension values (DER in an OCTET STRING) are
+/// walked as well.
+fn der_fields(bytes: &[u8], path: &str, out: &mut Vec<String>) {
+    use x509_parser::der_parser::asn1_rs::{Any, FromDer};
+    let mut rest = bytes;
+    let mut index = 0;
+    while !rest.is_empty() {
+        let (next, any) = Any::from_der(rest).expect("DER");
+        let here = if path.is_empty() {
+            index.to_string()
+        } else {
+            format!("{path}.{index}")
+        };
+        let tag = format!(
+            "{here} {:?} {} {}",
+            any.class(),
+            any.tag().0,
+            if any.header.is_constructed() {
+                "c"
+            } else {
+                "p"
+            }
+        );
+        let is_extension_value =
+            here.starts_with("0.0.7.0.") && here.matches('.').count() == 5 && any.tag().0 == 4;
+        match here.as_str() {
+            "0.0.1" => {
+                let d = any.data;
+                let minimal = d.len() == 1 || !(d[0] == 0 && d[1] < 0x80);
+                out.push(format!(
+                    "{tag} serial positive={} minimal={minimal} len<=17={}",
+                    d[0] < 0x80,
+                    d.len() <= 17
+                ));
+            }
+            "0.0.4.0" | "0.0.4.1" | "0.2" => out.push(tag),
+            _ if any.header.is_constructed() => {
+                out.push(tag);
+                der_fields(any.data, &here, out);
+            }
+            _ if is_extension_value => {
+                out.push(tag);
+                der_fields(any.data, &here, out);
+            }
+            _ => out.push(format!("{tag} {:02x?}", any.data)),
+        }
+        rest = next;
+        index += 1;
     }
 }
 

@@ -1,21 +1,29 @@
 //! Sprig's key and certificate functions (`genPrivateKey`, `genCA`, `genSelfSignedCert`,
 //! `genSignedCert`, their `…WithKey` forms, `buildCustomCert`), as Sprig's `crypto.go` makes them:
 //! the same key kinds and PEM encodings (RSA as PKCS#1 `RSA PRIVATE KEY`, EC P-256 as SEC1
-//! `EC PRIVATE KEY`, Ed25519 as PKCS#8 `PRIVATE KEY`, DSA as OpenSSL's `DSA PRIVATE KEY`) and the
-//! same certificate template (128-bit random serial, valid from now for `days × 24h`, digital
-//! signature + key encipherment (+ cert sign for a CA), server + client auth, basic constraints).
+//! `EC PRIVATE KEY`, Ed25519 as PKCS#8 `PRIVATE KEY`, DSA as OpenSSL's `DSA PRIVATE KEY`), and
+//! certificates written field by field as Go's `x509.CreateCertificate` writes Sprig's template.
 //!
-//! The RustCrypto crates make and encode the keys (ring, under `rcgen`, cannot generate RSA or
-//! DSA keys nor write PKCS#1/SEC1); `rcgen` writes and signs the certificates.
+//! The RustCrypto crates make and encode the keys; `x509-cert` gives the X.509 types and reads
+//! the CA certificates given to `genSignedCert`. The certificate itself is assembled here, not by
+//! a certificate builder (rcgen, `x509-cert`'s own), because each of those decides what Go
+//! decides differently — which extensions, in what order, which string type a name takes,
+//! which key identifiers — and a chart's certificate should be the one Helm would make.
+//! RSA signs through `rsa` (any size Go accepts; ring refuses keys under 2048 bits), EC and
+//! Ed25519 through ring.
 
 use std::collections::BTreeMap;
 
-use der::asn1::UintRef;
-use der::{Decode, Encode, Reader};
-use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
-    KeyUsagePurpose, SanType, SerialNumber, SignatureAlgorithm,
+use der::asn1::{AnyRef, BitString, Ia5String, Null, OctetString, UintRef};
+use der::{Decode, Encode, Reader, Sequence, Tag};
+use x509_cert::Certificate as X509Certificate;
+use x509_cert::ext::Extension;
+use x509_cert::ext::pkix::name::GeneralName;
+use x509_cert::ext::pkix::{
+    AuthorityKeyIdentifier, BasicConstraints, ExtendedKeyUsage, KeyUsage, KeyUsages,
+    SubjectAltName, SubjectKeyIdentifier,
 };
+use x509_cert::spki::{AlgorithmIdentifierOwned, SubjectPublicKeyInfoOwned};
 
 use super::value::Value;
 
@@ -187,7 +195,7 @@ impl PrivateKey {
         })
     }
 
-    /// The key as PKCS#8 (v1, as Go's `MarshalPKCS8PrivateKey` writes it), which is what rcgen
+    /// The key as PKCS#8 (v1, as Go's `MarshalPKCS8PrivateKey` writes it), which is what ring
     /// signs with.
     fn pkcs8_der(&self) -> Result<Vec<u8>, String> {
         use pkcs8::EncodePrivateKey;
@@ -206,23 +214,94 @@ impl PrivateKey {
         }
     }
 
-    /// The key as rcgen signs with it, with the signature algorithm Go picks for its kind; the
-    /// error is `x509.CreateCertificate`'s as Sprig wraps it.
-    fn signer(&self) -> Result<KeyPair, String> {
-        self.rcgen_key_pair()
-            .map_err(|e| format!("error creating certificate: {e}"))
+    /// The key's SubjectPublicKeyInfo, as Go's `marshalPublicKey` writes it.
+    fn public_key_info(&self) -> Result<Vec<u8>, String> {
+        use pkcs8::EncodePublicKey;
+        let text = |e: pkcs8::spki::Error| e.to_string();
+        match self {
+            PrivateKey::Rsa(key) => Ok(key
+                .to_public_key()
+                .to_public_key_der()
+                .map_err(text)?
+                .into_vec()),
+            PrivateKey::Ec(key) => Ok(key
+                .public_key()
+                .to_public_key_der()
+                .map_err(text)?
+                .into_vec()),
+            PrivateKey::Ed25519(seed) => {
+                use ring::signature::KeyPair;
+                let pair = ring::signature::Ed25519KeyPair::from_seed_unchecked(seed)
+                    .map_err(|e| e.to_string())?;
+                let info = SubjectPublicKeyInfoOwned {
+                    algorithm: algorithm(OID_ED25519, false),
+                    subject_public_key: BitString::from_bytes(pair.public_key().as_ref())
+                        .map_err(|e| e.to_string())?,
+                };
+                info.to_der().map_err(|e| e.to_string())
+            }
+            PrivateKey::Dsa(_) => Err(NOT_A_SIGNER.into()),
+        }
     }
 
-    fn rcgen_key_pair(&self) -> Result<KeyPair, String> {
-        let algorithm: &'static SignatureAlgorithm = match self {
-            PrivateKey::Rsa(_) => &rcgen::PKCS_RSA_SHA256,
-            PrivateKey::Ec(_) => &rcgen::PKCS_ECDSA_P256_SHA256,
-            PrivateKey::Ed25519(_) => &rcgen::PKCS_ED25519,
+    /// The signature algorithm Go's `signingParamsForKey` picks for the key's kind.
+    fn signature_algorithm(&self) -> Result<AlgorithmIdentifierOwned, String> {
+        Ok(match self {
+            PrivateKey::Rsa(_) => algorithm(OID_SHA256_WITH_RSA, true),
+            PrivateKey::Ec(_) => algorithm(OID_ECDSA_WITH_SHA256, false),
+            PrivateKey::Ed25519(_) => algorithm(OID_ED25519, false),
             PrivateKey::Dsa(_) => return Err(NOT_A_SIGNER.into()),
-        };
-        let der = self.pkcs8_der()?;
-        KeyPair::from_pkcs8_der_and_sign_algo(&der.as_slice().into(), algorithm)
-            .map_err(|e| e.to_string())
+        })
+    }
+
+    /// The signature over `message`: PKCS#1 v1.5 with SHA-256, ECDSA P-256 with SHA-256
+    /// (ASN.1), or Ed25519.
+    fn sign(&self, message: &[u8]) -> Result<Vec<u8>, String> {
+        let rng = ring::rand::SystemRandom::new();
+        match self {
+            PrivateKey::Rsa(key) => {
+                use sha2::Digest;
+                let digest = sha2::Sha256::digest(message);
+                key.sign(rsa::Pkcs1v15Sign::new::<sha2::Sha256>(), &digest)
+                    .map_err(|e| e.to_string())
+            }
+            PrivateKey::Ec(_) => {
+                use ring::signature::{ECDSA_P256_SHA256_ASN1_SIGNING, EcdsaKeyPair};
+                let pair = EcdsaKeyPair::from_pkcs8(
+                    &ECDSA_P256_SHA256_ASN1_SIGNING,
+                    &self.pkcs8_der()?,
+                    &rng,
+                )
+                .map_err(|e| e.to_string())?;
+                let signature = pair.sign(&rng, message).map_err(|e| e.to_string())?;
+                Ok(signature.as_ref().to_vec())
+            }
+            PrivateKey::Ed25519(seed) => {
+                let pair = ring::signature::Ed25519KeyPair::from_seed_unchecked(seed)
+                    .map_err(|e| e.to_string())?;
+                Ok(pair.sign(message).as_ref().to_vec())
+            }
+            PrivateKey::Dsa(_) => Err(NOT_A_SIGNER.into()),
+        }
+    }
+}
+
+const OID_SHA256_WITH_RSA: der::oid::ObjectIdentifier =
+    der::oid::ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.11");
+const OID_ECDSA_WITH_SHA256: der::oid::ObjectIdentifier =
+    der::oid::ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.2");
+const OID_COMMON_NAME: der::oid::ObjectIdentifier =
+    der::oid::ObjectIdentifier::new_unwrap("2.5.4.3");
+const OID_SERVER_AUTH: der::oid::ObjectIdentifier =
+    der::oid::ObjectIdentifier::new_unwrap("1.3.6.1.5.5.7.3.1");
+const OID_CLIENT_AUTH: der::oid::ObjectIdentifier =
+    der::oid::ObjectIdentifier::new_unwrap("1.3.6.1.5.5.7.3.2");
+
+/// An algorithm identifier; RSA's carry an explicit NULL, as Go writes them.
+fn algorithm(oid: der::oid::ObjectIdentifier, null_parameters: bool) -> AlgorithmIdentifierOwned {
+    AlgorithmIdentifierOwned {
+        oid,
+        parameters: null_parameters.then(|| Null.into()),
     }
 }
 
@@ -278,10 +357,40 @@ fn first_pem_block(text: &str) -> Option<pem::Pem> {
 }
 
 fn pair(cert: String, key: String) -> Value {
-    let mut m = BTreeMap::new();
-    m.insert("Cert".into(), Value::from(cert));
-    m.insert("Key".into(), Value::from(key));
-    Value::map(m)
+    Value::Object(std::rc::Rc::new(Certificate { cert, key }))
+}
+
+/// Sprig's `certificate` struct, what the certificate functions return and `genSignedCert`
+/// takes: a Go struct with the fields `Cert` and `Key`, not a map (a dict with those keys is
+/// not a CA to Go's argument check).
+pub(super) struct Certificate {
+    pub(super) cert: String,
+    pub(super) key: String,
+}
+
+impl super::value::Object for Certificate {
+    fn type_name(&self) -> &str {
+        "sprig.certificate"
+    }
+    fn kind(&self) -> &'static str {
+        "struct"
+    }
+    fn field(&self, name: &str) -> Option<Value> {
+        match name {
+            "Cert" => Some(Value::from(self.cert.as_str())),
+            "Key" => Some(Value::from(self.key.as_str())),
+            _ => None,
+        }
+    }
+    fn display(&self) -> String {
+        format!("{{{} {}}}", self.cert, self.key)
+    }
+    fn to_data(&self) -> Value {
+        let mut m = BTreeMap::new();
+        m.insert("Cert".into(), Value::from(self.cert.as_str()));
+        m.insert("Key".into(), Value::from(self.key.as_str()));
+        Value::map(m)
+    }
 }
 
 /// What the certificate functions' first arguments say: common name, IP and DNS alternative
@@ -293,46 +402,252 @@ pub struct Subject {
     pub days: i64,
 }
 
-/// Sprig's `getBaseCertTemplate`.
-fn base_template(subject: &Subject) -> Result<CertificateParams, String> {
-    let Subject { cn, ips, dns, days } = subject;
-    let (cn, days) = (cn.as_str(), *days);
-    let mut p = CertificateParams::default();
-    p.distinguished_name = rcgen::DistinguishedName::new();
-    p.distinguished_name.push(DnType::CommonName, cn);
-    // Go writes DNS names before IP addresses in the SAN extension.
-    for name in dns {
-        let name = name
-            .clone()
-            .try_into()
-            .map_err(|e: rcgen::Error| e.to_string())?;
-        p.subject_alt_names.push(SanType::DnsName(name));
-    }
-    for ip in ips {
-        let addr = ip.parse().map_err(|_| format!("error parsing ip: {ip}"))?;
-        p.subject_alt_names.push(SanType::IpAddress(addr));
-    }
-    // `rand.Int(rand.Reader, 2^128)`.
-    p.serial_number = Some(SerialNumber::from_slice(&random_bytes::<16>()?));
-    let now = jiff::Timestamp::now().as_second();
-    let at = |seconds: i64| {
-        time::OffsetDateTime::from_unix_timestamp(seconds).map_err(|e| e.to_string())
-    };
-    p.not_before = at(now)?;
-    // `time.Hour * 24 * time.Duration(daysValid)`: nanoseconds in an int64, wrapping as Go does.
-    let valid = 86_400_000_000_000i64.wrapping_mul(days) / 1_000_000_000;
-    p.not_after = at(now.saturating_add(valid))?;
-    p.key_usages = vec![
-        KeyUsagePurpose::DigitalSignature,
-        KeyUsagePurpose::KeyEncipherment,
-    ];
-    p.extended_key_usages = vec![
-        ExtendedKeyUsagePurpose::ServerAuth,
-        ExtendedKeyUsagePurpose::ClientAuth,
-    ];
-    p.is_ca = IsCa::ExplicitNoCa;
-    Ok(p)
+/// What `x509.CreateCertificate` takes from the parent certificate (`genSignedCert`'s CA): its
+/// subject exactly as written, its key identifier, and its public key.
+struct Parent {
+    raw_subject: Vec<u8>,
+    subject_key_id: Option<Vec<u8>>,
+    public_key_info: Vec<u8>,
 }
+
+#[derive(Sequence)]
+struct Validity<'a> {
+    not_before: AnyRef<'a>,
+    not_after: AnyRef<'a>,
+}
+
+/// RFC 5280's TBSCertificate with the fields Go writes; the names and the key are kept as the
+/// bytes Go copies (`RawSubject` of the parent, the marshalled public key).
+#[derive(Sequence)]
+struct TbsCertificate<'a> {
+    #[asn1(context_specific = "0", tag_mode = "EXPLICIT")]
+    version: u8,
+    serial_number: UintRef<'a>,
+    signature: AlgorithmIdentifierOwned,
+    issuer: AnyRef<'a>,
+    validity: Validity<'a>,
+    subject: AnyRef<'a>,
+    subject_public_key_info: AnyRef<'a>,
+    #[asn1(context_specific = "3", tag_mode = "EXPLICIT")]
+    extensions: Vec<Extension>,
+}
+
+#[derive(Sequence)]
+struct SignedCertificate<'a> {
+    tbs_certificate: AnyRef<'a>,
+    signature_algorithm: AlgorithmIdentifierOwned,
+    signature: BitString,
+}
+
+fn der_text(e: der::Error) -> String {
+    e.to_string()
+}
+
+/// Go's `encoding/asn1` writes a Go string as a PrintableString when every character is in
+/// its (strict) PrintableString set — `*` and `&` excluded — and as a UTF8String otherwise.
+fn go_string_tag(text: &str) -> Tag {
+    let printable = text.bytes().all(|b| {
+        b.is_ascii_alphanumeric()
+            || matches!(b, b'\''..=b')' | b'+'..=b'/' | b' ' | b':' | b'=' | b'?')
+    });
+    if printable {
+        Tag::PrintableString
+    } else {
+        Tag::Utf8String
+    }
+}
+
+/// `pkix.Name{CommonName: cn}.ToRDNSequence()`, marshalled: an empty common name is left out,
+/// which leaves the empty SEQUENCE.
+fn subject_name(cn: &str) -> Result<Vec<u8>, String> {
+    let mut rdns = x509_cert::name::RdnSequence::default();
+    if !cn.is_empty() {
+        let value = der::asn1::Any::new(go_string_tag(cn), cn.as_bytes()).map_err(der_text)?;
+        let attribute = x509_cert::attr::AttributeTypeAndValue {
+            oid: OID_COMMON_NAME,
+            value,
+        };
+        rdns.push(vec![attribute].try_into().map_err(der_text)?);
+    }
+    rdns.to_der().map_err(der_text)
+}
+
+/// A time as `encoding/asn1` writes `time.Time`: UTCTime from 1950 to 2049, GeneralizedTime
+/// outside, which cannot go beyond year 9999 or before year 0.
+fn asn1_time(seconds: i64) -> Result<(Tag, String), String> {
+    const NOT_GENERALIZED: &str = "asn1: structure error: cannot represent time as GeneralizedTime";
+    let at = jiff::Timestamp::from_second(seconds).map_err(|_| NOT_GENERALIZED.to_string())?;
+    let at = at.to_zoned(jiff::tz::TimeZone::UTC);
+    let year = at.year();
+    if (1950..2050).contains(&year) {
+        Ok((Tag::UtcTime, at.strftime("%y%m%d%H%M%SZ").to_string()))
+    } else if year < 0 {
+        Err(NOT_GENERALIZED.into())
+    } else {
+        Ok((
+            Tag::GeneralizedTime,
+            at.strftime("%Y%m%d%H%M%SZ").to_string(),
+        ))
+    }
+}
+
+fn extension(
+    oid: der::oid::ObjectIdentifier,
+    critical: bool,
+    value: &impl Encode,
+) -> Result<Extension, String> {
+    Ok(Extension {
+        extn_id: oid,
+        critical,
+        extn_value: OctetString::new(value.to_der().map_err(der_text)?).map_err(der_text)?,
+    })
+}
+
+/// Go's `marshalSANs`: DNS names, then IP addresses (IPv4, mapped ones too, in 4 bytes).
+fn alternative_names(subject: &Subject) -> Result<Vec<GeneralName>, String> {
+    let mut names = Vec::new();
+    for name in &subject.dns {
+        let ia5 = Ia5String::new(name)
+            .map_err(|_| format!("x509: {name:?} cannot be encoded as an IA5String"))?;
+        names.push(GeneralName::DnsName(ia5));
+    }
+    for ip in &subject.ips {
+        let addr: std::net::IpAddr = ip.parse().map_err(|_| format!("error parsing ip: {ip}"))?;
+        let bytes = match addr {
+            std::net::IpAddr::V4(v4) => v4.octets().to_vec(),
+            std::net::IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                Some(v4) => v4.octets().to_vec(),
+                None => v6.octets().to_vec(),
+            },
+        };
+        names.push(GeneralName::IpAddress(
+            OctetString::new(bytes).map_err(der_text)?,
+        ));
+    }
+    Ok(names)
+}
+
+/// Sprig's `getBaseCertTemplate` (plus `IsCA` and cert signing for `genCA`) through Go's
+/// `x509.CreateCertificate`: its checks, its key identifiers and its extensions, in its order.
+fn create_certificate(
+    subject: &Subject,
+    is_ca: bool,
+    key: &PrivateKey,
+    parent: Option<&Parent>,
+    signer: &PrivateKey,
+) -> Result<String, String> {
+    let signature_algorithm = signer.signature_algorithm()?;
+    let names = alternative_names(subject)?;
+    // `rand.Int(rand.Reader, 2^128)`.
+    let serial = random_bytes::<16>()?;
+    let now = jiff::Timestamp::now().as_second();
+    // `time.Hour * 24 * time.Duration(daysValid)`: nanoseconds in an int64, wrapping as Go does.
+    let valid = 86_400_000_000_000i64.wrapping_mul(subject.days) / 1_000_000_000;
+    let (before_tag, before) = asn1_time(now)?;
+    let (after_tag, after) = asn1_time(now.saturating_add(valid))?;
+    let public_key_info = key.public_key_info()?;
+    let own_subject = subject_name(&subject.cn)?;
+    let issuer = parent.map_or(own_subject.as_slice(), |p| p.raw_subject.as_slice());
+    let authority_key_id = parent
+        .filter(|p| p.raw_subject != own_subject)
+        .and_then(|p| p.subject_key_id.clone())
+        .filter(|id| !id.is_empty());
+    let subject_key_id = if is_ca {
+        // Go 1.25 and later: the first 160 bits of SHA-256 of the public key's bits.
+        use sha2::Digest;
+        let info = SubjectPublicKeyInfoOwned::from_der(&public_key_info).map_err(der_text)?;
+        let bits = info.subject_public_key.raw_bytes();
+        Some(sha2::Sha256::digest(bits)[..20].to_vec())
+    } else {
+        None
+    };
+    if let Some(parent) = parent
+        && signer.public_key_info()? != parent.public_key_info
+    {
+        return Err("x509: provided PrivateKey doesn't match parent's PublicKey".into());
+    }
+
+    let mut usages = KeyUsages::DigitalSignature | KeyUsages::KeyEncipherment;
+    if is_ca {
+        usages |= KeyUsages::KeyCertSign;
+    }
+    let mut extensions = vec![
+        extension(KEY_USAGE, true, &KeyUsage(usages))?,
+        extension(
+            EXTENDED_KEY_USAGE,
+            false,
+            &ExtendedKeyUsage(vec![OID_SERVER_AUTH, OID_CLIENT_AUTH]),
+        )?,
+        extension(
+            BASIC_CONSTRAINTS,
+            true,
+            &BasicConstraints {
+                ca: is_ca,
+                path_len_constraint: None,
+            },
+        )?,
+    ];
+    if let Some(id) = subject_key_id {
+        let id = SubjectKeyIdentifier(OctetString::new(id).map_err(der_text)?);
+        extensions.push(extension(SUBJECT_KEY_ID, false, &id)?);
+    }
+    if let Some(id) = authority_key_id {
+        let id = AuthorityKeyIdentifier {
+            key_identifier: Some(OctetString::new(id).map_err(der_text)?),
+            authority_cert_issuer: None,
+            authority_cert_serial_number: None,
+        };
+        extensions.push(extension(AUTHORITY_KEY_ID, false, &id)?);
+    }
+    if !names.is_empty() {
+        // RFC 5280 4.2.1.6: critical when the subject is empty.
+        let empty_subject = subject.cn.is_empty();
+        extensions.push(extension(
+            SUBJECT_ALT_NAME,
+            empty_subject,
+            &SubjectAltName(names),
+        )?);
+    }
+
+    let any = |bytes| AnyRef::from_der(bytes).map_err(der_text);
+    let tbs = TbsCertificate {
+        version: 2,
+        serial_number: UintRef::new(&serial).map_err(der_text)?,
+        signature: signature_algorithm.clone(),
+        issuer: any(issuer)?,
+        validity: Validity {
+            not_before: AnyRef::new(before_tag, before.as_bytes()).map_err(der_text)?,
+            not_after: AnyRef::new(after_tag, after.as_bytes()).map_err(der_text)?,
+        },
+        subject: any(&own_subject)?,
+        subject_public_key_info: any(&public_key_info)?,
+        extensions,
+    }
+    .to_der()
+    .map_err(der_text)?;
+    let signature = signer.sign(&tbs)?;
+    let certificate = SignedCertificate {
+        tbs_certificate: any(&tbs)?,
+        signature_algorithm,
+        signature: BitString::from_bytes(&signature).map_err(der_text)?,
+    };
+    Ok(pem_text(
+        "CERTIFICATE",
+        certificate.to_der().map_err(der_text)?,
+    ))
+}
+
+const KEY_USAGE: der::oid::ObjectIdentifier = der::oid::ObjectIdentifier::new_unwrap("2.5.29.15");
+const EXTENDED_KEY_USAGE: der::oid::ObjectIdentifier =
+    der::oid::ObjectIdentifier::new_unwrap("2.5.29.37");
+const BASIC_CONSTRAINTS: der::oid::ObjectIdentifier =
+    der::oid::ObjectIdentifier::new_unwrap("2.5.29.19");
+const SUBJECT_KEY_ID: der::oid::ObjectIdentifier =
+    der::oid::ObjectIdentifier::new_unwrap("2.5.29.14");
+const AUTHORITY_KEY_ID: der::oid::ObjectIdentifier =
+    der::oid::ObjectIdentifier::new_unwrap("2.5.29.35");
+const SUBJECT_ALT_NAME: der::oid::ObjectIdentifier =
+    der::oid::ObjectIdentifier::new_unwrap("2.5.29.17");
 
 /// The key a `…WithKey` function is given (PEM), or a new RSA-2048 one.
 fn key_or_new(key_pem: Option<&str>) -> Result<PrivateKey, String> {
@@ -343,7 +658,7 @@ fn key_or_new(key_pem: Option<&str>) -> Result<PrivateKey, String> {
     }
 }
 
-fn creating(e: rcgen::Error) -> String {
+fn creating(e: String) -> String {
     format!("error creating certificate: {e}")
 }
 
@@ -354,59 +669,50 @@ pub(super) fn gen_ca(cn: &str, days: i64, key_pem: Option<&str>) -> Result<Value
         dns: Vec::new(),
         days,
     };
-    let mut p = base_template(&subject)?;
-    p.key_usages.push(KeyUsagePurpose::KeyCertSign);
-    p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     let key = key_or_new(key_pem)?;
-    let cert = p.self_signed(&key.signer()?).map_err(creating)?;
-    Ok(pair(cert.pem(), key.to_pem()?))
+    let cert = create_certificate(&subject, true, &key, None, &key).map_err(creating)?;
+    Ok(pair(cert, key.to_pem()?))
 }
 
 pub(super) fn gen_self_signed(subject: &Subject, key_pem: Option<&str>) -> Result<Value, String> {
-    let p = base_template(subject)?;
     let key = key_or_new(key_pem)?;
-    let cert = p.self_signed(&key.signer()?).map_err(creating)?;
-    Ok(pair(cert.pem(), key.to_pem()?))
+    let cert = create_certificate(subject, false, &key, None, &key).map_err(creating)?;
+    Ok(pair(cert, key.to_pem()?))
+}
+
+/// Go's `x509.ParseCertificate` as far as Sprig needs it; its message for what it can't read.
+fn parse_certificate(der: &[u8]) -> Result<X509Certificate, String> {
+    X509Certificate::from_der(der).map_err(|_| "x509: malformed certificate".to_string())
 }
 
 /// `genSignedCert`: signed by any CA given as certificate and key PEM (from `genCA`,
 /// `buildCustomCert` or values), as Sprig parses it.
-pub fn gen_signed(
+pub(super) fn gen_signed(
     subject: &Subject,
     ca: (&str, &str),
     key_pem: Option<&str>,
 ) -> Result<Value, String> {
     let (ca_cert, ca_key) = ca;
     let block = first_pem_block(ca_cert).ok_or("unable to decode certificate")?;
-    let (_, parsed) = x509_parser::parse_x509_certificate(block.contents()).map_err(|e| {
-        format!(
-            "error parsing certificate: decodedSignerCert.Bytes: x509: malformed certificate: {e}"
-        )
-    })?;
-    let ca_signer = PrivateKey::parse_pem(ca_key)
-        .map_err(|e| format!("error parsing private key: {e}"))?
-        .signer()?;
-    let mut p = base_template(subject)?;
-    // Go names the issuer's key only when issuer and subject differ and the CA has a key id.
-    let has_key_id = parsed.extensions().iter().any(|e| {
-        matches!(
-            e.parsed_extension(),
-            x509_parser::extensions::ParsedExtension::SubjectKeyIdentifier(_)
-        )
-    });
-    // Go compares the whole names; the new certificate's subject is its common name alone.
-    let mut issuer_names = parsed.subject().iter_attributes();
-    let same_name = issuer_names.next().is_some_and(|a| {
-        a.attr_type() == &x509_parser::oid_registry::OID_X509_COMMON_NAME
-            && a.as_str().ok() == Some(subject.cn.as_str())
-    }) && issuer_names.next().is_none();
-    p.use_authority_key_identifier_extension = has_key_id && !same_name;
-    // rcgen takes the CA's name and key id from the certificate as x509-parser reads it.
-    let issuer = Issuer::from_ca_cert_der(&block.contents().into(), ca_signer)
-        .map_err(|e| format!("error parsing certificate: {e}"))?;
+    let parsed = parse_certificate(block.contents())
+        .map_err(|e| format!("error parsing certificate: decodedSignerCert.Bytes: {e}"))?;
+    let signer =
+        PrivateKey::parse_pem(ca_key).map_err(|e| format!("error parsing private key: {e}"))?;
+    let tbs = parsed.tbs_certificate();
+    let subject_key_id = tbs
+        .get_extension::<SubjectKeyIdentifier>()
+        .ok()
+        .flatten()
+        .map(|(_, id)| id.0.into_bytes().into_vec());
+    let parent = Parent {
+        raw_subject: tbs.subject().to_der().map_err(der_text)?,
+        subject_key_id,
+        public_key_info: tbs.subject_public_key_info().to_der().map_err(der_text)?,
+    };
     let key = key_or_new(key_pem)?;
-    let cert = p.signed_by(&key.signer()?, &issuer).map_err(creating)?;
-    Ok(pair(cert.pem(), key.to_pem()?))
+    let cert =
+        create_certificate(subject, false, &key, Some(&parent), &signer).map_err(creating)?;
+    Ok(pair(cert, key.to_pem()?))
 }
 
 /// `genPrivateKey`: Sprig returns its errors as the function's text, not as template errors.
@@ -434,9 +740,8 @@ pub(super) fn build_custom_cert(b64cert: &str, b64key: &str) -> Result<Value, St
     let cert = String::from_utf8_lossy(&cert).into_owned();
     let key = String::from_utf8_lossy(&key).into_owned();
     let block = first_pem_block(&cert).ok_or("unable to decode certificate")?;
-    x509_parser::parse_x509_certificate(block.contents()).map_err(|e| {
-        format!("error parsing certificate: decodedCert.Bytes: x509: malformed certificate: {e}")
-    })?;
+    parse_certificate(block.contents())
+        .map_err(|e| format!("error parsing certificate: decodedCert.Bytes: {e}"))?;
     PrivateKey::parse_pem(&key).map_err(|e| format!("error parsing private key: {e}"))?;
     Ok(pair(cert, key))
 }

@@ -78,6 +78,56 @@ pub struct TemplateError {
     pub kind: ErrorKind,
     /// For execution errors, Go's `executing "NAME" at <EXPR>`.
     pub context: Option<String>,
+    /// The `include`s that led to an execution error, outermost first: Go's error wraps the
+    /// included template's once for each, and Helm shows each.
+    pub callers: Vec<Caller>,
+    /// Go's innermost error wraps one that is not a template's (a function's own error, as in
+    /// `error calling dig: …`): Helm cannot take such a chain apart and prints Go's one line.
+    pub wrapped: bool,
+}
+
+/// An `include` an execution error passed through: where, and Go's `executing "NAME" at
+/// <include …>` there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Caller {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub context: String,
+}
+
+impl TemplateError {
+    fn new(file: &str, line: usize, message: String, kind: ErrorKind) -> TemplateError {
+        TemplateError {
+            file: file.into(),
+            line,
+            column: 0,
+            message,
+            kind,
+            context: None,
+            callers: Vec::new(),
+            wrapped: false,
+        }
+    }
+
+    /// Go's error text, one line: each include's wrapping, then the innermost error.
+    fn go_text(&self) -> String {
+        let mut text = String::new();
+        for c in &self.callers {
+            text += &format!(
+                "template: {}:{}:{}: {}: error calling include: ",
+                c.file, c.line, c.column, c.context
+            );
+        }
+        text += &match &self.context {
+            Some(context) => format!(
+                "template: {}:{}:{}: {context}: {}",
+                self.file, self.line, self.column, self.message
+            ),
+            None => self.message.clone(),
+        };
+        text
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -93,29 +143,39 @@ pub enum ErrorKind {
 impl std::fmt::Display for TemplateError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.kind {
+            // Helm's `cleanupParseError` keeps what follows the last `": "` of Go's message.
             ErrorKind::Parse => write!(
                 f,
                 "parse error at ({}:{}): {}",
-                self.file, self.line, self.message
+                self.file,
+                self.line,
+                self.message.rsplit(": ").next().unwrap_or_default()
             ),
             ErrorKind::Fail => write!(
                 f,
                 "execution error at ({}:{}:{}): {}",
                 self.file, self.line, self.column, self.message
             ),
-            // Helm 4 writes execution errors over three lines.
-            ErrorKind::Exec => match &self.context {
-                Some(context) => write!(
-                    f,
-                    "{}:{}:{}\n  {context}:\n    {}",
-                    self.file, self.line, self.column, self.message
-                ),
-                None => write!(
-                    f,
-                    "template: {}:{}:{}: {}",
-                    self.file, self.line, self.column, self.message
-                ),
-            },
+            // Helm 4 (`reformatExecErrorMsg`) writes each error of Go's chain over three lines,
+            // when every one of them is a template's; otherwise Go's one line.
+            ErrorKind::Exec if self.wrapped => f.write_str(&self.go_text()),
+            ErrorKind::Exec => {
+                for c in &self.callers {
+                    writeln!(
+                        f,
+                        "{}:{}:{}\n  {}:\n    error calling include:",
+                        c.file, c.line, c.column, c.context
+                    )?;
+                }
+                match &self.context {
+                    Some(context) => write!(
+                        f,
+                        "{}:{}:{}\n  {context}:\n    {}",
+                        self.file, self.line, self.column, self.message
+                    ),
+                    None => f.write_str(&self.message),
+                }
+            }
         }
     }
 }
@@ -251,13 +311,13 @@ impl<'a> TemplateSet<'a> {
 
     /// Renders like [`TemplateSet::render`], with where each stretch of the output came from.
     pub fn render_marked(&self, name: &str, data: &Value) -> Result<(String, Marks)> {
-        let body = self.bodies.get(name).ok_or_else(|| TemplateError {
-            file: name.into(),
-            line: 0,
-            column: 0,
-            message: format!("no template {name:?} associated with template \"gotpl\""),
-            kind: ErrorKind::Exec,
-            context: None,
+        let body = self.bodies.get(name).ok_or_else(|| {
+            TemplateError::new(
+                name,
+                0,
+                format!("template: no template {name:?} associated with template \"gotpl\""),
+                ErrorKind::Exec,
+            )
         })?;
         if let Value::Map(data_map) = data
             && let Some(values @ Value::Map(_)) = data_map.borrow().get("Values")
@@ -342,23 +402,15 @@ fn parse<'a>(file: &str, text: &str, arena: &'a Bump) -> Result<parse::Parsed<'a
     // Positions are 32-bit (pos::Pos): a larger template is refused rather than given wrong
     // positions (no chart comes near).
     if text.len() >= u32::MAX as usize {
-        return Err(TemplateError {
-            file: file.into(),
-            line: 0,
-            column: 0,
-            message: "template is larger than 4 GiB".into(),
-            kind: ErrorKind::Parse,
-            context: None,
-        });
+        return Err(TemplateError::new(
+            file,
+            0,
+            "template is larger than 4 GiB".into(),
+            ErrorKind::Parse,
+        ));
     }
-    parse::parse(text, arena, &resolve).map_err(|e| TemplateError {
-        file: file.into(),
-        line: e.line,
-        column: 0,
-        message: e.message,
-        kind: ErrorKind::Parse,
-        context: None,
-    })
+    parse::parse(text, arena, &resolve)
+        .map_err(|e| TemplateError::new(file, e.line, e.message, ErrorKind::Parse))
 }
 
 /// What a list of nodes ended with.
@@ -373,6 +425,13 @@ pub(crate) enum Failure {
     /// `fail`/`required`: shown as the bare message.
     Fail(String),
     Exec(String),
+    /// An argument Go's `text/template` could not convert to the function's parameter type
+    /// (`wrong type for value; …`, `invalid value; …`): reported at that argument, not as an
+    /// error of the call. `index` counts the call's arguments, a piped value last.
+    Argument {
+        index: usize,
+        message: String,
+    },
     /// Already a full error from a nested template (`include`).
     Nested(TemplateError),
 }
@@ -520,13 +579,10 @@ impl<'s, 'a> Exec<'s, 'a> {
             },
             Failure::Nested(e) => e,
             Failure::Fail(message) => TemplateError {
-                file: self.cur.file.to_string(),
-                line: pos.line as usize,
                 column,
-                message,
-                kind: ErrorKind::Fail,
-                context: None,
+                ..TemplateError::new(&self.cur.file, pos.line as usize, message, ErrorKind::Fail)
             },
+            Failure::Argument { message, .. } => self.error(pos, Failure::Exec(message)),
             Failure::Exec(message) => {
                 // `<EXPR>: MESSAGE`: the expression goes into Go's context line.
                 let (expr, message) =
@@ -535,12 +591,14 @@ impl<'s, 'a> Exec<'s, 'a> {
                         None => (String::from("<>"), message),
                     };
                 TemplateError {
-                    file: self.cur.file.to_string(),
-                    line: pos.line as usize,
                     column,
-                    message,
-                    kind: ErrorKind::Exec,
                     context: Some(format!("executing {:?} at {expr}", self.cur.name.as_ref())),
+                    ..TemplateError::new(
+                        &self.cur.file,
+                        pos.line as usize,
+                        message,
+                        ErrorKind::Exec,
+                    )
                 }
             }
         }
@@ -553,6 +611,96 @@ impl<'s, 'a> Exec<'s, 'a> {
             }
         }
         self.set.bodies.get(name).cloned()
+    }
+
+    /// The text Go's error context shows for the node at `pos`: the operand around it (a
+    /// field chain's place is its last field's; its text is the whole chain), or a
+    /// parenthesised pipeline from its `(` to the matching `)`.
+    fn node_text(&self, pos: Pos) -> String {
+        let src: &str = &self.cur.source;
+        let at = (pos.offset as usize).min(src.len());
+        if src[at..].starts_with('(') {
+            let mut depth = 0usize;
+            for (i, c) in src[at..].char_indices() {
+                match c {
+                    '(' => depth += 1,
+                    ')' if depth <= 1 => return src[at..=at + i].to_string(),
+                    ')' => depth -= 1,
+                    _ => {}
+                }
+            }
+        }
+        let edge = |c: char| c.is_whitespace() || matches!(c, '(' | ')' | '{' | '}');
+        let start = src[..at].rfind(edge).map_or(0, |i| i + 1);
+        let end = src[at..].find(edge).map_or(src.len(), |i| at + i);
+        src[start..end].to_string()
+    }
+
+    /// Go's text of the command starting at `pos` (`CommandNode.String`): its operands up to
+    /// the pipe, parenthesis or action end that closes it, one space between them, string
+    /// literals as written.
+    fn command_text(&self, pos: Pos) -> String {
+        let src: &str = &self.cur.source;
+        let mut text = String::new();
+        let mut depth = 0usize;
+        let mut chars = src[(pos.offset as usize).min(src.len())..]
+            .chars()
+            .peekable();
+        let mut space = false;
+        while let Some(c) = chars.next() {
+            match c {
+                '"' | '`' | '\'' => {
+                    if space && !text.is_empty() && !text.ends_with('(') {
+                        text.push(' ');
+                    }
+                    space = false;
+                    text.push(c);
+                    while let Some(d) = chars.next() {
+                        text.push(d);
+                        if d == '\\' && c != '`' {
+                            if let Some(e) = chars.next() {
+                                text.push(e);
+                            }
+                        } else if d == c {
+                            break;
+                        }
+                    }
+                    continue;
+                }
+                '|' if depth == 0 => break,
+                ')' if depth == 0 => break,
+                '}' | '-'
+                    if depth == 0
+                        && chars
+                            .peek()
+                            .is_some_and(|n| *n == '}' || (c == '-' && n.is_whitespace())) =>
+                {
+                    break;
+                }
+                c if c.is_whitespace() => {
+                    space = true;
+                    continue;
+                }
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ => {}
+            }
+            if space && !text.is_empty() && !text.ends_with('(') && c != ')' {
+                text.push(' ');
+            }
+            if c == '|' {
+                // `a|b` inside parentheses: Go writes ` | `.
+                if !text.ends_with(' ') {
+                    text.push(' ');
+                }
+                text.push('|');
+                space = true;
+                continue;
+            }
+            space = false;
+            text.push(c);
+        }
+        text
     }
 
     /// The text of a name or text in the running body.
@@ -930,6 +1078,25 @@ impl<'s, 'a> Exec<'s, 'a> {
         Ok((out, marks))
     }
 
+    /// An execution error of an included template, wrapped as Go wraps it at the `include`
+    /// at `pos` (`fail` keeps its own form: Helm shows where the outermost action was).
+    fn included_from(&self, mut e: TemplateError, pos: Pos) -> TemplateError {
+        if e.kind == ErrorKind::Exec {
+            let caller = Caller {
+                file: self.cur.file.to_string(),
+                line: pos.line as usize,
+                column: go_column(&self.cur.source, pos.offset as usize),
+                context: format!(
+                    "executing {:?} at <{}>",
+                    self.cur.name.as_ref(),
+                    self.command_text(pos)
+                ),
+            };
+            e.callers.insert(0, caller);
+        }
+        e
+    }
+
     /// Gives a finished output buffer back for the next `include`.
     pub(crate) fn recycle(&mut self, mut buffer: String) {
         if self.spare.len() < 32 {
@@ -947,13 +1114,18 @@ impl<'s, 'a> Exec<'s, 'a> {
         pos: Pos,
     ) -> std::result::Result<Value, Failure> {
         let Some(body) = self.body(name) else {
-            return Err(Failure::Exec(format!(
-                "error calling include: template: no template {name:?} associated with template \"gotpl\""
-            )));
+            let mut e = TemplateError::new(
+                &self.cur.file,
+                pos.line as usize,
+                format!("template: no template {name:?} associated with template \"gotpl\""),
+                ErrorKind::Exec,
+            );
+            e.column = go_column(&self.cur.source, pos.offset as usize);
+            return Err(Failure::Nested(self.included_from(e, pos)));
         };
         let (out, marks) = self
             .call_template(body, data, pos)
-            .map_err(Failure::Nested)?;
+            .map_err(|e| Failure::Nested(self.included_from(e, pos)))?;
         let text: Rc<str> = out.as_str().into();
         self.recycle(out);
         if self.marking {
@@ -999,22 +1171,23 @@ impl<'s, 'a> Exec<'s, 'a> {
             list,
             defines,
             literals,
-        } = parse(&self.cur.file, text, self.set.arena).map_err(|e| {
+        } = parse("gotpl", text, self.set.arena).map_err(|e| {
             Failure::Exec(format!(
                 "error calling tpl: cannot parse template {text:?}: template: {}:{}: {}",
                 e.file, e.line, e.message
             ))
         })?;
         let source: Arc<str> = text.into();
-        let file = self.cur.file.clone();
+        // Helm parses the text as a template of its own, named `gotpl`.
+        let file: Rc<str> = "gotpl".into();
         let layer = Body::defined(defines, &source, &literals, &file).collect();
         self.overlay.push(layer);
         let body = Body {
             list,
             source,
             literals,
-            file,
-            name: "tpl".into(),
+            file: file.clone(),
+            name: file,
         };
         let marking = std::mem::replace(&mut self.marking, false);
         let result = self.call_template(Rc::new(body), data, pos);
@@ -1022,7 +1195,14 @@ impl<'s, 'a> Exec<'s, 'a> {
         self.overlay.pop();
         result
             .map(|(out, _)| without_no_value(out))
-            .map_err(Failure::Nested)
+            .map_err(|e| match e.kind {
+                // Helm's `tpl` wraps what its template's run returned (`%w`).
+                ErrorKind::Exec => Failure::Exec(format!(
+                    "error calling tpl: error during tpl function execution for {text:?}: {}",
+                    e.go_text()
+                )),
+                _ => Failure::Nested(e),
+            })
     }
 
     fn branch(&mut self, b: &BranchNode, dot: &Value, with: bool) -> Result<Flow> {
@@ -1165,11 +1345,7 @@ impl<'s, 'a> Exec<'s, 'a> {
                 // Go reports it at the node it evaluated last: the pipeline's last operand.
                 // (A field chain's place is its last field's; its text is the whole chain.)
                 let wanted = wanted.to_string();
-                let at = (pos.offset as usize).min(src.len());
-                let edge = |c: char| c.is_whitespace() || matches!(c, '(' | ')' | '{' | '}');
-                let start = src[..at].rfind(edge).map_or(0, |i| i + 1);
-                let end = src[at..].find(edge).map_or(src.len(), |i| at + i);
-                let node = src[start..end].to_string();
+                let node = self.node_text(pos);
                 return Err(self.error(
                     pos,
                     Failure::Exec(format!("<{node}>: undefined variable: {wanted}")),
@@ -1390,10 +1566,13 @@ impl<'s, 'a> Exec<'s, 'a> {
                 // Go names the whole chain (`<.Values.missing.deeper>`).
                 let shown: Vec<&str> = names.iter().map(|n| self.text(*n)).collect();
                 let root = root.map_or("", |r| self.text(r));
-                self.error(
+                let mut e = self.error(
                     pos,
                     Failure::Exec(format!("<{root}.{}>: {m}", shown.join("."))),
-                )
+                );
+                // A method's own error, which Go wraps (`error calling Table: %w`).
+                e.wrapped = m.starts_with("error calling ");
+                e
             })?;
         }
         Ok(v)
@@ -1555,11 +1734,30 @@ impl<'s, 'a> Exec<'s, 'a> {
                 Ok(v)
             }
             Err(Failure::Exec(m)) => {
+                // Go's `error calling NAME: %w`, at the command (its text, without a piped
+                // value).
                 let name = self.text(name);
-                Err(self.error(
+                let m = match m.strip_prefix("error calling tpl: ") {
+                    Some(rest) if name == "tpl" => rest.to_string(),
+                    _ => m,
+                };
+                let command = self.command_text(pos);
+                let mut e = self.error(
                     pos,
-                    Failure::Exec(format!("<{name}>: error calling {name}: {m}")),
-                ))
+                    Failure::Exec(format!("<{command}>: error calling {name}: {m}")),
+                );
+                e.wrapped = true;
+                Err(e)
+            }
+            Err(Failure::Argument { index, message }) => {
+                // Go converts the arguments in order, each at its own node, and the piped value
+                // last, still at the node it converted before it (the function's, if none).
+                let node = exprs.get(index).or(exprs.last());
+                let (at, text) = match node {
+                    Some(e) => (e.pos(), self.node_text(e.pos())),
+                    None => (pos, self.text(name).to_string()),
+                };
+                Err(self.error(at, Failure::Exec(format!("<{text}>: {message}"))))
             }
             Err(other) => Err(self.error(pos, other)),
         }

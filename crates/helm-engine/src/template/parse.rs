@@ -373,7 +373,15 @@ impl<'s> Lexer<'s> {
                 '+' | '-' | '0'..='9' => {
                     let end = self.number_end(self.pos);
                     if end == self.pos {
-                        return Err(self.err(format!("bad character {:?}", c)));
+                        // Go's `scanNumber` takes a lone sign as a number the parser then
+                        // refuses, and a sign before a letter as bad syntax, letter included.
+                        let next = self.src[self.pos + 1..].chars().next();
+                        return Err(self.err(match next {
+                            Some(n) if n.is_alphanumeric() || n == '_' => {
+                                format!("bad number syntax: \"{c}{n}\"")
+                            }
+                            _ => format!("illegal number syntax: \"{c}\""),
+                        }));
                     }
                     self.pos = end;
                     self.push(Kind::Number, start, end, line);

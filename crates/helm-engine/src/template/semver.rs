@@ -19,7 +19,7 @@ pub struct Version {
 /// A version or constraint that does not read, in Masterminds/semver's words.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SemverError {
-    #[error("Invalid Semantic Version")]
+    #[error("invalid semantic version")]
     InvalidVersion,
     #[error("improper constraint: {0}")]
     ImproperConstraint(String),

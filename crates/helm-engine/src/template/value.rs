@@ -40,6 +40,10 @@ pub enum Value {
 pub trait Object: std::any::Any {
     /// The Go type name, for errors and `typeOf`.
     fn type_name(&self) -> &str;
+    /// The Go kind, for `kindOf`: most objects are pointers to structs, a few structs.
+    fn kind(&self) -> &'static str {
+        "ptr"
+    }
     /// A field (`.Capabilities.KubeVersion`); `None` when there is no such field.
     fn field(&self, _name: &str) -> Option<Value> {
         None
@@ -159,7 +163,7 @@ impl Value {
             Value::Str(_) => "string",
             Value::Bytes(_) | Value::List(_) => "slice",
             Value::Map(_) => "map",
-            Value::Object(_) => "ptr",
+            Value::Object(o) => o.kind(),
         }
     }
 

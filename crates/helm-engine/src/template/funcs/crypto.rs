@@ -69,16 +69,28 @@ pub(super) const FUNCS: &[(&[&str], Func)] = &[
         },
     ),
     (&["genSignedCert", "genSignedCertWithKey"], |_, a| {
-        let (ca_cert, ca_key) = match arg(&a, 4)? {
-            Value::Map(m) => {
-                let m = m.borrow();
-                let field = |name: &str| m.get(name).map(strval).unwrap_or_default();
-                (field("Cert"), field("Key"))
+        let ca = arg(&a, 4)?;
+        let ca = match &ca {
+            Value::Object(o) => {
+                (o.as_ref() as &dyn std::any::Any).downcast_ref::<certs::Certificate>()
             }
-            _ => return err("genSignedCert: the CA is not a certificate"),
+            _ => None,
         };
+        let Some(ca) = ca else {
+            return match arg(&a, 4)? {
+                Value::Nil => argument_error(4, "invalid value; expected sprig.certificate"),
+                other => argument_error(
+                    4,
+                    format!(
+                        "wrong type for value; expected sprig.certificate; got {}",
+                        other.type_name()
+                    ),
+                ),
+            };
+        };
+        let (ca_cert, ca_key) = (ca.cert.as_str(), ca.key.as_str());
         let key = a.get(5).map(strval);
-        certs::gen_signed(&cert_subject(&a)?, (&ca_cert, &ca_key), key.as_deref())
+        certs::gen_signed(&cert_subject(&a)?, (ca_cert, ca_key), key.as_deref())
             .map_err(Failure::Exec)
     }),
     (&["genPrivateKey"], |_, a| {

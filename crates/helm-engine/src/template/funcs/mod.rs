@@ -139,11 +139,14 @@ fn string_arg(a: &[Value], i: usize) -> Result<String, Failure> {
 fn str_arg(a: &[Value], i: usize) -> Result<Rc<str>, Failure> {
     match arg(a, i)? {
         Value::Str(s) => Ok(s),
-        Value::Nil => err("invalid value; expected string"),
-        other => err(format!(
-            "wrong type for value; expected string; got {}",
-            other.type_name()
-        )),
+        Value::Nil => argument_error(i, "invalid value; expected string"),
+        other => argument_error(
+            i,
+            format!(
+                "wrong type for value; expected string; got {}",
+                other.type_name()
+            ),
+        ),
     }
 }
 
@@ -151,14 +154,26 @@ fn map_arg(a: &[Value], i: usize) -> Result<MapRef, Failure> {
     match arg(a, i)? {
         Value::Map(m) => Ok(m),
         // A nil read from a map is a nil `interface {}` to Go's argument check.
-        Value::Nil => {
-            err("wrong type for value; expected map[string]interface {}; got interface {}")
-        }
-        other => err(format!(
-            "wrong type for value; expected map[string]interface {{}}; got {}",
-            other.type_name()
-        )),
+        Value::Nil => argument_error(
+            i,
+            "wrong type for value; expected map[string]interface {}; got interface {}",
+        ),
+        other => argument_error(
+            i,
+            format!(
+                "wrong type for value; expected map[string]interface {{}}; got {}",
+                other.type_name()
+            ),
+        ),
     }
+}
+
+/// Argument `index` is not of the parameter's Go type: Go's check before the call.
+fn argument_error<T>(index: usize, message: impl Into<String>) -> Result<T, Failure> {
+    Err(Failure::Argument {
+        index,
+        message: message.into(),
+    })
 }
 
 /// Sprig's `strval`: strings as they are, other values as Go's `%v` prints them.

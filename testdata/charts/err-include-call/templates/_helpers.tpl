@@ -1,0 +1,3 @@
+{{- define "calls" -}}
+{{ dig "s" "b" "c" . }}
+{{- end -}}

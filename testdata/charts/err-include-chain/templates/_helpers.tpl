@@ -1,0 +1,6 @@
+{{- define "inner" -}}
+{{ keys .s }}
+{{- end -}}
+{{- define "middle" -}}
+x: {{ include "inner" . }}
+{{- end -}}
