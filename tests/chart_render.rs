@@ -283,7 +283,7 @@ fn render_output_matches_helm_template() {
     let helm = common::tool("helm");
     let dir = tempfile::tempdir().unwrap();
     let mut failures = Vec::new();
-    let mut compared = 0;
+    let (mut compared, mut logged) = (0, 0);
     for (i, case) in cases().iter().enumerate() {
         let chart = common::root().join("testdata/charts").join(&case.chart);
         let values = dir.path().join(format!("{i}.yaml"));
@@ -341,6 +341,18 @@ fn render_output_matches_helm_template() {
                 .to_string();
             failures.push(format!("{}: {}\n{diff}", case.chart, ours.stderr));
         }
+        // What Helm logs while preparing the values (coalescing conflicts, missing imports):
+        // the same lines, as many times (Helm iterates Go maps, so in any order).
+        let (our_log, their_log) = (log_lines(&ours.stderr), log_lines(&theirs.stderr));
+        if our_log != their_log {
+            failures.push(format!(
+                "{}: Helm logs\n  {}\nwinguard logs\n  {}",
+                case.chart,
+                their_log.join("\n  "),
+                our_log.join("\n  ")
+            ));
+        }
+        logged += their_log.len();
         if case.chart == "basic" {
             let mut via_helm = common::winguard();
             via_helm.arg("render");
@@ -357,7 +369,18 @@ fn render_output_matches_helm_template() {
         }
     }
     assert!(compared > 40, "{compared}");
+    assert!(logged > 20, "the cases make Helm log: {logged}");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The lines of Helm's logger in a command's stderr, sorted.
+fn log_lines(stderr: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("level=INFO ") || l.starts_with("level=WARN "))
+        .collect();
+    lines.sort_unstable();
+    lines
 }
 
 /// What kind of certificate or key a PEM is: everything Sprig fixes about it, nothing random.
@@ -393,8 +416,7 @@ fn pem_kind(pem_text: &str) -> Json {
             }
             ParsedExtension::SubjectAlternativeName(s) => format!("{:?}", s.general_names),
             ParsedExtension::AuthorityKeyIdentifier(_) => "present".into(),
-            // Go gives only a CA a subject key id, rcgen every certificate: both are valid X.509.
-            ParsedExtension::SubjectKeyIdentifier(_) => continue,
+            ParsedExtension::SubjectKeyIdentifier(_) => "present".into(),
             other => format!("{other:?}"),
         };
         extensions.insert(ext.oid.to_id_string(), (ext.critical, what));

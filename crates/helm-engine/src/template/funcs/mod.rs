@@ -51,6 +51,7 @@ mod math;
 mod network;
 mod paths;
 mod printf;
+pub use printf::printf;
 mod random;
 mod reflect;
 mod regexp;
