@@ -103,11 +103,18 @@ def run(cmd, timeout=300):
     LOGS[tuple(cmd)] = sorted(l for l in p.stderr.splitlines()
                               if l.startswith(("level=INFO ", "level=WARN ")))
     if p.returncode != 0:
-        lines = [l for l in p.stderr.strip().splitlines() if l.strip()]
-        # The error itself, not Helm's closing hint (`Use --debug flag …`).
-        errors = [l for l in lines if l.startswith(("Error:", "error:"))]
-        return None, " ".join(errors or lines[-1:] or [f"exit {p.returncode}"])
+        # The whole error (Helm's run over several lines), not Helm's closing hint
+        # (`Use --debug flag …`) nor its log lines.
+        lines = [l for l in p.stderr.strip().splitlines()
+                 if l.strip() and not l.startswith(("level=", "Use --debug flag"))]
+        return None, "\n".join(lines or [f"exit {p.returncode}"])
     return p.stdout, None
+
+
+def same_failure(ours, theirs):
+    """Whether two failures say the same, line for line in any order (Helm lists a schema's
+    violations in Go's map order)."""
+    return sorted(ours.splitlines()) == sorted(theirs.splitlines())
 
 
 def helm_cli(helm, chart, values):
@@ -234,7 +241,7 @@ def main():
                 row["status"] = "both fail"
                 row["winguard"], row["helm"] = our_err, their_err
                 totals["both-fail"] += 1
-                if our_err != their_err:
+                if not same_failure(our_err, their_err):
                     row["status"] = "both fail, differently"
                     totals["both-fail-differently"] += 1
             elif our_err:
@@ -284,7 +291,7 @@ def main():
                           f"{row['extra']} extra")
             for side in ("winguard", "helm"):
                 if side in row:
-                    detail += f" {side}: {row[side][:300]}"
+                    detail += f" {side}: {row[side][:300]}".replace("\n", " ⏎ ")
             if row.get("where"):
                 detail += " at " + ", ".join(row["where"])
             if row.get("logs"):

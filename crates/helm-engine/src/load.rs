@@ -262,9 +262,16 @@ pub fn chart_text<'a>(data: &'a [u8], shown: &str) -> Result<&'a str, Error> {
     })
 }
 
+/// `Chart.yaml` or `requirements.yaml`, in Helm's words when it doesn't read.
 fn yaml_map(file: &File, shown: &str) -> Result<Map<String, Json>, Error> {
-    let shown = format!("{shown}/{}", file.name);
-    super::values::parse_values_file(chart_text(&file.data, &shown)?, &shown)
+    let path = format!("{shown}/{}", file.name);
+    let helm = format!("cannot load {}: ", file.name);
+    super::values::parse_yaml_map(
+        chart_text(&file.data, &path)?,
+        &path,
+        &helm,
+        "loader.chartBase",
+    )
 }
 
 /// Sorts a chart's files into their places; `shown` names the chart in errors, `location` is
@@ -301,7 +308,12 @@ fn load_files_at(
             "values.yaml" => {
                 let path = format!("{shown}/values.yaml");
                 let text: Arc<str> = chart_text(&file.data, &path)?.into();
-                values = super::values::parse_values_file(&text, &path)?;
+                values = super::values::parse_yaml_map(
+                    &text,
+                    &path,
+                    "cannot load values.yaml: cannot unmarshal yaml document: ",
+                    "map[string]interface {}",
+                )?;
                 values_text = Some(text);
             }
             "values.schema.json" => {
@@ -345,17 +357,8 @@ fn load_files_at(
             format!("{shown}: Chart.yaml file is missing"),
         )
     })?;
-    if metadata
-        .get("name")
-        .and_then(Json::as_str)
-        .unwrap_or("")
-        .is_empty()
-    {
-        return Err(Error::new(
-            format!("{shown}/Chart.yaml"),
-            format!("{shown}/Chart.yaml: validation: chart.metadata.name is required"),
-        ));
-    }
+    validate_metadata(&metadata)
+        .map_err(|e| Error::new(format!("{shown}/Chart.yaml"), format!("validation: {e}")))?;
     let api_version = metadata
         .get("apiVersion")
         .and_then(Json::as_str)
@@ -405,6 +408,76 @@ fn load_files_at(
         source: shown.to_string(),
         location: location.to_string(),
     })
+}
+
+/// Helm's `Metadata.Validate` (`pkg/chart/v2/metadata.go`), which its loader runs on every
+/// chart: a name that is one path element, a version that reads as a semantic version, a known
+/// type, no null maintainer or dependency, aliases of letters, digits, `_` and `-`, and no
+/// two dependencies under one name.
+fn validate_metadata(metadata: &Map<String, Json>) -> Result<(), String> {
+    // Go reads what YAML typed otherwise as text (`version: 1.0` is "1.0").
+    let text = |key: &str| match metadata.get(key) {
+        Some(Json::String(s)) => s.clone(),
+        Some(Json::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    };
+    let name = text("name");
+    if name.is_empty() {
+        return Err("chart.metadata.name is required".into());
+    }
+    if name == "." || name == ".." {
+        return Err(format!("chart.metadata.name {name:?} is not allowed"));
+    }
+    if name.contains('/') {
+        return Err(format!("chart.metadata.name {name:?} is invalid"));
+    }
+    let version = text("version");
+    if version.is_empty() {
+        return Err("chart.metadata.version is required".into());
+    }
+    if crate::template::semver::parse(&version).is_err() {
+        return Err(format!("chart.metadata.version {version:?} is invalid"));
+    }
+    if !matches!(text("type").as_str(), "" | "application" | "library") {
+        return Err("chart.metadata.type must be application or library".into());
+    }
+    let list = |key: &str| {
+        metadata
+            .get(key)
+            .and_then(Json::as_array)
+            .map_or(&[][..], Vec::as_slice)
+    };
+    if list("maintainers").iter().any(Json::is_null) {
+        return Err("maintainers must not contain empty or null nodes".into());
+    }
+    let mut seen = std::collections::HashSet::new();
+    for dependency in list("dependencies") {
+        let Json::Object(d) = dependency else {
+            return Err("dependencies must not contain empty or null nodes".into());
+        };
+        let field = |key: &str| d.get(key).and_then(Json::as_str).unwrap_or("");
+        let alias = field("alias");
+        let alias_ok = alias
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !alias_ok {
+            return Err(format!(
+                "dependency {:?} has disallowed characters in the alias",
+                field("name")
+            ));
+        }
+        let key = if alias.is_empty() {
+            field("name")
+        } else {
+            alias
+        };
+        if !seen.insert(key.to_string()) {
+            return Err(format!(
+                "more than one dependency with name or alias {key:?}"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Every chart of `chart`'s tree under each name Helm may render it with: the chain of names

@@ -621,8 +621,8 @@ fn manifest_head(path: &str, doc: &str) -> Result<Json, Error> {
     let fail = |detail: String| Error::new(path, format!("YAML parse error on {path}: {detail}"));
     let head = crate::values::read_yaml(doc).map_err(|e| {
         fail(format!(
-            "error converting YAML to JSON: yaml: line {}: {}",
-            e.line, e.message
+            "error converting YAML to JSON: {}",
+            e.go_yaml_text()
         ))
     })?;
     // Go's JSON decoder names what it found by JSON's types.

@@ -39,23 +39,37 @@ pub fn read_yaml(text: &str) -> Result<Json, yaml_value::yaml::YamlError> {
         .map_or(Json::Null, |d| floats((&d.value).into())))
 }
 
-/// Parses a YAML map file (`-f` values, `values.yaml`, `Chart.yaml`); `shown` names it in errors.
+/// Parses a `-f` values file; `shown` names it, as Helm does.
 pub fn parse_values_file(text: &str, shown: &str) -> Result<Values, Error> {
+    let helm = format!("failed to parse {shown}: cannot unmarshal yaml document: ");
+    parse_yaml_map(text, shown, &helm, "map[string]interface {}")
+}
+
+/// Reads a YAML file that must hold a map. Errors carry the file and place, and Helm's words:
+/// `helm` (what Helm says before them: `cannot load values.yaml: …`), then go-yaml's problem,
+/// or Go's JSON decoder refusing a document that is not a map (into `go_type`).
+pub fn parse_yaml_map(text: &str, file: &str, helm: &str, go_type: &str) -> Result<Values, Error> {
+    let json_kind = |v: &Json| match v {
+        Json::Array(_) => "array",
+        Json::String(_) => "string",
+        Json::Number(_) => "number",
+        _ => "bool",
+    };
     match read_yaml(text) {
         Ok(Json::Object(m)) => Ok(m),
         Ok(Json::Null) => Ok(Map::new()),
-        Ok(_) => Err(Error::new(
-            shown,
-            format!("failed to parse {shown}: not a YAML map"),
+        Ok(other) => Err(Error::new(
+            file,
+            format!(
+                "{helm}error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type {go_type}",
+                json_kind(&other)
+            ),
         )),
         Err(e) => Err(Error {
-            file: shown.to_string(),
+            file: file.to_string(),
             line: Some(e.line),
             column: Some(e.col),
-            message: format!(
-                "failed to parse {shown}:{}:{}: {}",
-                e.line, e.col, e.message
-            ),
+            message: format!("{helm}error converting YAML to JSON: {}", e.go_yaml_text()),
         }),
     }
 }

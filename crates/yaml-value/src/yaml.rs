@@ -41,6 +41,9 @@ pub struct ParsedDoc {
     pub start_line: u32,
 }
 
+/// How an alias to no anchor is reported, the alias's name after it.
+const UNKNOWN_ANCHOR: &str = "found unknown anchor: ";
+
 /// A parse failure with its 1-based position.
 #[derive(Debug, Clone, PartialEq)]
 pub struct YamlError {
@@ -53,6 +56,44 @@ pub struct YamlError {
 }
 
 impl YamlError {
+    /// The error as go-yaml v2 words it (Helm reads YAML through `sigs.k8s.io/yaml`):
+    /// `yaml: line N: PROBLEM`. go-yaml keeps libyaml's problem without its context ("while
+    /// parsing a flow sequence"), and numbers a scanner's problem from 1 but a parser's from 0
+    /// (its problem mark, one line early), leaving the line out where that is 0.
+    pub fn go_yaml_text(&self) -> String {
+        let message = self.message.as_str();
+        // go-yaml's decoder, not libyaml, refuses an alias to no anchor: by name, no line.
+        if let Some(name) = message.strip_prefix(UNKNOWN_ANCHOR) {
+            return format!("yaml: unknown anchor '{name}' referenced");
+        }
+        let (context, problem) = match message.split_once(", ") {
+            Some((context, problem)) if context.starts_with("while ") => (context, problem),
+            _ => ("", message),
+        };
+        let parser_error =
+            context.starts_with("while parsing") || problem.starts_with("did not find expected <");
+        let problem = match problem {
+            // saphyr's words for libyaml's problems.
+            "expected ',' or ']'" => "did not find expected ',' or ']'",
+            "simple key expect ':'" => "could not find expected ':'",
+            "tabs disallowed within this context (block indentation)" => {
+                "found character that cannot start any token"
+            }
+            other => other,
+        };
+        // A mark on the first line (0) leaves the line out, for either.
+        let line = match self.line.saturating_sub(1) {
+            0 => 0,
+            zero_based if parser_error => zero_based,
+            _ => self.line,
+        };
+        if line == 0 {
+            format!("yaml: {problem}")
+        } else {
+            format!("yaml: line {line}: {problem}")
+        }
+    }
+
     fn at(span: &Span, line_offset: u32, message: impl Into<String>) -> Self {
         YamlError {
             line: span.start.line() as u32 + line_offset,
@@ -339,10 +380,32 @@ fn parse_events(
                         .map_or(text.len(), |(i, _)| i);
                     (at, kind)
                 });
+                // The alias's name, which saphyr leaves out.
+                let message = if message.ends_with("found unknown anchor") {
+                    let at: usize = text
+                        .char_indices()
+                        .nth(m.index())
+                        .map_or(text.len(), |(i, _)| i);
+                    let name: String = text[at..]
+                        .trim_start_matches('*')
+                        .chars()
+                        .take_while(|c| !c.is_whitespace() && !",[]{}".contains(*c))
+                        .collect();
+                    format!("{UNKNOWN_ANCHOR}{name}")
+                } else {
+                    message
+                };
+                // libyaml marks an unexpected end where the stream ends; saphyr where the
+                // unfinished token began.
+                let line = if message.ends_with("found unexpected end of stream") {
+                    text.matches('\n').count() as u32 + 1
+                } else {
+                    m.line() as u32
+                };
                 return (
                     docs,
                     Some(YamlError {
-                        line: m.line() as u32 + line_offset,
+                        line: line + line_offset,
                         col: m.col() as u32 + 1,
                         message,
                         lenient,

@@ -640,6 +640,16 @@ impl<'s, 'a> Exec<'s, 'a> {
     /// the pipe, parenthesis or action end that closes it, one space between them, string
     /// literals as written.
     fn command_text(&self, pos: Pos) -> String {
+        self.source_text(pos, false)
+    }
+
+    /// Go's text of the pipeline starting at `pos` (`PipeNode.String`): its commands joined by
+    /// ` | `, up to the action's end.
+    fn pipeline_text(&self, pos: Pos) -> String {
+        self.source_text(pos, true)
+    }
+
+    fn source_text(&self, pos: Pos, whole_pipeline: bool) -> String {
         let src: &str = &self.cur.source;
         let mut text = String::new();
         let mut depth = 0usize;
@@ -667,7 +677,7 @@ impl<'s, 'a> Exec<'s, 'a> {
                     }
                     continue;
                 }
-                '|' if depth == 0 => break,
+                '|' if depth == 0 && !whole_pipeline => break,
                 ')' if depth == 0 => break,
                 '}' | '-'
                     if depth == 0
@@ -701,6 +711,23 @@ impl<'s, 'a> Exec<'s, 'a> {
             text.push(c);
         }
         text
+    }
+
+    /// The length of the string literal at `pos` (`"a\"b"` or `` `raw` ``).
+    fn literal_len(&self, pos: Pos) -> u32 {
+        let src = &self.cur.source[(pos.offset as usize).min(self.cur.source.len())..];
+        let mut chars = src.char_indices();
+        let Some((_, quote)) = chars.next() else {
+            return 0;
+        };
+        while let Some((i, c)) = chars.next() {
+            if c == '\\' && quote == '"' {
+                chars.next();
+            } else if c == quote {
+                return (i + 1) as u32;
+            }
+        }
+        src.len() as u32
     }
 
     /// The text of a name or text in the running body.
@@ -858,18 +885,30 @@ impl<'s, 'a> Exec<'s, 'a> {
             Node::Range(b) => with_stack(|| self.range(b, dot)),
             Node::Template(t) => {
                 self.step(t.pos)?;
-                let data = match &t.pipe {
-                    Some(p) => self.pipe(p, dot, t.pos)?,
-                    None => Value::Nil,
-                };
+                // Go looks the template up before it evaluates the pipeline.
                 let Some(body) = self.body(t.name) else {
+                    // Go's `TemplateNode.String`: `{{template "x"}}`, `{{template "x" PIPE}}`.
+                    let pipe = match t.pipe {
+                        Some(_) => {
+                            let after_name = Pos {
+                                offset: t.pos.offset + self.literal_len(t.pos),
+                                ..t.pos
+                            };
+                            format!(" {}", self.pipeline_text(after_name))
+                        }
+                        None => String::new(),
+                    };
                     return Err(self.error(
                         t.pos,
                         Failure::Exec(format!(
-                            "<{:?}>: template: no template {:?} associated with template \"gotpl\"",
+                            "<{{{{template {:?}{pipe}}}}}>: template {:?} not defined",
                             t.name, t.name
                         )),
                     ));
+                };
+                let data = match &t.pipe {
+                    Some(p) => self.pipe(p, dot, t.pos)?,
+                    None => Value::Nil,
                 };
                 let (out, marks) = self.call_template(body, &data, t.pos)?;
                 // What the template wrote is its own: its marks, moved to where it lands.
@@ -1426,6 +1465,10 @@ impl<'s, 'a> Exec<'s, 'a> {
                 let v = with_stack(|| self.arg(inner, dot))?;
                 let args = self.args(rest, dot, piped)?;
                 self.chain(v, names, &args, *pos, None, is_pipe(inner))
+            }
+            // Go's `evalCommand`: nil is a value, never a command's word.
+            Expr::Nil(pos) => {
+                Err(self.error(*pos, Failure::Exec("<nil>: nil is not a command".into())))
             }
             other => {
                 if !rest.is_empty() || piped.is_some() {

@@ -25,7 +25,7 @@ pub enum SemverError {
     ImproperConstraint(String),
 }
 
-pub(super) fn parse(text: &str) -> Result<Version, SemverError> {
+pub(crate) fn parse(text: &str) -> Result<Version, SemverError> {
     let t = text.trim();
     let t = t.strip_prefix('v').unwrap_or(t);
     let (t, metadata) = t.split_once('+').unwrap_or((t, ""));

@@ -583,12 +583,8 @@ pub(super) fn parse_values(text: &str) -> Result<Value, String> {
     if text.trim().is_empty() {
         return Ok(Value::Nil);
     }
-    let v = crate::values::read_yaml(text).map_err(|e| {
-        format!(
-            "error converting YAML to JSON: yaml: line {}: {}",
-            e.line, e.message
-        )
-    })?;
+    let v = crate::values::read_yaml(text)
+        .map_err(|e| format!("error converting YAML to JSON: {}", e.go_yaml_text()))?;
     Ok(Value::from_json(&v))
 }
 
