@@ -891,3 +891,54 @@ fn values_files_are_bounded_by_what_their_aliases_add() {
         r.stderr
     );
 }
+
+/// lint renders a chart for the cluster it targets: `.Capabilities.APIVersions` lists the kinds
+/// that cluster serves (as discovery does), so a chart that picks its Ingress version with
+/// `Capabilities.APIVersions.Has "networking.k8s.io/v1/Ingress"` gets `networking.k8s.io/v1`
+/// and `api-removed` has nothing to say; `render` stays `helm template`, which falls back to the
+/// removed `v1beta1`.
+#[test]
+fn lint_renders_charts_with_the_target_clusters_api_versions() {
+    let (_, report) = json(&[
+        "lint",
+        &chart("windows-iis"),
+        "--set",
+        "ingress.enabled=true",
+    ]);
+    let rules: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert!(!rules.contains(&"api-removed"), "{rules:?}");
+    let rendered = run(&[
+        "render",
+        &chart("windows-iis"),
+        "--set",
+        "ingress.enabled=true",
+    ])
+    .stdout;
+    assert!(
+        rendered.contains("apiVersion: networking.k8s.io/v1beta1\nkind: Ingress"),
+        "{rendered}"
+    );
+    // On a cluster before networking.k8s.io/v1 (1.19), lint renders the fallback, which that
+    // cluster still serves.
+    let (_, old) = json(&[
+        "lint",
+        &chart("windows-iis"),
+        "--set",
+        "ingress.enabled=true",
+        "--kube-version",
+        "1.18",
+    ]);
+    assert!(
+        old["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["rule"] != "api-removed" && f["rule"] != "api-deprecated"),
+        "{old:#}"
+    );
+}

@@ -33,7 +33,8 @@ fn messages_of(setup: &Policy, name: &str, text: &str, rule: &str) -> Vec<String
 #[test]
 fn every_bad_example_fires_and_every_good_example_does_not() {
     let rules = winguard::policy::builtin_rules().unwrap();
-    assert_eq!(rules.rules.len(), 27, "RULES.md lists 27 rules");
+    // RULES.md lists 30; `windows-image-os-mismatch` needs the registry (issue 38).
+    assert_eq!(rules.rules.len(), 29, "RULES.md lists 29 built rules");
     let mut failures = Vec::new();
     for rule in &rules.rules {
         let setup = setup_for(rule);
@@ -128,7 +129,12 @@ fn every_rule_fires_on_every_workload_kind() {
         ("iis-service-monitor-missing", &long_running),
     ];
     let mut failures = Vec::new();
-    for rule in &rules.rules {
+    // Rules of an object's own kind (`scope: object`: its API version) look at no pod.
+    for rule in rules
+        .rules
+        .iter()
+        .filter(|r| r.scope != winguard::rules::Scope::Object)
+    {
         let setup = setup_for(rule);
         let docs: Vec<Value> = rule
             .docs

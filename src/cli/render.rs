@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use helm_engine::load::template_locations;
 use helm_engine::values::{SetKind, Values, apply_set, merge_maps, parse_values_file};
-use helm_engine::{Chart, RenderOptions, load_chart, render_chart};
+use helm_engine::{Chart, RenderOptions, load_chart, render_chart_logged};
 
 /// The flags Helm's `template` has for values and the release, with Helm's names.
 #[derive(Debug, clap::Args, Clone, Default)]
@@ -162,16 +162,26 @@ impl ChartArgs {
             .map(|r| r.text)
     }
 
-    /// Renders `chart` to `helm template` text, with where each template in its `# Source:`
-    /// comments is on disk ([`helm_engine::load::template_locations`]) and, when winguard
-    /// rendered it, which template place wrote each stretch of the text.
+    /// Renders `chart` as it would be installed on a cluster of `kube_version` (lint and fix):
+    /// `helm template` text, with where each template in its `# Source:` comments is on disk
+    /// ([`helm_engine::load::template_locations`]) and, when winguard rendered it, which
+    /// template place wrote each stretch of the text. Unlike `helm template`, whose
+    /// `.Capabilities.APIVersions` lists group/versions only, the cluster's discovery also lists
+    /// each kind, so a chart choosing an API by `Capabilities.APIVersions.Has
+    /// "networking.k8s.io/v1/Ingress"` gets what it would get there, not the removed fallback.
     pub fn render_located(
         &self,
         chart: &Path,
         release: &str,
         kube_version: Option<&str>,
     ) -> Result<RenderedChart, Error> {
-        self.render_traced(chart, release, kube_version, true)
+        let target = kube_version
+            .and_then(|v| v.trim_start_matches('v').split('.').nth(1))
+            .and_then(|minor| minor.parse().ok());
+        let served = target.map(crate::k8s::api_lifecycle::served_replacements);
+        let mut args = self.clone();
+        args.api_versions.extend(served.unwrap_or_default());
+        args.render_traced(chart, release, kube_version, true)
     }
 
     /// [`ChartArgs::render_located`], tracing the text's origins only when `traced`.
@@ -214,11 +224,14 @@ impl ChartArgs {
             }
             Error::from(e)
         };
-        let rendered = render_chart(&loaded, &values, &opts).map_err(located)?;
-        // Helm's own log lines (coalescing warnings), on stderr as Helm writes them.
-        for warning in &rendered.warnings {
-            eprintln!("{warning}");
+        // Helm's own log lines (coalescing warnings), on stderr as Helm writes them, before
+        // any error.
+        let mut log = Vec::new();
+        let rendered = render_chart_logged(&loaded, &values, &opts, &mut log);
+        for line in &log {
+            eprintln!("{line}");
         }
+        let rendered = rendered.map_err(located)?;
         let (text, origins) = if traced {
             let (text, origins) = helm_engine::render::template_output_traced(
                 &rendered,

@@ -3,6 +3,7 @@
 //! guarantees ([`shape`]). The ground floor: it knows values,
 //! nothing above them, so the loader, the engine and the Windows model all read it.
 
+pub mod api_lifecycle;
 pub mod shape;
 
 use crate::value::Value;

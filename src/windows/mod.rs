@@ -37,6 +37,32 @@ pub(crate) fn register(r: &mut crate::expr::Registry) {
         |_, a| Ok(Val::Bool(tolerates(&a[0].as_json(), &a[1].as_json()))),
     );
     r.add(
+        "apiLifecycle(string, string) -> dyn",
+        "`apiLifecycle(apiVersion, kind)`: a deprecated built-in API version's `{deprecated, removed, replacement, sameSchema, guide}` (versions as `1.25`; replacement null where there is none; sameSchema: rewriting `apiVersion` keeps the meaning), or null",
+        |_, a| {
+            let (Some(version), Some(kind)) = (a[0].as_str(), a[1].as_str()) else {
+                return Ok(Val::Null);
+            };
+            let Some(row) = crate::k8s::api_lifecycle::api_lifecycle(version, kind) else {
+                return Ok(Val::Null);
+            };
+            let text = |s: String| Val::Str(std::rc::Rc::new(s));
+            Ok(Val::Map(std::rc::Rc::new(vec![
+                (Val::Text("deprecated"), text(format!("1.{}", row.deprecated))),
+                (Val::Text("removed"), text(format!("1.{}", row.removed))),
+                (
+                    Val::Text("replacement"),
+                    row.replacement.map_or(Val::Null, Val::Text),
+                ),
+                (Val::Text("sameSchema"), Val::Bool(row.same_schema)),
+                (
+                    Val::Text("guide"),
+                    text(crate::k8s::api_lifecycle::guide_url(row)),
+                ),
+            ])))
+        },
+    );
+    r.add(
         "pathUnder(string, string) -> bool",
         "Windows path containment: case-insensitive, `\\` and `/` equal, drive-less paths on `C:`",
         |_, a| {

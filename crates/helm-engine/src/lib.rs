@@ -33,7 +33,7 @@ pub mod values_path;
 pub use error::Error;
 pub use load::load_chart;
 pub use loaded::Chart;
-pub use render::{RenderOptions, Rendered, render_chart};
+pub use render::{RenderOptions, Rendered, render_chart, render_chart_logged};
 
 /// Whether `path` is a chart: a directory with `Chart.yaml`, or a `.tgz` archive.
 pub fn is_chart(path: &std::path::Path) -> bool {

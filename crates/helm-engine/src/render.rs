@@ -58,13 +58,30 @@ pub struct Rendered {
 
 /// Renders `chart` with the user's values (already merged from `-f` and `--set*`).
 pub fn render_chart(chart: &Chart, user: &Values, opts: &RenderOptions) -> Result<Rendered, Error> {
+    let mut warnings = Vec::new();
+    let mut rendered = render_chart_logged(chart, user, opts, &mut warnings)?;
+    rendered.warnings = warnings;
+    Ok(rendered)
+}
+
+/// [`render_chart`], writing what Helm logs on the way into `log` whether or not the render
+/// succeeds (Helm prints its warnings before it fails).
+pub fn render_chart_logged(
+    chart: &Chart,
+    user: &Values,
+    opts: &RenderOptions,
+    log: &mut crate::values::Warnings,
+) -> Result<Rendered, Error> {
+    // `helm template`/`install` warn before they render a chart its maintainers retired.
+    if chart.metadata.get("deprecated") == Some(&Json::Bool(true)) {
+        log.push("level=WARN msg=\"this chart is deprecated\"".to_string());
+    }
     let kube = kube_version(opts.kube_version.as_deref())?;
     check_dependencies(chart)?;
     check_kube_version(chart, &kube.version)?;
     let mut chart = chart.clone();
-    let mut warnings = Vec::new();
-    process_dependencies(&mut chart, user, &mut warnings)?;
-    let values = Json::Object(coalesce(&chart, user, &mut warnings)?);
+    process_dependencies(&mut chart, user, log)?;
+    let values = Json::Object(coalesce(&chart, user, log)?);
     super::schema::validate(&chart, &values)?;
     let caps = Value::Object(Rc::new(Capabilities {
         kube_version: Rc::new(kube),
@@ -129,7 +146,7 @@ pub fn render_chart(chart: &Chart, user: &Values, opts: &RenderOptions) -> Resul
         files,
         marks,
         crds,
-        warnings,
+        warnings: Vec::new(),
     })
 }
 
