@@ -43,6 +43,14 @@ pub struct Config {
     pub feature_gates: BTreeMap<String, bool>,
     /// Severity per rule: off, info, warning or error.
     pub rules: BTreeMap<String, Level>,
+    /// Only these rules run (ruff's `select`; opt-in ones included); unset: every rule that is
+    /// on by default. `--select` replaces it.
+    pub select: Option<Vec<String>>,
+    /// Rules added to `select` (or to the default set): opt-in rules turn on at their default
+    /// severity. `--extend-select` adds to it.
+    pub extend_select: Vec<String>,
+    /// Rules that never run, whatever selects them. `--ignore` replaces it.
+    pub ignore: Vec<String>,
     pub exemptions: Vec<Exemption>,
     /// How `winguard serve` answers admission reviews (the CLI ignores it).
     pub webhook: WebhookConfig,
@@ -68,6 +76,9 @@ impl Default for Config {
             eks: EksConfig::default(),
             feature_gates: BTreeMap::new(),
             rules: BTreeMap::new(),
+            select: None,
+            extend_select: Vec::new(),
+            ignore: Vec::new(),
             exemptions: Vec::new(),
             webhook: WebhookConfig::default(),
             kustomize: KustomizeConfig::default(),
@@ -635,6 +646,29 @@ impl Config {
 
     /// What the engine reads of the config: profile, rule levels, exemptions, and the config as
     /// rule expressions see it.
+    /// Turns `select`, `extendSelect` and `ignore` into rule levels: a rule neither selected
+    /// nor added is off, an ignored one too; a rule selected by name with no level in `rules`
+    /// runs at its default severity (which turns an opt-in rule on).
+    pub fn apply_selection(&mut self, rules: &crate::rules::RuleSet) {
+        use crate::rules::Severity;
+        for rule in &rules.rules {
+            let name = &rule.name;
+            let named = self.extend_select.contains(name)
+                || self.select.as_ref().is_some_and(|s| s.contains(name));
+            let selected = named || self.select.is_none();
+            if self.ignore.contains(name) || !selected {
+                self.rules.insert(name.clone(), Level::Off);
+            } else if named && !self.rules.contains_key(name) {
+                let level = match rule.default_severity {
+                    Severity::Info => Level::Info,
+                    Severity::Warning => Level::Warning,
+                    Severity::Error => Level::Error,
+                };
+                self.rules.insert(name.clone(), level);
+            }
+        }
+    }
+
     pub fn settings(&self) -> crate::engine::Settings {
         use crate::rules::Severity;
         crate::engine::Settings {

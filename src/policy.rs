@@ -98,6 +98,22 @@ impl Policy {
                 ));
             }
         }
+        let lists = [
+            ("select", config.select.clone().unwrap_or_default()),
+            ("extendSelect", config.extend_select.clone()),
+            ("ignore", config.ignore.clone()),
+        ];
+        for (key, list) in lists {
+            for (i, name) in list.iter().enumerate() {
+                if rules.get(name).is_none() {
+                    let hint = crate::error::did_you_mean(name, names());
+                    unknown.push(config.error_at(
+                        &format!("/{key}/{i}"),
+                        format!("{key}: no rule named `{name}`{hint}"),
+                    ));
+                }
+            }
+        }
         if !unknown.is_empty() {
             unknown.sort_by_key(|e| (e.line, e.column));
             return Err(crate::error::Errors(unknown));
@@ -115,6 +131,7 @@ impl Policy {
                 }
             }
         }
+        config.apply_selection(&rules);
         let settings = config.settings();
         Ok(Policy {
             active: crate::engine::active_rules(&rules, &settings),
@@ -140,6 +157,12 @@ pub struct PolicySource {
     pub profile: Option<Profile>,
     /// Directories of more rule files (`*.yaml`), beside the embedded ones.
     pub rule_dirs: Vec<PathBuf>,
+    /// `--select` (replaces the config's `select`).
+    pub select: Option<Vec<String>>,
+    /// `--extend-select` (adds to the config's `extendSelect`).
+    pub extend_select: Vec<String>,
+    /// `--ignore` (replaces the config's `ignore`).
+    pub ignore: Option<Vec<String>>,
 }
 
 impl PolicySource {
@@ -168,6 +191,36 @@ impl PolicySource {
             None => crate::config::Config::default(),
         };
         apply_overrides(&mut config, self.kube_version.as_deref(), self.profile)?;
+        // Rule names on the command line must be rules too (said as the flag, not the file).
+        let names = || rules.rules.iter().map(|r| r.name.as_str());
+        let flags = [
+            ("--select", self.select.clone().unwrap_or_default()),
+            ("--extend-select", self.extend_select.clone()),
+            ("--ignore", self.ignore.clone().unwrap_or_default()),
+        ];
+        let mut unknown = Vec::new();
+        for (flag, list) in flags {
+            for name in list.iter().filter(|n| rules.get(n).is_none()) {
+                let hint = crate::error::did_you_mean(name, names());
+                unknown.push(crate::error::Error::new(
+                    crate::error::ErrorKind::Load,
+                    flag,
+                    format!("no rule named `{name}`{hint}"),
+                ));
+            }
+        }
+        if !unknown.is_empty() {
+            return Err(crate::error::Errors(unknown));
+        }
+        if let Some(select) = &self.select {
+            config.select = Some(select.clone());
+        }
+        if let Some(ignore) = &self.ignore {
+            config.ignore = ignore.clone();
+        }
+        config
+            .extend_select
+            .extend(self.extend_select.iter().cloned());
         Policy::new(rules, config)
     }
 }

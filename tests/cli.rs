@@ -144,33 +144,54 @@ sys.exit(1 if errors else 0)
     }
 }
 
+/// JUnit fails a case for each finding at or above `--fail-on` (as the exit code counts them)
+/// and passes the others with the finding as their output.
 #[test]
-fn junit_lists_a_failure_per_finding() {
+fn junit_fails_the_findings_the_exit_code_counts() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("junit.xml");
     let (_, report) = json(&["lint", EXAMPLE]);
-    let r = run(&[
-        "lint",
-        EXAMPLE,
-        "--format",
-        "junit",
-        "--output",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(r.code, 1);
-    let check = python(
-        r#"
+    let findings = report["findings"].as_array().unwrap();
+    let errors = findings.iter().filter(|f| f["severity"] == "error").count();
+    assert!(errors > 0 && errors < findings.len(), "{report:#}");
+    for (fail_on, code, failures) in [
+        ("error", 1, errors),
+        ("warning", 1, findings.len()),
+        ("never", 0, 0),
+    ] {
+        let out = dir.path().join(format!("junit-{fail_on}.xml"));
+        let r = run(&[
+            "lint",
+            EXAMPLE,
+            "--format",
+            "junit",
+            "--fail-on",
+            fail_on,
+            "--output",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, code, "{fail_on}: {}", r.stderr);
+        let check = python(
+            r#"
 import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
-print(len(root.findall(".//testcase/failure")))
+cases = root.findall(".//testcase")
+print(len(root.findall(".//testcase/failure")), len(cases),
+      sum(1 for c in cases if c.find("failure") is None and c.find("system-out") is not None))
 "#,
-        &[&out],
-    );
-    assert_eq!(check.code, 0, "{}", check.stderr);
-    assert_eq!(
-        check.stdout.trim().parse::<usize>().unwrap(),
-        report["findings"].as_array().unwrap().len()
-    );
+            &[&out],
+        );
+        assert_eq!(check.code, 0, "{}", check.stderr);
+        let counts: Vec<usize> = check
+            .stdout
+            .split_whitespace()
+            .map(|n| n.parse().unwrap())
+            .collect();
+        assert_eq!(
+            counts,
+            vec![failures, findings.len(), findings.len() - failures],
+            "{fail_on}"
+        );
+    }
 }
 
 #[test]
@@ -877,4 +898,135 @@ fn rule_files() -> usize {
                 .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "yaml"))
         })
         .count()
+}
+
+/// What could not be read goes to stderr whenever the report takes stdout, in every format (a
+/// JSON document still lists it); a report written to a file keeps it in the file.
+#[test]
+fn input_errors_go_to_stderr_in_every_format_on_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(&bad, "a: [1\n").unwrap();
+    let bad = bad.to_str().unwrap();
+    for format in ["text", "json", "sarif", "junit", "github"] {
+        let r = run(&["lint", bad, EXAMPLE, "--format", format]);
+        assert_eq!(r.code, 2, "{format}");
+        assert!(
+            r.stderr.contains("bad.yaml:2:1: invalid YAML"),
+            "{format}: {}",
+            r.stderr
+        );
+        if format == "text" {
+            assert!(!r.stdout.contains("invalid YAML"), "{}", r.stdout);
+            assert!(r.stdout.contains("1 input problem"), "{}", r.stdout);
+        }
+        if format == "json" {
+            let report: Value = serde_json::from_str(&r.stdout).unwrap();
+            assert_eq!(report["errors"].as_array().unwrap().len(), 1);
+        }
+    }
+    let out = dir.path().join("report.txt");
+    let r = run(&["lint", bad, "--output", out.to_str().unwrap()]);
+    assert_eq!(r.code, 2);
+    assert!(!r.stderr.contains("invalid YAML"), "{}", r.stderr);
+    assert!(
+        std::fs::read_to_string(&out)
+            .unwrap()
+            .contains("invalid YAML")
+    );
+}
+
+/// Rules chosen as ruff chooses them: `--select` runs only those, `--ignore` never runs some,
+/// `--extend-select` adds (an opt-in rule included); the same keys in the config; names that
+/// are no rule's are errors naming the flag or the config line, with the closest name.
+#[test]
+fn rules_are_selected_and_ignored_as_ruff_selects_them() {
+    let rules_of = |args: &[&str]| -> BTreeSet<String> {
+        let mut all = vec!["lint", "--format", "json"];
+        all.extend_from_slice(args);
+        let r = run(&all);
+        let report: Value =
+            serde_json::from_str(&r.stdout).unwrap_or_else(|_| panic!("{}", r.stderr));
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let all = rules_of(&[EXAMPLE]);
+    assert!(
+        all.contains("windows-toleration-missing") && all.len() > 3,
+        "{all:?}"
+    );
+    let only = rules_of(&[
+        EXAMPLE,
+        "--select",
+        "windows-toleration-missing,api-removed",
+    ]);
+    assert_eq!(
+        only,
+        BTreeSet::from(["windows-toleration-missing".to_string()])
+    );
+    let ignored = rules_of(&[EXAMPLE, "--ignore", "windows-toleration-missing"]);
+    let mut expected = all.clone();
+    expected.remove("windows-toleration-missing");
+    assert_eq!(ignored, expected);
+    let dir = tempfile::tempdir().unwrap();
+    let daemonset = root().join("testdata/rules/windows-hostprocess-used/fail-enabled.yaml");
+    let daemonset = daemonset.to_str().unwrap();
+    // Opt-in: off by default, on when added (as with `rules: {…: warning}` in the fixture).
+    let config = dir.path().join("empty.yaml");
+    std::fs::write(&config, "{}\n").unwrap();
+    let config = config.to_str().unwrap();
+    assert!(!rules_of(&[daemonset, "--config", config]).contains("windows-hostprocess-used"));
+    assert!(
+        rules_of(&[
+            daemonset,
+            "--config",
+            config,
+            "--extend-select",
+            "windows-hostprocess-used"
+        ])
+        .contains("windows-hostprocess-used")
+    );
+    // The config's keys, and the flags over them.
+    let selecting = dir.path().join("winguard.yaml");
+    std::fs::write(
+        &selecting,
+        "select: [windows-toleration-missing, windows-os-selector-missing]\nignore: [windows-os-selector-missing]\n",
+    )
+    .unwrap();
+    let selecting = selecting.to_str().unwrap();
+    assert_eq!(
+        rules_of(&[EXAMPLE, "--config", selecting]),
+        BTreeSet::from(["windows-toleration-missing".to_string()])
+    );
+    assert_eq!(
+        rules_of(&[
+            EXAMPLE,
+            "--config",
+            selecting,
+            "--ignore",
+            "windows-toleration-missing"
+        ]),
+        BTreeSet::from(["windows-os-selector-missing".to_string()])
+    );
+    let r = run(&["lint", EXAMPLE, "--select", "windows-tolerations-missing"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("--select: no rule named `windows-tolerations-missing` (did you mean `windows-toleration-missing`?)"),
+        "{}",
+        r.stderr
+    );
+    let typo = dir.path().join("typo.yaml");
+    std::fs::write(&typo, "ignore:\n  - windows-toleraton-missing\n").unwrap();
+    let r = run(&["lint", EXAMPLE, "--config", typo.to_str().unwrap()]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("typo.yaml:2:5: ignore: no rule named `windows-toleraton-missing`"),
+        "{}",
+        r.stderr
+    );
 }

@@ -68,10 +68,11 @@ fn a_run_that_reads_no_file_is_an_error() {
     let r = run(&["lint", dir.path().to_str().unwrap()]);
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     assert!(!r.stdout.contains("No problems found"), "{}", r.stdout);
+    // Input errors are stderr's (the report, stdout's, only counts them).
     assert!(
-        r.stdout.contains("no YAML or JSON file to lint"),
+        r.stderr.contains("no YAML or JSON file to lint"),
         "{}",
-        r.stdout
+        r.stderr
     );
 }
 
@@ -147,10 +148,10 @@ fn an_overlay_without_kubectl_or_kustomize_is_an_error_not_a_clean_run() {
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     assert!(!r.stdout.contains("No problems found"), "{}", r.stdout);
     assert!(
-        r.stdout
+        r.stderr
             .contains("neither `kubectl` nor `kustomize` is on PATH"),
         "{}",
-        r.stdout
+        r.stderr
     );
     let mut cmd = winguard();
     cmd.args([
@@ -163,9 +164,9 @@ fn an_overlay_without_kubectl_or_kustomize_is_an_error_not_a_clean_run() {
     let r = run_cmd(cmd, None);
     assert_eq!(r.code, 2);
     assert!(
-        r.stdout.contains("`kustomize` is not on PATH"),
+        r.stderr.contains("`kustomize` is not on PATH"),
         "{}",
-        r.stdout
+        r.stderr
     );
 }
 
@@ -354,20 +355,20 @@ fn remote_kustomize_references_are_refused_before_kustomize_runs() {
     for (file, at, what) in &expected {
         let located = format!("{}:{at}: {what}", file.display());
         assert!(
-            r.stdout.contains(&located),
+            r.stderr.contains(&located),
             "no `{located}` in:\n{}",
-            r.stdout
+            r.stderr
         );
     }
     let reached = format!(
         "(in the tree of {})",
         tree.join("overlay/kustomization.yaml").display()
     );
-    assert!(r.stdout.contains(&reached), "{}", r.stdout);
+    assert!(r.stderr.contains(&reached), "{}", r.stderr);
     assert!(
-        r.stdout.contains("--kustomize-allow-remote"),
+        r.stderr.contains("--kustomize-allow-remote"),
         "{}",
-        r.stdout
+        r.stderr
     );
     assert_eq!(server.connections(), 0, "kustomize reached the network");
     let ran = std::fs::read_to_string(&ran).unwrap_or_default();
@@ -417,9 +418,9 @@ fn remote_kustomize_references_are_fetched_when_allowed() {
         // The server has nothing: kustomize's error is the overlay's.
         assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
         assert!(
-            r.stdout.contains("kubectl could not build the overlay"),
+            r.stderr.contains("kubectl could not build the overlay"),
             "{}",
-            r.stdout
+            r.stderr
         );
     }
     assert_eq!(std::fs::read_to_string(&ran).unwrap().lines().count(), 2);

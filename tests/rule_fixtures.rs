@@ -145,6 +145,8 @@ fn fail_fixtures_fire_and_match_their_snapshots() {
                 working_dir: None,
                 config_file: None,
                 quiet: false,
+                fail_on: Some(winguard::rules::Severity::Error),
+                list_input_errors: true,
             },
         );
         insta::with_settings!({

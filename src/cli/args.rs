@@ -27,6 +27,15 @@ pub struct SetupArgs {
     pub profile: Option<Profile>,
     #[command(flatten)]
     pub rules: RuleSource,
+    /// Run only these rules (comma-separated; replaces the config's `select`).
+    #[arg(long, value_name = "RULES", value_delimiter = ',')]
+    pub select: Option<Vec<String>>,
+    /// Also run these rules, opt-in ones included (adds to `extendSelect`).
+    #[arg(long, value_name = "RULES", value_delimiter = ',')]
+    pub extend_select: Vec<String>,
+    /// Never run these rules (replaces the config's `ignore`).
+    #[arg(long, value_name = "RULES", value_delimiter = ',')]
+    pub ignore: Option<Vec<String>>,
 }
 
 impl SetupArgs {
@@ -36,6 +45,9 @@ impl SetupArgs {
             kube_version: self.kube_version.clone(),
             profile: self.profile,
             rule_dirs: self.rules.rule_dirs.clone(),
+            select: self.select.clone(),
+            extend_select: self.extend_select.clone(),
+            ignore: self.ignore.clone(),
         }
     }
 }

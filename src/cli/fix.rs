@@ -129,6 +129,8 @@ pub(super) fn run_fix(args: FixArgs, output: Output) -> u8 {
             working_dir: None,
             config_file: setup.config.path.as_deref(),
             quiet: output.quiet,
+            fail_on: args.fail_on.threshold(),
+            list_input_errors: true,
         };
         super::out(&render(Format::Text, &report, &opts));
     }

@@ -59,6 +59,15 @@ impl Output {
     /// CLICOLOR_FORCE conventions (no-color.org, force-color.org, bixense.com/clicolors), then
     /// whether stdout is a terminal.
     pub fn color_stdout(self) -> bool {
+        self.color_for(std::io::stdout().is_terminal())
+    }
+
+    /// [`Output::color_stdout`] for stderr.
+    pub fn color_stderr(self) -> bool {
+        self.color_for(std::io::stderr().is_terminal())
+    }
+
+    fn color_for(self, terminal: bool) -> bool {
         let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0");
         match self.color {
             ColorChoice::Always => true,
@@ -67,7 +76,7 @@ impl Output {
                 false
             }
             ColorChoice::Auto if set("FORCE_COLOR") || set("CLICOLOR_FORCE") => true,
-            ColorChoice::Auto => std::io::stdout().is_terminal(),
+            ColorChoice::Auto => terminal,
         }
     }
 
@@ -418,6 +427,7 @@ pub fn run(cli: Cli) -> u8 {
                 &setup.rules,
                 setup.config.path.as_deref(),
                 output,
+                args.fail_on.threshold(),
             ) {
                 eprintln!("error: {e}");
                 code = EXIT_ERROR;
@@ -596,8 +606,16 @@ fn write_outputs(
     rules: &RuleSet,
     config_file: Option<&std::path::Path>,
     output: Output,
+    fail_on: Option<crate::rules::Severity>,
 ) -> Result<(), String> {
     let working_dir = std::env::current_dir().ok();
+    // What could not be read is said on stderr when the report takes stdout, in every format
+    // (a JSON or SARIF document still holds them too): a pipe gets the report, the terminal
+    // the problems.
+    if plan.iter().any(|(_, target)| target.is_none()) && !report.errors.is_empty() {
+        let color = output.color_stderr();
+        eprint!("{}", crate::report::input_errors_text(report, color));
+    }
     for (format, target) in plan {
         let opts = crate::report::RenderOptions {
             color: target.is_none() && output.color_stdout(),
@@ -605,6 +623,9 @@ fn write_outputs(
             working_dir: working_dir.as_deref(),
             config_file,
             quiet: output.quiet,
+            fail_on,
+            // Input errors go to stderr whenever the report goes to stdout (below).
+            list_input_errors: target.is_some(),
         };
         match target {
             None => {

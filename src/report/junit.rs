@@ -1,17 +1,17 @@
 //! `--format junit`: JUnit XML (via `quick-junit`), one test case per object and rule that fired,
-//! and one per input error, so CI systems list them as failed tests.
+//! and one per input error, so CI systems list them as tests: a finding at or above `--fail-on`
+//! (and every input error) fails its case, one below it passes with the finding as its output,
+//! as the exit code counts them.
 
 use quick_junit::{NonSuccessKind, Report as JReport, TestCase, TestCaseStatus, TestSuite};
 
 use super::Report;
+use crate::rules::Severity;
 
-pub(super) fn render(report: &Report) -> String {
+pub(super) fn render(report: &Report, fail_on: Option<Severity>) -> String {
     let mut suite = TestSuite::new("winguard");
     for f in &report.findings {
-        let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-        status.set_message(f.finding.full_message());
-        status.set_type(f.finding.severity.as_str());
-        status.set_description(format!(
+        let description = format!(
             "{}:{}:{}: {} [{}] {}",
             f.file,
             f.line,
@@ -19,9 +19,22 @@ pub(super) fn render(report: &Report) -> String {
             f.finding.severity.as_str(),
             f.finding.rule,
             f.finding.full_message()
-        ));
+        );
+        let fails = fail_on.is_some_and(|t| f.finding.severity >= t);
+        let status = if fails {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            status.set_message(f.finding.full_message());
+            status.set_type(f.finding.severity.as_str());
+            status.set_description(description.clone());
+            status
+        } else {
+            TestCaseStatus::success()
+        };
         let mut case = TestCase::new(format!("{} {}", f.finding.rule, f.object.label()), status);
         case.set_classname(f.file.to_string());
+        if !fails {
+            case.set_system_out(description);
+        }
         suite.add_test_case(case);
     }
     for e in &report.errors {

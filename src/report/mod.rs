@@ -203,6 +203,17 @@ pub struct RenderOptions<'a> {
     pub config_file: Option<&'a std::path::Path>,
     /// Findings and errors only: no summary (`--quiet`).
     pub quiet: bool,
+    /// The lowest severity that fails the run (`--fail-on`; none for `never`): JUnit reports
+    /// findings below it as passing cases, as the exit code does.
+    pub fail_on: Option<crate::rules::Severity>,
+    /// Whether the text report lists the input errors itself; the CLI writes them to stderr
+    /// instead when the report goes to stdout ([`input_errors_text`]).
+    pub list_input_errors: bool,
+}
+
+/// The input errors as the text report words them, one block each (for stderr).
+pub fn input_errors_text(report: &Report, color: bool) -> String {
+    text::input_errors(report, color)
 }
 
 /// Writes a report in a format to `w`: JSON as it is serialised, the others rendered first.
@@ -224,7 +235,7 @@ pub fn render(format: Format, report: &Report, opts: &RenderOptions<'_>) -> Stri
         Format::Text => text::render(report, opts),
         Format::Json => json::render(report),
         Format::Sarif => sarif::render(report, opts.rules, opts.working_dir),
-        Format::Junit => junit::render(report),
+        Format::Junit => junit::render(report, opts.fail_on),
         Format::Github => github::render(report),
         Format::Policyreport => policyreport::render(report, policyreport::Api::WgPolicy),
         Format::Openreports => policyreport::render(report, policyreport::Api::OpenReports),

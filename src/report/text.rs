@@ -88,12 +88,16 @@ fn snippet_span(f: &Located, lines: &SourceLines<'_>) -> Option<(String, std::op
     ))
 }
 
-pub(super) fn render(report: &Report, opts: &RenderOptions<'_>) -> String {
-    let renderer = if opts.color {
+fn renderer(color: bool) -> Renderer {
+    if color {
         Renderer::styled()
     } else {
         Renderer::plain()
-    };
+    }
+}
+
+pub(super) fn render(report: &Report, opts: &RenderOptions<'_>) -> String {
+    let renderer = renderer(opts.color);
     let lines = SourceLines::of(report);
     // Why the pod targets its OS is said once per object: with its first finding that has it.
     let mut noted = std::collections::HashSet::new();
@@ -172,13 +176,7 @@ fn render_finding(
     }
 }
 
-/// Input errors and the summary, after the findings.
-fn render_tail(
-    report: &Report,
-    renderer: &Renderer,
-    opts: &RenderOptions<'_>,
-    mut out: String,
-) -> String {
+fn write_input_errors(report: &Report, renderer: &Renderer, out: &mut String) {
     for e in &report.errors {
         let msg = match (e.line, e.column) {
             (Some(l), Some(c)) => format!("{}:{l}:{c}: {}", e.file, e.message),
@@ -187,6 +185,25 @@ fn render_tail(
         };
         out.push_str(&renderer.render(&[Group::with_title(Level::ERROR.primary_title(msg))]));
         out.push_str("\n\n");
+    }
+}
+
+/// The input errors alone, as the report words them.
+pub(super) fn input_errors(report: &Report, color: bool) -> String {
+    let mut out = String::new();
+    write_input_errors(report, &renderer(color), &mut out);
+    out
+}
+
+/// Input errors and the summary, after the findings.
+fn render_tail(
+    report: &Report,
+    renderer: &Renderer,
+    opts: &RenderOptions<'_>,
+    mut out: String,
+) -> String {
+    if opts.list_input_errors {
+        write_input_errors(report, renderer, &mut out);
     }
     if opts.quiet {
         return out;
