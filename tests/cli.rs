@@ -942,17 +942,9 @@ fn input_errors_go_to_stderr_in_every_format_on_stdout() {
 #[test]
 fn rules_are_selected_and_ignored_as_ruff_selects_them() {
     let rules_of = |args: &[&str]| -> BTreeSet<String> {
-        let mut all = vec!["lint", "--format", "json"];
+        let mut all = vec!["lint"];
         all.extend_from_slice(args);
-        let r = run(&all);
-        let report: Value =
-            serde_json::from_str(&r.stdout).unwrap_or_else(|_| panic!("{}", r.stderr));
-        report["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["rule"].as_str().unwrap().to_string())
-            .collect()
+        common::rules_of(&json(&all).1).into_iter().collect()
     };
     let all = rules_of(&[EXAMPLE]);
     assert!(
