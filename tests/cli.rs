@@ -1022,3 +1022,31 @@ fn rules_are_selected_and_ignored_as_ruff_selects_them() {
         r.stderr
     );
 }
+
+/// `--stdin-filename` names what `-` reads, as editors and hooks that pipe a file in need.
+#[test]
+fn stdin_takes_the_name_it_is_given() {
+    let text = std::fs::read_to_string(root().join(EXAMPLE)).unwrap();
+    let mut cmd = winguard();
+    cmd.args([
+        "lint",
+        "-",
+        "--stdin-filename",
+        "k8s/app.yaml",
+        "--format",
+        "json",
+    ]);
+    let r = run_cmd(cmd, Some(text.as_bytes()));
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    let files: BTreeSet<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, BTreeSet::from(["k8s/app.yaml"]));
+    let mut cmd = winguard();
+    cmd.args(["lint", "-", "--stdin-filename", "k8s/broken.yaml"]);
+    let r = run_cmd(cmd, Some(b"a: [1\n"));
+    assert!(r.stderr.contains("k8s/broken.yaml:2:1:"), "{}", r.stderr);
+}

@@ -450,3 +450,33 @@ fn policy_reports_fit_the_published_schema_and_carry_every_finding() {
         assert_eq!(got, expected, "{format}: every finding, once");
     }
 }
+
+/// SARIF's `%SRCROOT%` is the repository's top level wherever winguard runs in it, so code
+/// scanning maps a result to the file whatever directory CI linted from.
+#[test]
+fn sarif_paths_are_relative_to_the_repository_root_from_any_directory() {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir(repo.path().join(".git")).unwrap();
+    let deploy = repo.path().join("deploy/windows");
+    std::fs::create_dir_all(&deploy).unwrap();
+    std::fs::copy(root().join(EXAMPLE), deploy.join("app.yaml")).unwrap();
+    let mut cmd = winguard();
+    cmd.args(["lint", "app.yaml", "--format", "sarif"])
+        .current_dir(&deploy);
+    let r = run_cmd(cmd, None);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let run0 = &doc["runs"][0];
+    let base = run0["originalUriBaseIds"]["%SRCROOT%"]["uri"]
+        .as_str()
+        .unwrap();
+    let top = std::fs::canonicalize(repo.path()).unwrap();
+    assert!(
+        base == format!("file://{}/", top.display())
+            || base == format!("file://{}/", repo.path().display()),
+        "{base}"
+    );
+    let location = &run0["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"];
+    assert_eq!(location["uriBaseId"], "%SRCROOT%");
+    assert_eq!(location["uri"], "deploy/windows/app.yaml");
+}

@@ -248,6 +248,10 @@ pub struct LintArgs {
     #[arg(long, value_name = "FILE")]
     pub output: Vec<PathBuf>,
     /// Largest input file read, in bytes.
+    /// The name to give what `-` reads (the file an editor or hook pipes in): findings and
+    /// errors point at it.
+    #[arg(long, value_name = "PATH")]
+    pub stdin_filename: Option<PathBuf>,
     #[arg(long, value_name = "BYTES", default_value_t = crate::manifest::DEFAULT_MAX_FILE_SIZE)]
     pub max_file_size: u64,
     /// What builds kustomize overlays (directories with a kustomization file).
@@ -491,8 +495,16 @@ fn read_lint_inputs(args: &LintArgs, setup: &Policy) -> (crate::manifest::Source
             None => files.push(p.clone()),
         }
     }
-    let mut sources =
-        crate::manifest::read_inputs(&files, args.max_file_size, crate::manifest::Overlays::Build);
+    let stdin_name = args
+        .stdin_filename
+        .as_ref()
+        .map_or_else(|| "<stdin>".to_string(), |p| p.display().to_string());
+    let mut sources = crate::manifest::read_inputs_naming_stdin(
+        &files,
+        args.max_file_size,
+        crate::manifest::Overlays::Build,
+        &stdin_name,
+    );
     for found in std::mem::take(&mut sources.charts) {
         if !charts.contains(&found) {
             charts.push(found);

@@ -297,8 +297,8 @@ impl Sources {
 }
 
 /// One input to read: stdin's bytes, or a file (and whether a directory walk found it).
-enum Job {
-    Bytes(&'static str, Vec<u8>),
+enum Job<'n> {
+    Bytes(&'n str, Vec<u8>),
     File(PathBuf, bool),
 }
 
@@ -314,6 +314,17 @@ pub enum Overlays {
 /// Reads every input: files, directories (recursively: `*.yaml`, `*.yml`, `*.json`) and `-`.
 /// Files are read in parallel; results keep the order of the inputs.
 pub fn read_inputs(inputs: &[PathBuf], max_file_size: u64, overlays: Overlays) -> Sources {
+    read_inputs_naming_stdin(inputs, max_file_size, overlays, "<stdin>")
+}
+
+/// [`read_inputs`], naming what `-` reads `stdin_name` (`--stdin-filename`: the file an editor
+/// or pre-commit hook piped in), so findings point at that file.
+pub fn read_inputs_naming_stdin(
+    inputs: &[PathBuf],
+    max_file_size: u64,
+    overlays: Overlays,
+    stdin_name: &str,
+) -> Sources {
     use rayon::prelude::*;
     let mut walk_errors = Vec::new();
     let mut notes = Vec::new();
@@ -328,15 +339,15 @@ pub fn read_inputs(inputs: &[PathBuf], max_file_size: u64, overlays: Overlays) -
                 .take(max_file_size + 1)
                 .read_to_end(&mut bytes);
             match res {
-                Err(e) => walk_errors.push(file_error("<stdin>", format!("cannot read: {e}"))),
+                Err(e) => walk_errors.push(file_error(stdin_name, format!("cannot read: {e}"))),
                 Ok(_) if bytes.len() as u64 > max_file_size => walk_errors.push(file_error(
-                    "<stdin>",
+                    stdin_name,
                     format!(
                         "input is larger than the {} limit",
                         human_size(max_file_size)
                     ),
                 )),
-                Ok(_) => jobs.push(Job::Bytes("<stdin>", bytes)),
+                Ok(_) => jobs.push(Job::Bytes(stdin_name, bytes)),
             }
         } else if input.is_dir() {
             let walked = walk_directory(input, overlays);

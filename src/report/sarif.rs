@@ -4,7 +4,7 @@
 use crate::error::Error;
 use std::collections::BTreeSet;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 use serde_sarif::sarif::{
@@ -18,8 +18,10 @@ use crate::rules::{RuleSet, Severity};
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
-/// The base that relative file names are resolved against (SARIF §3.14.14): the working
-/// directory, given in `originalUriBaseIds` so code scanning maps results to the repository.
+/// The base that relative file names are resolved against (SARIF §3.14.14): the repository's
+/// top level (the nearest directory up from the working directory holding `.git`, as git finds
+/// it), else the working directory, given in `originalUriBaseIds` so code scanning maps results
+/// to the repository wherever winguard ran in it.
 const SRCROOT: &str = "%SRCROOT%";
 
 /// What a URI path may not hold literally (RFC 3986: everything but unreserved characters,
@@ -41,18 +43,62 @@ const PATH: &AsciiSet = &CONTROLS
     .add(b'|')
     .add(b'}');
 
-/// A file as SARIF names it: a relative path against [`SRCROOT`], or an absolute `file:` URI.
-fn artifact(file: &str) -> ArtifactLocation {
-    let path = file.replace('\\', "/");
-    if Path::new(file).is_absolute() {
-        let uri = format!("file://{}", utf8_percent_encode(&path, PATH));
-        ArtifactLocation::builder().uri(uri).build()
-    } else {
-        let uri = utf8_percent_encode(path.trim_start_matches("./"), PATH).to_string();
-        ArtifactLocation::builder()
-            .uri(uri)
-            .uri_base_id(SRCROOT.to_string())
-            .build()
+/// Where file names are resolved from: the working directory the names are relative to, and
+/// the root [`SRCROOT`] stands for (see there).
+struct Anchor {
+    cwd: Option<PathBuf>,
+    root: Option<PathBuf>,
+}
+
+impl Anchor {
+    fn new(working_dir: Option<&Path>) -> Anchor {
+        let root = working_dir.map(|dir| {
+            dir.ancestors()
+                .find(|d| d.join(".git").exists())
+                .unwrap_or(dir)
+                .to_path_buf()
+        });
+        Anchor {
+            cwd: working_dir.map(Path::to_path_buf),
+            root,
+        }
+    }
+
+    /// A file as SARIF names it: a path relative to [`SRCROOT`] when it lies under the root,
+    /// else an absolute `file:` URI.
+    fn artifact(&self, file: &str) -> ArtifactLocation {
+        let given = Path::new(file);
+        let absolute = match &self.cwd {
+            Some(cwd) if given.is_relative() => cwd.join(given.strip_prefix("./").unwrap_or(given)),
+            _ => given.to_path_buf(),
+        };
+        let under_root = self
+            .root
+            .as_ref()
+            .and_then(|root| absolute.strip_prefix(root).ok());
+        match under_root {
+            Some(relative) => {
+                let path = relative.display().to_string().replace('\\', "/");
+                ArtifactLocation::builder()
+                    .uri(utf8_percent_encode(&path, PATH).to_string())
+                    .uri_base_id(SRCROOT.to_string())
+                    .build()
+            }
+            None if given.is_absolute() || self.cwd.is_some() => {
+                let path = absolute.display().to_string().replace('\\', "/");
+                let uri = format!("file://{}", utf8_percent_encode(&path, PATH));
+                ArtifactLocation::builder().uri(uri).build()
+            }
+            // No working directory to resolve from: the name as it is, against the base.
+            None => {
+                let path = file.replace('\\', "/");
+                let uri = utf8_percent_encode(path.trim_start_matches("./"), PATH).to_string();
+                ArtifactLocation::builder()
+                    .uri(uri)
+                    .uri_base_id(SRCROOT.to_string())
+                    .build()
+            }
+        }
     }
 }
 
@@ -81,14 +127,14 @@ fn region(line: Option<u32>, column: Option<u32>) -> Option<Region> {
 
 /// An input or render error as a tool execution notification (SARIF §3.58): code scanning then
 /// knows the run did not see everything, instead of reading it as "no alerts".
-fn notification(e: &Error) -> Notification {
+fn notification(anchor: &Anchor, e: &Error) -> Notification {
     let physical = match region(e.line, e.column) {
         Some(r) => PhysicalLocation::builder()
-            .artifact_location(artifact(&e.file))
+            .artifact_location(anchor.artifact(&e.file))
             .region(r)
             .build(),
         None => PhysicalLocation::builder()
-            .artifact_location(artifact(&e.file))
+            .artifact_location(anchor.artifact(&e.file))
             .build(),
     };
     Notification::builder()
@@ -102,16 +148,16 @@ fn notification(e: &Error) -> Notification {
 
 /// Where a chart value a finding's template line printed was set: its line in a values file,
 /// or the flag that set it (a location with a message only).
-fn value_location(v: &helm_engine::trace::ValueSite) -> Location {
+fn value_location(anchor: &Anchor, v: &helm_engine::trace::ValueSite) -> Location {
     match (&v.file, &v.flag) {
         (Some(file), _) => {
             let physical = match region(v.line, None) {
                 Some(r) => PhysicalLocation::builder()
-                    .artifact_location(artifact(file))
+                    .artifact_location(anchor.artifact(file))
                     .region(r)
                     .build(),
                 None => PhysicalLocation::builder()
-                    .artifact_location(artifact(file))
+                    .artifact_location(anchor.artifact(file))
                     .build(),
             };
             Location::builder()
@@ -149,6 +195,7 @@ fn level(s: Severity) -> ResultLevel {
 }
 
 pub(super) fn render(report: &Report, rules: &RuleSet, working_dir: Option<&Path>) -> String {
+    let anchor = Anchor::new(working_dir);
     let fired: BTreeSet<&str> = report
         .findings
         .iter()
@@ -208,7 +255,7 @@ pub(super) fn render(report: &Report, rules: &RuleSet, working_dir: Option<&Path
                     Location::builder()
                         .physical_location(
                             PhysicalLocation::builder()
-                                .artifact_location(artifact(&f.file))
+                                .artifact_location(anchor.artifact(&f.file))
                                 .region(
                                     Region::builder()
                                         .start_line(i64::from(f.line))
@@ -222,7 +269,7 @@ pub(super) fn render(report: &Report, rules: &RuleSet, working_dir: Option<&Path
                 .build();
             // In a rendered chart: where the value the template printed was set.
             if let Some(v) = f.origin.as_ref().and_then(|o| o.value.as_ref()) {
-                result.related_locations = Some(vec![value_location(v)]);
+                result.related_locations = Some(vec![value_location(&anchor, v)]);
             }
             result
         })
@@ -244,11 +291,15 @@ pub(super) fn render(report: &Report, rules: &RuleSet, working_dir: Option<&Path
             Invocation::builder()
                 .execution_successful(report.errors.is_empty())
                 .tool_execution_notifications(
-                    report.errors.iter().map(notification).collect::<Vec<_>>(),
+                    report
+                        .errors
+                        .iter()
+                        .map(|e| notification(&anchor, e))
+                        .collect::<Vec<_>>(),
                 )
                 .build(),
         ]);
-    let run = match working_dir {
+    let run = match &anchor.root {
         Some(dir) => run
             .original_uri_base_ids(std::collections::BTreeMap::from([(
                 SRCROOT.to_string(),
