@@ -17,8 +17,10 @@ use crate::error::{Error, ErrorKind, Errors};
 use crate::manifest::typed::parse_checked;
 use schemars::JsonSchema;
 
-/// The file name looked for, walking up from the working directory.
+/// The file name looked for, walking up from each input.
 pub const CONFIG_FILE_NAME: &str = "winguard.yaml";
+/// The same, hidden (as `.ruff.toml` beside `ruff.toml`); `winguard.yaml` wins in one directory.
+pub const HIDDEN_CONFIG_FILE_NAME: &str = ".winguard.yaml";
 /// The Kubernetes version assumed when none is configured.
 pub const DEFAULT_KUBERNETES_VERSION: &str = "1.34";
 
@@ -51,6 +53,9 @@ pub struct Config {
     pub extend_select: Vec<String>,
     /// Rules that never run, whatever selects them. `--ignore` replaces it.
     pub ignore: Vec<String>,
+    /// Paths `lint` leaves out, as gitignore-like globs relative to this file's directory
+    /// (`vendor`, `charts/*/ci/**`). `--exclude` replaces it, `--extend-exclude` adds to it.
+    pub exclude: Vec<String>,
     pub exemptions: Vec<Exemption>,
     /// How `winguard serve` answers admission reviews (the CLI ignores it).
     pub webhook: WebhookConfig,
@@ -79,6 +84,7 @@ impl Default for Config {
             select: None,
             extend_select: Vec::new(),
             ignore: Vec::new(),
+            exclude: Vec::new(),
             exemptions: Vec::new(),
             webhook: WebhookConfig::default(),
             kustomize: KustomizeConfig::default(),
@@ -559,11 +565,39 @@ impl Config {
         schema
     }
 
-    /// Finds `winguard.yaml` in `dir` or the nearest parent.
+    /// Finds `winguard.yaml` (or `.winguard.yaml`) in `dir` or the nearest parent, up to the
+    /// repository's top level (the directory holding `.git`), as ruff finds its config: the
+    /// nearest wins, and a file above the repository is not the repository's.
     pub fn discover(dir: &Path) -> Option<PathBuf> {
-        dir.ancestors()
-            .map(|d| d.join(CONFIG_FILE_NAME))
-            .find(|p| p.is_file())
+        let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        for d in absolute.ancestors() {
+            for name in [CONFIG_FILE_NAME, HIDDEN_CONFIG_FILE_NAME] {
+                let candidate = d.join(name);
+                if candidate.is_file() {
+                    return Some(candidate);
+                }
+            }
+            if d.join(".git").exists() {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// [`Config::discover`] for an input: from its directory (a file's parent; the working
+    /// directory for `-`).
+    pub fn discover_for(input: &Path) -> Option<PathBuf> {
+        let dir = if input.as_os_str() == "-" {
+            Path::new(".")
+        } else if input.is_dir() {
+            input
+        } else {
+            match input.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            }
+        };
+        Self::discover(dir)
     }
 
     /// Resolves node builds against the catalog (`ltsc2022` → 20348).

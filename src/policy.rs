@@ -149,7 +149,8 @@ impl Policy {
 /// command line chose, as plain values.
 #[derive(Debug, Clone, Default)]
 pub struct PolicySource {
-    /// The config file; `None` looks for `winguard.yaml` in the working directory or a parent.
+    /// The config file; `None` looks for `winguard.yaml` (or `.winguard.yaml`) from the working
+    /// directory up to the repository's top level (`lint` looks from each input).
     pub config: Option<PathBuf>,
     /// Kubernetes version of the target cluster (overrides `kubernetesVersion`).
     pub kube_version: Option<String>,
@@ -166,8 +167,8 @@ pub struct PolicySource {
 }
 
 impl PolicySource {
-    /// The config file: the one given, else `winguard.yaml` found walking up from the working
-    /// directory; `None` means the defaults.
+    /// The config file: the one given, else `winguard.yaml`/`.winguard.yaml` found walking up
+    /// from the working directory; `None` means the defaults.
     pub fn config_path(&self) -> Option<PathBuf> {
         self.config.clone().or_else(|| {
             std::env::current_dir()

@@ -393,8 +393,13 @@ fn config_is_discovered_and_flags_override_it() {
     .unwrap();
     let sub = dir.path().join("deploy");
     std::fs::create_dir(&sub).unwrap();
-    let manifest =
-        common::root().join("testdata/rules/eks-vpc-ip-resource-missing/fail-resource-fix.yaml");
+    // The config is found from the input, up from its directory.
+    let manifest = sub.join("app.yaml");
+    std::fs::copy(
+        common::root().join("testdata/rules/eks-vpc-ip-resource-missing/fail-resource-fix.yaml"),
+        &manifest,
+    )
+    .unwrap();
     let mut cmd = winguard();
     cmd.current_dir(&sub)
         .args(["lint", manifest.to_str().unwrap(), "--format", "json"]);

@@ -425,3 +425,148 @@ fn remote_kustomize_references_are_fetched_when_allowed() {
     }
     assert_eq!(std::fs::read_to_string(&ran).unwrap().lines().count(), 2);
 }
+
+/// `exclude` leaves paths out as gitignore-like globs: a name anywhere (`vendor`), a path from
+/// the config file's directory (`k8s/*.yaml`); `--exclude` replaces the config's (from the
+/// working directory), `--extend-exclude` adds; a file given by name is left out too (what a
+/// pre-commit hook passes), and a run whose every input is excluded is clean, not an error.
+#[test]
+fn excluded_paths_are_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = std::fs::read_to_string(root().join(EXAMPLE)).unwrap();
+    for f in ["vendor/a.yaml", "k8s/b.yaml", "k8s/deep/c.yaml"] {
+        let p = dir.path().join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, &example).unwrap();
+    }
+    let files_of = |args: &[&str]| -> Vec<String> {
+        let mut cmd = winguard();
+        cmd.args(["lint", ".", "--format", "json"])
+            .args(args)
+            .current_dir(dir.path());
+        let r = run_cmd(cmd, None);
+        let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        let mut files: Vec<String> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                f["file"]
+                    .as_str()
+                    .unwrap()
+                    .trim_start_matches("./")
+                    .to_string()
+            })
+            .collect();
+        files.dedup();
+        files
+    };
+    assert_eq!(
+        files_of(&[]),
+        ["k8s/b.yaml", "k8s/deep/c.yaml", "vendor/a.yaml"]
+    );
+    assert_eq!(
+        files_of(&["--exclude", "vendor"]),
+        ["k8s/b.yaml", "k8s/deep/c.yaml"]
+    );
+    std::fs::write(
+        dir.path().join("winguard.yaml"),
+        "exclude: ['k8s/*.yaml']\n",
+    )
+    .unwrap();
+    assert_eq!(files_of(&[]), ["k8s/deep/c.yaml", "vendor/a.yaml"]);
+    assert_eq!(files_of(&["--extend-exclude", "deep"]), ["vendor/a.yaml"]);
+    assert_eq!(
+        files_of(&["--exclude", "vendor"]),
+        ["k8s/b.yaml", "k8s/deep/c.yaml"]
+    );
+    let mut cmd = winguard();
+    cmd.args(["lint", "k8s/b.yaml"]).current_dir(dir.path());
+    let r = run_cmd(cmd, None);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("every input is excluded"), "{}", r.stderr);
+    let mut cmd = winguard();
+    cmd.args(["lint", ".", "--exclude", "a/["])
+        .current_dir(dir.path());
+    let r = run_cmd(cmd, None);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("`a/[` is not a glob"), "{}", r.stderr);
+}
+
+/// Each input takes the config nearest to it, `winguard.yaml` or `.winguard.yaml`, up to the
+/// repository's top level (a config above the repository is not the repository's); inputs with
+/// different configs are linted each under its own, in one report; `--config` forces one.
+#[test]
+fn each_input_takes_the_config_nearest_to_it() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("winguard.yaml"),
+        "rules: {windows-resource-limits-missing: off}\n",
+    )
+    .unwrap();
+    let repo = outside.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    for team in ["team-a", "team-b", "team-c"] {
+        std::fs::create_dir_all(repo.join(team)).unwrap();
+        std::fs::copy(root().join(EXAMPLE), repo.join(team).join("app.yaml")).unwrap();
+    }
+    std::fs::write(
+        repo.join("team-a/winguard.yaml"),
+        "rules: {windows-toleration-missing: off}\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join("team-b/.winguard.yaml"), "profile: eks\n").unwrap();
+    let rules_by_file = |args: &[&str]| -> std::collections::BTreeMap<String, Vec<String>> {
+        let mut cmd = winguard();
+        cmd.args(["lint", "--format", "json"])
+            .args(args)
+            .current_dir(&repo);
+        let r = run_cmd(cmd, None);
+        let report: Value =
+            serde_json::from_str(&r.stdout).unwrap_or_else(|_| panic!("{}", r.stderr));
+        let mut by_file = std::collections::BTreeMap::<String, Vec<String>>::new();
+        for f in report["findings"].as_array().unwrap() {
+            let rules = by_file
+                .entry(f["file"].as_str().unwrap().to_string())
+                .or_default();
+            rules.push(f["rule"].as_str().unwrap().to_string());
+        }
+        by_file
+    };
+    let by_file = rules_by_file(&["team-a/app.yaml", "team-b/app.yaml", "team-c/app.yaml"]);
+    let has = |file: &str, rule: &str| by_file[file].iter().any(|r| r == rule);
+    assert!(
+        !has("team-a/app.yaml", "windows-toleration-missing"),
+        "{by_file:?}"
+    );
+    assert!(
+        has("team-b/app.yaml", "eks-vpc-ip-resource-missing"),
+        "{by_file:?}"
+    );
+    assert!(
+        !has("team-a/app.yaml", "eks-vpc-ip-resource-missing"),
+        "{by_file:?}"
+    );
+    // team-c has no config up to the repository: the defaults, not the file above it.
+    assert!(
+        has("team-c/app.yaml", "windows-toleration-missing"),
+        "{by_file:?}"
+    );
+    assert!(
+        has("team-c/app.yaml", "windows-resource-limits-missing"),
+        "{by_file:?}"
+    );
+    // --config: one for all.
+    let forced = rules_by_file(&[
+        "team-a/app.yaml",
+        "team-b/app.yaml",
+        "--config",
+        repo.join("team-a/winguard.yaml").to_str().unwrap(),
+    ]);
+    assert!(
+        forced.values().all(|rules| !rules
+            .iter()
+            .any(|r| r == "windows-toleration-missing" || r == "eks-vpc-ip-resource-missing")),
+        "{forced:?}"
+    );
+}

@@ -16,7 +16,8 @@ use crate::serve::{LogFormat, ServeOptions};
 /// Where the rules and the cluster profile come from (`lint`, `serve`, `fix`, `mutate`).
 #[derive(Debug, clap::Args, Clone, Default)]
 pub struct SetupArgs {
-    /// Config file (default: `winguard.yaml` in the working directory or a parent).
+    /// Config file for every input (default: the nearest `winguard.yaml`/`.winguard.yaml` of
+    /// each input, up to the repository's top level).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Kubernetes version of the target cluster (overrides `kubernetesVersion`).

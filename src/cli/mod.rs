@@ -225,7 +225,7 @@ impl FailOn {
     }
 }
 
-#[derive(Debug, clap::Args)]
+#[derive(Debug, clap::Args, Clone)]
 pub struct LintArgs {
     /// Files, directories or `-` (stdin).
     #[arg(required = true, value_name = "PATH")]
@@ -252,6 +252,12 @@ pub struct LintArgs {
     /// errors point at it.
     #[arg(long, value_name = "PATH")]
     pub stdin_filename: Option<PathBuf>,
+    /// Leave out paths matching these globs (repeatable; replaces the config's `exclude`).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Option<Vec<String>>,
+    /// Leave these out too (repeatable; adds to `exclude`).
+    #[arg(long, value_name = "GLOB")]
+    pub extend_exclude: Vec<String>,
     #[arg(long, value_name = "BYTES", default_value_t = crate::manifest::DEFAULT_MAX_FILE_SIZE)]
     pub max_file_size: u64,
     /// What builds kustomize overlays (directories with a kustomization file).
@@ -414,22 +420,51 @@ pub fn run(cli: Cli) -> u8 {
                     return EXIT_ERROR;
                 }
             };
-            let setup = match load_reporting(&args.setup) {
-                Ok(s) => s,
-                Err(code) => return code,
-            };
-            let (sources, charts) = read_lint_inputs(&args, &setup);
-            for note in &sources.notes {
-                output.note(note);
+            // Each input takes the config nearest to it (`--config` forces one for all):
+            // inputs that share a config are linted together, as one input set.
+            let mut report = crate::report::Report::default();
+            let mut used = Vec::new();
+            for (config, paths) in config_groups(&args) {
+                let source = args.setup.source();
+                let setup = match source.load(config.as_deref()) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return EXIT_ERROR;
+                    }
+                };
+                let exclude = match exclusions(&args, &setup) {
+                    Ok(e) => e,
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return EXIT_ERROR;
+                    }
+                };
+                let group = LintArgs {
+                    paths,
+                    ..args.clone()
+                };
+                let (sources, charts) = read_lint_inputs(&group, &setup, &exclude);
+                for note in &sources.notes {
+                    output.note(note);
+                }
+                let mut part = lint_sources(&setup, sources);
+                part.charts = charts;
+                report.merge(part);
+                used.push(setup);
             }
-            let mut report = lint_sources(&setup, sources);
-            report.charts = charts;
+            report.sort();
+            let setup = &used[0];
+            let config_file = match used.as_slice() {
+                [only] => only.config.path.as_deref(),
+                _ => None,
+            };
             let mut code = EXIT_CLEAN;
             if let Err(e) = write_outputs(
                 &plan,
                 &report,
                 &setup.rules,
-                setup.config.path.as_deref(),
+                config_file,
                 output,
                 args.fail_on.threshold(),
             ) {
@@ -453,13 +488,68 @@ pub fn run(cli: Cli) -> u8 {
 
 /// The inputs of `lint`: charts are rendered (with the effective Kubernetes version, the same
 /// one the rules use) and read as their `helm template` output; the rest is read as files.
-fn read_lint_inputs(args: &LintArgs, setup: &Policy) -> (crate::manifest::Sources, Vec<String>) {
+/// The inputs of a `lint` grouped by the config each takes (`--config` for all, else the one
+/// nearest each input), in the order the inputs came; one group at least.
+fn config_groups(args: &LintArgs) -> Vec<(Option<PathBuf>, Vec<PathBuf>)> {
+    if let Some(config) = &args.setup.config {
+        return vec![(Some(config.clone()), args.paths.clone())];
+    }
+    let mut groups: Vec<(Option<PathBuf>, Vec<PathBuf>)> = Vec::new();
+    for path in &args.paths {
+        let config = crate::config::Config::discover_for(path);
+        match groups.iter_mut().find(|(c, _)| *c == config) {
+            Some((_, paths)) => paths.push(path.clone()),
+            None => groups.push((config, vec![path.clone()])),
+        }
+    }
+    if groups.is_empty() {
+        groups.push((crate::config::Config::discover(Path::new(".")), Vec::new()));
+    }
+    groups
+}
+
+/// What `lint` leaves out: the config's `exclude` (from its directory) unless `--exclude`
+/// replaces it (from the working directory), and `--extend-exclude`.
+fn exclusions(args: &LintArgs, setup: &Policy) -> Result<crate::manifest::Exclusions, String> {
+    let mut exclude = crate::manifest::Exclusions::default();
+    let here = Path::new(".");
+    match &args.exclude {
+        Some(patterns) => exclude.add(patterns, here)?,
+        None => {
+            let dir = setup
+                .config
+                .path
+                .as_deref()
+                .and_then(Path::parent)
+                .unwrap_or(here);
+            exclude
+                .add(&setup.config.exclude, dir)
+                .map_err(|e| match &setup.config.path {
+                    Some(p) => format!("{}: {e}", p.display()),
+                    None => e,
+                })?;
+        }
+    }
+    exclude.add(&args.extend_exclude, here)?;
+    Ok(exclude)
+}
+
+fn read_lint_inputs(
+    args: &LintArgs,
+    setup: &Policy,
+    exclude: &crate::manifest::Exclusions,
+) -> (crate::manifest::Sources, Vec<String>) {
     // A chart given as such, or one a file given belongs to (a template, its values, its
     // Chart.yaml: what pre-commit passes when one of them changes), is rendered once.
     let mut charts: Vec<PathBuf> = Vec::new();
     let mut overlays: Vec<PathBuf> = Vec::new();
     let mut files = Vec::new();
-    for p in &args.paths {
+    // A path excluded is left out even when given by name (pre-commit passes every file).
+    for p in args
+        .paths
+        .iter()
+        .filter(|p| p.as_os_str() == "-" || !exclude.excludes(p))
+    {
         // A kustomization file given on its own (what pre-commit passes) builds its overlay.
         let kustomization_dir = p
             .file_name()
@@ -499,11 +589,12 @@ fn read_lint_inputs(args: &LintArgs, setup: &Policy) -> (crate::manifest::Source
         .stdin_filename
         .as_ref()
         .map_or_else(|| "<stdin>".to_string(), |p| p.display().to_string());
-    let mut sources = crate::manifest::read_inputs_naming_stdin(
+    let mut sources = crate::manifest::read_inputs_with(
         &files,
         args.max_file_size,
         crate::manifest::Overlays::Build,
         &stdin_name,
+        exclude,
     );
     for found in std::mem::take(&mut sources.charts) {
         if !charts.contains(&found) {
@@ -553,7 +644,16 @@ fn read_lint_inputs(args: &LintArgs, setup: &Policy) -> (crate::manifest::Source
             }),
         }
     }
-    if sources.files == 0 && sources.errors.is_empty() {
+    let every_input_excluded = args
+        .paths
+        .iter()
+        .all(|p| p.as_os_str() != "-" && exclude.excludes(p));
+    if every_input_excluded {
+        // What a hook passes may all be excluded: nothing to lint, by choice.
+        sources
+            .notes
+            .push("every input is excluded (`exclude`): nothing linted".to_string());
+    } else if sources.files == 0 && sources.errors.is_empty() {
         // Nothing was read: linting nothing must not look like a clean run.
         let shown: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
         sources.errors.push(crate::error::Error {

@@ -7,7 +7,10 @@
 //! Each document is read by [`crate::value::block`] (a fast reader for the block YAML that rendered manifests
 //! are) when it can, else by [`crate::value::yaml`] (saphyr-parser): both give the same values and positions.
 
+mod exclude;
 pub mod typed;
+
+pub use exclude::Exclusions;
 
 use crate::error::{Error, ErrorKind};
 use std::io::Read;
@@ -184,7 +187,7 @@ struct Walked {
 /// `..data -> ..2026_01_01_00_00_00.1/`). Each real file is read once, under its plainest
 /// name (fewest hidden parts, then shortest). A link that leaves `root` or loops is skipped
 /// with a note.
-fn walk_directory(root: &Path, overlays: Overlays) -> Walked {
+fn walk_directory(root: &Path, overlays: Overlays, exclude: &Exclusions) -> Walked {
     let mut walked = Walked::default();
     let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let mut found: Vec<(PathBuf, PathBuf)> = Vec::new();
@@ -221,6 +224,12 @@ fn walk_directory(root: &Path, overlays: Overlays) -> Walked {
             }
         };
         let path = entry.path();
+        if entry.depth() > 0 && exclude.excludes(path) {
+            if entry.file_type().is_dir() {
+                walker.skip_current_dir();
+            }
+            continue;
+        }
         if entry.file_type().is_dir() {
             let leaves = entry.path_is_symlink()
                 && std::fs::canonicalize(path).is_ok_and(|real| !real.starts_with(&real_root));
@@ -314,16 +323,24 @@ pub enum Overlays {
 /// Reads every input: files, directories (recursively: `*.yaml`, `*.yml`, `*.json`) and `-`.
 /// Files are read in parallel; results keep the order of the inputs.
 pub fn read_inputs(inputs: &[PathBuf], max_file_size: u64, overlays: Overlays) -> Sources {
-    read_inputs_naming_stdin(inputs, max_file_size, overlays, "<stdin>")
+    read_inputs_with(
+        inputs,
+        max_file_size,
+        overlays,
+        "<stdin>",
+        &Exclusions::default(),
+    )
 }
 
 /// [`read_inputs`], naming what `-` reads `stdin_name` (`--stdin-filename`: the file an editor
-/// or pre-commit hook piped in), so findings point at that file.
-pub fn read_inputs_naming_stdin(
+/// or pre-commit hook piped in), so findings point at that file, and leaving out of directory
+/// walks what `exclude` excludes.
+pub fn read_inputs_with(
     inputs: &[PathBuf],
     max_file_size: u64,
     overlays: Overlays,
     stdin_name: &str,
+    exclude: &Exclusions,
 ) -> Sources {
     use rayon::prelude::*;
     let mut walk_errors = Vec::new();
@@ -350,7 +367,7 @@ pub fn read_inputs_naming_stdin(
                 Ok(_) => jobs.push(Job::Bytes(stdin_name, bytes)),
             }
         } else if input.is_dir() {
-            let walked = walk_directory(input, overlays);
+            let walked = walk_directory(input, overlays, exclude);
             walk_errors.extend(walked.errors);
             notes.extend(walked.notes);
             charts.extend(walked.charts);

@@ -172,6 +172,15 @@ pub struct Report {
 }
 
 impl Report {
+    /// Adds another input set's report (`lint` over inputs with different configs).
+    pub fn merge(&mut self, other: Report) {
+        self.findings.extend(other.findings);
+        self.errors.extend(other.errors);
+        self.files += other.files;
+        self.objects += other.objects;
+        self.charts.extend(other.charts);
+    }
+
     pub fn count(&self, severity: Severity) -> usize {
         self.findings
             .iter()
