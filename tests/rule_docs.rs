@@ -310,3 +310,20 @@ fn rules_readme_lists_every_pod_and_container_fact() {
         winguard::rules::reference_markdown(winguard::policy::registry())
     );
 }
+
+/// `api-removed` and `api-deprecated` look at exactly the kinds the lifecycle table knows: a
+/// row added without its kind in the rules' `kinds` would never be checked.
+#[test]
+fn api_rules_cover_every_kind_of_the_lifecycle_table() {
+    let rules = winguard::policy::builtin_rules().unwrap();
+    let table: std::collections::BTreeSet<&str> = winguard::k8s::api_lifecycle::API_LIFECYCLES
+        .iter()
+        .map(|row| row.kind)
+        .collect();
+    for name in ["api-removed", "api-deprecated"] {
+        let rule = rules.get(name).unwrap();
+        let kinds: std::collections::BTreeSet<&str> =
+            rule.kinds.iter().map(String::as_str).collect();
+        assert_eq!(kinds, table, "{name}");
+    }
+}

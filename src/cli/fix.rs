@@ -130,8 +130,13 @@ pub(super) fn run_fix(args: FixArgs, output: Output) -> u8 {
             config_file: setup.config.path.as_deref(),
             quiet: output.quiet,
             fail_on: args.fail_on.threshold(),
-            list_input_errors: true,
+            // As `lint`: the report on stdout, what could not be read on stderr.
+            list_input_errors: false,
         };
+        eprint!(
+            "{}",
+            crate::report::input_errors_text(&report, output.color_stderr())
+        );
         super::out(&render(Format::Text, &report, &opts));
     }
     if failed || !report.errors.is_empty() {

@@ -453,7 +453,10 @@ pub fn run(cli: Cli) -> u8 {
                 report.merge(part);
                 used.push(setup);
             }
-            report.sort();
+            // Each input set's report is sorted; several are merged, sorted again.
+            if used.len() > 1 {
+                report.sort();
+            }
             let setup = &used[0];
             let config_file = match used.as_slice() {
                 [only] => only.config.path.as_deref(),

@@ -19,6 +19,8 @@ struct Group {
 #[derive(Default)]
 pub struct Exclusions {
     groups: Vec<Group>,
+    /// The working directory, read once: every walked path is checked.
+    cwd: Option<PathBuf>,
 }
 
 impl Exclusions {
@@ -44,8 +46,11 @@ impl Exclusions {
             }
         }
         let built = |b: GlobSetBuilder| b.build().map_err(|e| format!("exclude: {e}"));
+        if self.cwd.is_none() {
+            self.cwd = std::env::current_dir().ok();
+        }
         self.groups.push(Group {
-            base: absolute(base),
+            base: absolute(self.cwd.as_deref(), base),
             names: built(names)?,
             paths: built(paths)?,
         });
@@ -57,7 +62,7 @@ impl Exclusions {
         if self.groups.is_empty() {
             return false;
         }
-        let full = absolute(path);
+        let full = absolute(self.cwd.as_deref(), path);
         self.groups.iter().any(|g| {
             let relative = full.strip_prefix(&g.base).unwrap_or(path);
             let names = relative.components().any(|c| match c {
@@ -73,9 +78,9 @@ impl Exclusions {
 }
 
 /// `path` from the working directory, `.` and `..` resolved by name (no file is read).
-fn absolute(path: &Path) -> PathBuf {
-    let joined = match std::env::current_dir() {
-        Ok(cwd) if path.is_relative() => cwd.join(path),
+fn absolute(cwd: Option<&Path>, path: &Path) -> PathBuf {
+    let joined = match cwd {
+        Some(cwd) if path.is_relative() => cwd.join(path),
         _ => path.to_path_buf(),
     };
     let mut out = PathBuf::new();

@@ -491,13 +491,13 @@ fn asn1_time(seconds: i64) -> Result<(Tag, String), String> {
     }
 }
 
-fn extension(
-    oid: der::oid::ObjectIdentifier,
+/// An extension of `value`'s type (x509-cert knows each type's OID).
+fn extension<T: Encode + der::oid::AssociatedOid>(
     critical: bool,
-    value: &impl Encode,
+    value: &T,
 ) -> Result<Extension, String> {
     Ok(Extension {
-        extn_id: oid,
+        extn_id: T::OID,
         critical,
         extn_value: OctetString::new(value.to_der().map_err(der_text)?).map_err(der_text)?,
     })
@@ -572,14 +572,12 @@ fn create_certificate(
         usages |= KeyUsages::KeyCertSign;
     }
     let mut extensions = vec![
-        extension(KEY_USAGE, true, &KeyUsage(usages))?,
+        extension(true, &KeyUsage(usages))?,
         extension(
-            EXTENDED_KEY_USAGE,
             false,
             &ExtendedKeyUsage(vec![OID_SERVER_AUTH, OID_CLIENT_AUTH]),
         )?,
         extension(
-            BASIC_CONSTRAINTS,
             true,
             &BasicConstraints {
                 ca: is_ca,
@@ -589,7 +587,7 @@ fn create_certificate(
     ];
     if let Some(id) = subject_key_id {
         let id = SubjectKeyIdentifier(OctetString::new(id).map_err(der_text)?);
-        extensions.push(extension(SUBJECT_KEY_ID, false, &id)?);
+        extensions.push(extension(false, &id)?);
     }
     if let Some(id) = authority_key_id {
         let id = AuthorityKeyIdentifier {
@@ -597,16 +595,12 @@ fn create_certificate(
             authority_cert_issuer: None,
             authority_cert_serial_number: None,
         };
-        extensions.push(extension(AUTHORITY_KEY_ID, false, &id)?);
+        extensions.push(extension(false, &id)?);
     }
     if !names.is_empty() {
         // RFC 5280 4.2.1.6: critical when the subject is empty.
         let empty_subject = subject.cn.is_empty();
-        extensions.push(extension(
-            SUBJECT_ALT_NAME,
-            empty_subject,
-            &SubjectAltName(names),
-        )?);
+        extensions.push(extension(empty_subject, &SubjectAltName(names))?);
     }
 
     let any = |bytes| AnyRef::from_der(bytes).map_err(der_text);
@@ -636,18 +630,6 @@ fn create_certificate(
         certificate.to_der().map_err(der_text)?,
     ))
 }
-
-const KEY_USAGE: der::oid::ObjectIdentifier = der::oid::ObjectIdentifier::new_unwrap("2.5.29.15");
-const EXTENDED_KEY_USAGE: der::oid::ObjectIdentifier =
-    der::oid::ObjectIdentifier::new_unwrap("2.5.29.37");
-const BASIC_CONSTRAINTS: der::oid::ObjectIdentifier =
-    der::oid::ObjectIdentifier::new_unwrap("2.5.29.19");
-const SUBJECT_KEY_ID: der::oid::ObjectIdentifier =
-    der::oid::ObjectIdentifier::new_unwrap("2.5.29.14");
-const AUTHORITY_KEY_ID: der::oid::ObjectIdentifier =
-    der::oid::ObjectIdentifier::new_unwrap("2.5.29.35");
-const SUBJECT_ALT_NAME: der::oid::ObjectIdentifier =
-    der::oid::ObjectIdentifier::new_unwrap("2.5.29.17");
 
 /// The key a `…WithKey` function is given (PEM), or a new RSA-2048 one.
 fn key_or_new(key_pem: Option<&str>) -> Result<PrivateKey, String> {

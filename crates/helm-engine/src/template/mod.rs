@@ -1202,7 +1202,7 @@ impl<'s, 'a> Exec<'s, 'a> {
         // The text's tree goes into the render's arena, which only grows: bounded.
         if self.set.arena.allocated_bytes() > MAX_TREES {
             return Err(Failure::Exec(format!(
-                "<tpl>: the render's templates take more than {} MiB",
+                "the render's templates take more than {} MiB",
                 MAX_TREES >> 20
             )));
         }
@@ -1212,7 +1212,7 @@ impl<'s, 'a> Exec<'s, 'a> {
             literals,
         } = parse("gotpl", text, self.set.arena).map_err(|e| {
             Failure::Exec(format!(
-                "error calling tpl: cannot parse template {text:?}: template: {}:{}: {}",
+                "cannot parse template {text:?}: template: {}:{}: {}",
                 e.file, e.line, e.message
             ))
         })?;
@@ -1237,7 +1237,7 @@ impl<'s, 'a> Exec<'s, 'a> {
             .map_err(|e| match e.kind {
                 // Helm's `tpl` wraps what its template's run returned (`%w`).
                 ErrorKind::Exec => Failure::Exec(format!(
-                    "error calling tpl: error during tpl function execution for {text:?}: {}",
+                    "error during tpl function execution for {text:?}: {}",
                     e.go_text()
                 )),
                 _ => Failure::Nested(e),
@@ -1780,10 +1780,6 @@ impl<'s, 'a> Exec<'s, 'a> {
                 // Go's `error calling NAME: %w`, at the command (its text, without a piped
                 // value).
                 let name = self.text(name);
-                let m = match m.strip_prefix("error calling tpl: ") {
-                    Some(rest) if name == "tpl" => rest.to_string(),
-                    _ => m,
-                };
                 let command = self.command_text(pos);
                 let mut e = self.error(
                     pos,
