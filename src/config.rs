@@ -56,6 +56,8 @@ pub struct Config {
     /// Paths `lint` leaves out, as gitignore-like globs relative to this file's directory
     /// (`vendor`, `charts/*/ci/**`). `--exclude` replaces it, `--extend-exclude` adds to it.
     pub exclude: Vec<String>,
+    /// Findings accepted without annotating the object (for charts you can't change): each
+    /// names a rule, globs of the objects, a reason and an optional end date.
     pub exemptions: Vec<Exemption>,
     /// How `winguard serve` answers admission reviews (the CLI ignores it).
     pub webhook: WebhookConfig,
@@ -95,7 +97,7 @@ impl Default for Config {
 }
 
 /// The cloud the cluster runs on (profile-specific rules).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Profile {
     Generic,
@@ -208,6 +210,7 @@ impl Default for WindowsConfig {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RuntimeClassConfig {
+    /// The RuntimeClass's name, as pods give it in `runtimeClassName`.
     pub name: String,
     /// The `node.kubernetes.io/windows-build` its scheduling selects, if any.
     pub build: Option<String>,
@@ -237,7 +240,7 @@ impl Default for EksConfig {
 }
 
 /// What `eks-vpc-ip-resource-missing`'s fix adds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum EksFix {
     NodeSelector,
@@ -278,7 +281,7 @@ pub struct KustomizeConfig {
 }
 
 /// `enforce` denies; `audit` only warns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Enforcement {
     Enforce,
@@ -311,6 +314,110 @@ pub struct Exemption {
 #[derive(Debug, Clone, Default, JsonSchema)]
 #[schemars(schema_with = "schema::patterns")]
 pub struct Patterns(pub Vec<Regex>);
+
+/// The markdown reference written from the schema.
+mod reference {
+    use serde_json::Value;
+
+    /// The definition `$ref` points at (`#/$defs/Name`), else the schema itself.
+    fn resolve<'s>(root: &'s Value, schema: &'s Value) -> &'s Value {
+        schema
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix("#/"))
+            .and_then(|path| root.pointer(&format!("/{path}")))
+            .unwrap_or(schema)
+    }
+
+    /// A schema's own key, else its definition's.
+    fn field<'s>(root: &'s Value, schema: &'s Value, key: &str) -> Option<&'s Value> {
+        schema.get(key).or_else(|| resolve(root, schema).get(key))
+    }
+
+    pub(super) fn rows(root: &Value, schema: &Value, prefix: &str, out: &mut String) {
+        let Some(properties) = resolve(root, schema)
+            .get("properties")
+            .and_then(Value::as_object)
+        else {
+            return;
+        };
+        for (key, property) in properties {
+            let path = format!("{prefix}{key}");
+            let target = resolve(root, property);
+            let section = target.get("properties").is_some();
+            let default = match field(root, property, "default") {
+                Some(d) => format!("`{d}`"),
+                None if section => String::new(),
+                None => "—".into(),
+            };
+            let meaning = field(root, property, "description")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .replace('|', "\\|");
+            out.push_str(&format!(
+                "| `{path}` | {} | {default} | {meaning} |\n",
+                type_text(root, property).replace('|', "\\|")
+            ));
+            if section {
+                rows(root, target, &format!("{path}."), out);
+            } else if let Some(items) = target.get("items")
+                && resolve(root, items).get("properties").is_some()
+            {
+                rows(root, items, &format!("{path}[]."), out);
+            }
+        }
+    }
+
+    /// What a value of the schema may be, in a few words.
+    fn type_text(root: &Value, schema: &Value) -> String {
+        let target = resolve(root, schema);
+        if let Some(values) = target.get("enum").and_then(Value::as_array) {
+            let values: Vec<String> = values.iter().map(|v| format!("`{v}`")).collect();
+            return values.join(" | ");
+        }
+        for combinator in ["oneOf", "anyOf"] {
+            if let Some(alternatives) = target.get(combinator).and_then(Value::as_array) {
+                let mut texts: Vec<String> = Vec::new();
+                for alternative in alternatives {
+                    let text = type_text(root, alternative);
+                    if !texts.contains(&text) {
+                        texts.push(text);
+                    }
+                }
+                return texts.join(" or ");
+            }
+        }
+        let types: Vec<&str> = match target.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let texts: Vec<String> = types
+            .iter()
+            .map(|t| match *t {
+                "array" => match target.get("items") {
+                    Some(items) => format!("list of {}", type_text(root, items)),
+                    None => "list".into(),
+                },
+                "object" if target.get("properties").is_none() => {
+                    match target.get("additionalProperties") {
+                        Some(v @ Value::Object(_)) => format!("map of {}", type_text(root, v)),
+                        _ => "map".into(),
+                    }
+                }
+                other => other.into(),
+            })
+            .collect();
+        if texts.is_empty() {
+            "any".into()
+        } else {
+            texts.join(" or ")
+        }
+    }
+}
 
 /// The schemas of the values read by hand-written deserializers: what they accept, so the
 /// published schema and the loader agree (a test validates both against the same files).
@@ -563,6 +670,16 @@ impl Config {
             *rule = names;
         }
         schema
+    }
+
+    /// The configuration reference of docs/configuration.md (between its markers), generated
+    /// from the JSON Schema so the reference and the loader can't drift: a row per key, nested
+    /// keys dotted (`windows.nodeBuilds`), list items as `[]`.
+    pub fn reference_markdown() -> String {
+        let schema = Self::json_schema();
+        let mut out = String::from("| key | type | default | meaning |\n|---|---|---|---|\n");
+        reference::rows(&schema, &schema, "", &mut out);
+        out
     }
 
     /// Finds `winguard.yaml` (or `.winguard.yaml`) in `dir` or the nearest parent, up to the

