@@ -316,6 +316,109 @@ fn custom_rules_load_without_a_rebuild() {
     assert!(explained.stdout.contains("charged back per team"));
 }
 
+/// `winguard test-rules DIR` runs each rule's documented examples and its fixtures
+/// (`DIR/NAME/fail-*`, `pass-*`, `fixed-*`): all pass for the shipped custom rule, and a fixture
+/// that expects the wrong thing fails the run, named.
+#[test]
+fn test_rules_checks_a_rules_examples_and_fixtures() {
+    let r = run(&["test-rules", "testdata/custom-rules"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    for case in [
+        "PASS windows-team-label-missing: docs.bad",
+        "PASS windows-team-label-missing: docs.good",
+        "fail-no-team.yaml",
+        "fixed-no-team.yaml",
+        "pass-team.yaml",
+    ] {
+        assert!(r.stdout.contains(case), "{case}: {}", r.stdout);
+    }
+    assert!(
+        r.stdout.ends_with("6 cases: 6 passed, 0 failed\n"),
+        "{}",
+        r.stdout
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("testdata/custom-rules"), dir.path());
+    let fixtures = dir.path().join("windows-team-label-missing");
+    // A "pass" fixture that has no team label: the rule fires on it.
+    std::fs::copy(
+        fixtures.join("fail-no-team.yaml"),
+        fixtures.join("pass-team.yaml"),
+    )
+    .unwrap();
+    // A "fixed" fixture that is not what the fix gives.
+    std::fs::write(
+        fixtures.join("fixed-no-team.yaml"),
+        std::fs::read_to_string(fixtures.join("fixed-no-team.yaml"))
+            .unwrap()
+            .replace("team: unknown", "team: someone"),
+    )
+    .unwrap();
+    let r = run(&[
+        "test-rules",
+        dir.path().to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["failed"], 2, "{v:#}");
+    let failures: Vec<String> = v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| !c["failure"].is_null())
+        .map(|c| format!("{}: {}", c["case"], c["failure"]))
+        .collect();
+    assert!(
+        failures[0].contains("fixed-no-team.yaml") && failures[0].contains("another result"),
+        "{failures:?}"
+    );
+    assert!(
+        failures[1].contains("pass-team.yaml") && failures[1].contains("fires"),
+        "{failures:?}"
+    );
+}
+
+/// The built-in rules pass `test-rules` with their fixtures, through the command a user runs.
+#[test]
+fn the_builtin_rules_pass_test_rules_with_their_fixtures() {
+    let r = run(&["test-rules", "rules", "--fixtures", "testdata/rules"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let summary = r.stdout.lines().last().unwrap();
+    assert!(summary.ends_with("passed, 0 failed"), "{summary}");
+    let cases: usize = summary.split(' ').next().unwrap().parse().unwrap();
+    assert!(cases > 100, "{summary}");
+}
+
+/// A custom rule whose `docs.bad` example does not fire it fails to load, naming the rule file:
+/// a rule that can't catch its own example would silently pass everything.
+#[test]
+fn a_custom_rule_whose_bad_example_does_not_fire_fails_to_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let rule = std::fs::read_to_string(
+        root().join("testdata/custom-rules/windows-team-label-missing.yaml"),
+    )
+    .unwrap()
+    .replacen(
+        "metadata: {name: a}",
+        "metadata: {name: a, labels: {team: x}}",
+        1,
+    );
+    std::fs::write(dir.path().join("team.yaml"), rule).unwrap();
+    let r = run(&["lint", CLEAN_FILE, "--rules", dir.path().to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("team.yaml")
+            && r.stderr.contains(
+                "rule `windows-team-label-missing`: its `docs.bad` example does not fire it"
+            ),
+        "{}",
+        r.stderr
+    );
+}
+
 #[test]
 fn bad_rule_files_are_errors_naming_file_and_line() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,7 +1,8 @@
 //! Per-rule fixtures in `testdata/rules/<rule>/`, named by expectation (the Polaris/kube-linter
 //! convention): `fail-*.yaml` must fire the rule (and its diagnostics are snapshotted),
 //! `pass-*.yaml` must not, and `fixed-*.yaml` is the `fail-*` of the same suffix after the rule's
-//! fixes: applying them must give exactly that file (nothing else changed) and silence the rule.
+//! fixes: applying them must give exactly that file (nothing else changed) and silence the rule
+//! (checked by `winguard test-rules rules --fixtures testdata/rules`, tests/cli.rs).
 //! A fixture may start with `# config: {…}` (flow YAML) to lint under that config.
 
 mod api_defaults;
@@ -11,7 +12,7 @@ use std::sync::Arc;
 
 use winguard::cli::{Policy, lint_text};
 use winguard::config::Config;
-use winguard::engine::{Context, evaluate, evaluate_batch, patch};
+use winguard::engine::{Context, evaluate, evaluate_batch};
 use winguard::manifest::{SourceText, parse_source};
 use winguard::report::{Format, RenderOptions, Report, render};
 use winguard::value::Value;
@@ -278,59 +279,6 @@ fn objects_of(text: &str, name: &str) -> Vec<Value> {
     let (objects, errors) = parse_source(&Arc::new(SourceText::new(name, text)));
     assert!(errors.is_empty(), "{name}: {errors:?}");
     objects.into_iter().map(|o| o.value).collect()
-}
-
-#[test]
-fn fixes_give_the_fixed_fixture_and_silence_the_rule() {
-    for (rule, path) in fixtures() {
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let Some(suffix) = name.strip_prefix("fixed-") else {
-            continue;
-        };
-        let fail_path = path.with_file_name(format!("fail-{suffix}"));
-        let fail_text = std::fs::read_to_string(&fail_path)
-            .unwrap_or_else(|_| panic!("{}: no fail-{suffix} beside it", path.display()));
-        let display = display_name(&rule, &fail_path);
-        let setup = setup(&fail_text, &display);
-        let mut objects = objects_of(&fail_text, &display);
-        let snapshot = objects.clone();
-        let refs: Vec<&Value> = snapshot.iter().collect();
-        let ctx = context(&setup, &refs);
-        let mut fixed_any = false;
-        for (object, original) in objects.iter_mut().zip(&snapshot) {
-            let findings: Vec<_> = evaluate(&setup.rules, &ctx, original)
-                .into_iter()
-                .filter(|f| f.rule == rule)
-                .collect();
-            let patches: Vec<&[json_patch::PatchOperation]> = findings
-                .iter()
-                .filter_map(|f| f.fix.as_ref())
-                .map(|f| f.patch.as_slice())
-                .collect();
-            fixed_any |= !patches.is_empty();
-            patch::apply_all(object, patches);
-        }
-        assert!(fixed_any, "{display}: {rule} offers no fix");
-        let fixed_text = std::fs::read_to_string(&path).unwrap();
-        let expected = objects_of(&fixed_text, &path.display().to_string());
-        // Key order is not compared: JSON Patch `remove` may reorder a map's keys.
-        assert!(
-            objects == expected,
-            "{}: applying {rule}'s fixes to fail-{suffix} does not give this file:\n{}",
-            path.display(),
-            serde_json::to_string_pretty(&objects).unwrap()
-        );
-        let fixed_stream: Vec<String> = objects.iter().map(|o| o.to_string()).collect();
-        let relinted = lint_text(&setup, &display, &fixed_stream.join("\n---\n"));
-        let still = messages_of(&relinted, &rule);
-        assert!(
-            still.is_empty(),
-            "{}: {rule} still fires after its fix: {still:#?}",
-            path.display()
-        );
-        // The rule no longer firing also means fixing again adds nothing: no finding, no patch
-        // (the mutating webhook's idempotence relies on this).
-    }
 }
 
 /// Rules run over a batch of objects (as `winguard lint` runs them) find on each object exactly

@@ -114,6 +114,18 @@ pub enum Command {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
     },
+    /// Test the rules of a directory, as `kyverno test` does: each rule's `docs.bad` must fire
+    /// it and `docs.good` must not; fixtures in `FIXTURES/NAME/` (`fail-*`, `pass-*`, `fixed-*`).
+    TestRules {
+        /// The directory of rule files (`*.yaml`).
+        dir: std::path::PathBuf,
+        /// Where each rule's fixtures are, in a directory named after it (default: DIR).
+        #[arg(long, value_name = "DIR")]
+        fixtures: Option<std::path::PathBuf>,
+        /// `text` (default) or `json`.
+        #[arg(long, value_enum, default_value = "text")]
+        format: DocFormat,
+    },
     /// Explain a rule: what it checks, why, an example and the fix.
     Explain {
         /// The rule's name, e.g. `windows-os-selector-missing`.
@@ -321,6 +333,44 @@ fn example_fix_title(source: &RuleSource, rule: &crate::rules::Rule) -> Option<S
         .find_map(|f| f.finding.fix.map(|fix| fix.title))
 }
 
+/// `winguard test-rules`: a line per case (`PASS`/`FAIL`), then the totals; exit 1 when a case
+/// fails, 2 when the rules don't load.
+fn test_rules(dir: &std::path::Path, fixtures: &std::path::Path, format: DocFormat) -> u8 {
+    let cases = match crate::policy::rule_tests::test_rules(dir, fixtures) {
+        Ok(cases) => cases,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_ERROR;
+        }
+    };
+    let failed = cases.iter().filter(|c| c.failure.is_some()).count();
+    if format == DocFormat::Json {
+        out(&format!(
+            "{:#}\n",
+            serde_json::json!({"cases": cases, "passed": cases.len() - failed, "failed": failed})
+        ));
+    } else {
+        let mut text = String::new();
+        for c in &cases {
+            match &c.failure {
+                None => text.push_str(&format!("PASS {}: {}\n", c.rule, c.case)),
+                Some(why) => text.push_str(&format!("FAIL {}: {}: {why}\n", c.rule, c.case)),
+            }
+        }
+        text.push_str(&format!(
+            "\n{} cases: {} passed, {failed} failed\n",
+            cases.len(),
+            cases.len() - failed
+        ));
+        out(&text);
+    }
+    if failed == 0 {
+        EXIT_CLEAN
+    } else {
+        EXIT_FINDINGS
+    }
+}
+
 pub fn run(cli: Cli) -> u8 {
     let output = Output {
         color: cli.color,
@@ -389,6 +439,11 @@ pub fn run(cli: Cli) -> u8 {
             out(&String::from_utf8_lossy(&script));
             EXIT_CLEAN
         }
+        Command::TestRules {
+            dir,
+            fixtures,
+            format,
+        } => test_rules(&dir, fixtures.as_deref().unwrap_or(&dir), format),
         Command::Explain {
             rule,
             format,
