@@ -111,35 +111,22 @@ fn fixture_config(text: &str) -> Option<&str> {
 /// found when it is loaded, not when it silently passes everything.
 pub fn load_checked(dirs: &[PathBuf]) -> Result<RuleSet, Errors> {
     let files = RuleFiles { dirs };
-    let mut own = RuleSet::default();
+    // The built-in rules first: `RuleSet::add` refuses a user rule that redefines one.
+    let mut set = builtin_rules()?;
+    let builtin = set.rules.len();
     let mut problems = Vec::new();
     for dir in dirs {
-        if let Err(errors) = own.add_dir(dir, registry()) {
+        if let Err(errors) = set.add_dir(dir, registry()) {
             problems.extend(errors);
         }
     }
     if !problems.is_empty() {
         return Err(Errors(problems));
     }
-    let mut set = builtin_rules()?;
-    for rule in own.rules.iter() {
-        if let Some(existing) = set.get(&rule.name) {
-            problems.push(Error::new(
-                ErrorKind::Load,
-                &rule.source,
-                format!(
-                    "rule `{}` is already defined in {}",
-                    rule.name, existing.source
-                ),
-            ));
-        }
-    }
-    if !problems.is_empty() {
-        return Err(Errors(problems));
-    }
+    let own = &set.rules[builtin..];
     // One policy per distinct `docs.config`: most rules share the default one.
     let mut groups: Vec<(Option<&str>, Vec<&crate::rules::Rule>)> = Vec::new();
-    for rule in &own.rules {
+    for rule in own {
         let config = rule.docs.config.as_deref();
         match groups.iter_mut().find(|(c, _)| *c == config) {
             Some((_, rules)) => rules.push(rule),
@@ -180,7 +167,6 @@ pub fn load_checked(dirs: &[PathBuf]) -> Result<RuleSet, Errors> {
     if !problems.is_empty() {
         return Err(Errors(problems));
     }
-    set.rules.extend(own.rules);
     Ok(set)
 }
 
