@@ -134,6 +134,30 @@ pub enum Level {
     Error,
 }
 
+impl Level {
+    /// The severity findings get at this level; `None` when the rule is off.
+    pub fn severity(self) -> Option<crate::rules::Severity> {
+        use crate::rules::Severity;
+        match self {
+            Level::Off => None,
+            Level::Info => Some(Severity::Info),
+            Level::Warning => Some(Severity::Warning),
+            Level::Error => Some(Severity::Error),
+        }
+    }
+}
+
+impl From<crate::rules::Severity> for Level {
+    fn from(severity: crate::rules::Severity) -> Self {
+        use crate::rules::Severity;
+        match severity {
+            Severity::Info => Level::Info,
+            Severity::Warning => Level::Warning,
+            Severity::Error => Level::Error,
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for Level {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         // YAML 1.1 (which Kubernetes' YAML follows) reads a bare `off` as false.
@@ -319,15 +343,7 @@ pub struct Patterns(pub Vec<Regex>);
 mod reference {
     use serde_json::Value;
 
-    /// The definition `$ref` points at (`#/$defs/Name`), else the schema itself.
-    fn resolve<'s>(root: &'s Value, schema: &'s Value) -> &'s Value {
-        schema
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|r| r.strip_prefix("#/"))
-            .and_then(|path| root.pointer(&format!("/{path}")))
-            .unwrap_or(schema)
-    }
+    use crate::manifest::typed::resolve;
 
     /// A schema's own key, else its definition's.
     fn field<'s>(root: &'s Value, schema: &'s Value, key: &str) -> Option<&'s Value> {
@@ -795,13 +811,10 @@ impl Config {
         }
     }
 
-    /// What the engine reads of the config: profile, rule levels, exemptions, and the config as
-    /// rule expressions see it.
     /// Turns `select`, `extendSelect` and `ignore` into rule levels: a rule neither selected
     /// nor added is off, an ignored one too; a rule selected by name with no level in `rules`
     /// runs at its default severity (which turns an opt-in rule on).
     pub fn apply_selection(&mut self, rules: &crate::rules::RuleSet) {
-        use crate::rules::Severity;
         for rule in &rules.rules {
             let name = &rule.name;
             let named = self.extend_select.contains(name)
@@ -810,32 +823,21 @@ impl Config {
             if self.ignore.contains(name) || !selected {
                 self.rules.insert(name.clone(), Level::Off);
             } else if named && !self.rules.contains_key(name) {
-                let level = match rule.default_severity {
-                    Severity::Info => Level::Info,
-                    Severity::Warning => Level::Warning,
-                    Severity::Error => Level::Error,
-                };
-                self.rules.insert(name.clone(), level);
+                self.rules
+                    .insert(name.clone(), Level::from(rule.default_severity));
             }
         }
     }
 
+    /// What the engine reads of the config: profile, rule levels, exemptions, and the config as
+    /// rule expressions see it.
     pub fn settings(&self) -> crate::engine::Settings {
-        use crate::rules::Severity;
         crate::engine::Settings {
             profile: self.profile.as_str().to_string(),
             levels: self
                 .rules
                 .iter()
-                .map(|(name, level)| {
-                    let severity = match level {
-                        Level::Off => None,
-                        Level::Info => Some(Severity::Info),
-                        Level::Warning => Some(Severity::Warning),
-                        Level::Error => Some(Severity::Error),
-                    };
-                    (name.clone(), severity)
-                })
+                .map(|(name, level)| (name.clone(), level.severity()))
                 .collect(),
             exemptions: self
                 .exemptions

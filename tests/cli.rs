@@ -1171,13 +1171,10 @@ fn stdin_takes_the_name_it_is_given() {
     ]);
     let r = run_cmd(cmd, Some(text.as_bytes()));
     let report: Value = serde_json::from_str(&r.stdout).unwrap();
-    let files: BTreeSet<&str> = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["file"].as_str().unwrap())
-        .collect();
-    assert_eq!(files, BTreeSet::from(["k8s/app.yaml"]));
+    assert_eq!(
+        files_of(&report),
+        BTreeSet::from(["k8s/app.yaml".to_string()])
+    );
     let mut cmd = winguard();
     cmd.args(["lint", "-", "--stdin-filename", "k8s/broken.yaml"]);
     let r = run_cmd(cmd, Some(b"a: [1\n"));

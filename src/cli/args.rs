@@ -16,8 +16,9 @@ use crate::serve::{LogFormat, ServeOptions};
 /// Where the rules and the cluster profile come from (`lint`, `serve`, `fix`, `mutate`).
 #[derive(Debug, clap::Args, Clone, Default)]
 pub struct SetupArgs {
-    /// Config file for every input (default: the nearest `winguard.yaml`/`.winguard.yaml` of
-    /// each input, up to the repository's top level).
+    /// Config file (default: the nearest `winguard.yaml`/`.winguard.yaml`, up to the
+    /// repository's top level: `lint` looks from each input, the other commands from the
+    /// working directory).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Kubernetes version of the target cluster (overrides `kubernetesVersion`).

@@ -261,7 +261,6 @@ pub struct LintArgs {
     /// stdout, an unpaired file takes the format its extension names (`.sarif`, `.json`, `.xml`).
     #[arg(long, value_name = "FILE")]
     pub output: Vec<PathBuf>,
-    /// Largest input file read, in bytes.
     /// The name to give what `-` reads (the file an editor or hook pipes in): findings and
     /// errors point at it.
     #[arg(long, value_name = "PATH")]
@@ -272,6 +271,7 @@ pub struct LintArgs {
     /// Leave these out too (repeatable; adds to `exclude`).
     #[arg(long, value_name = "GLOB")]
     pub extend_exclude: Vec<String>,
+    /// Largest input file read, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = crate::manifest::DEFAULT_MAX_FILE_SIZE)]
     pub max_file_size: u64,
     /// What builds kustomize overlays (directories with a kustomization file).
@@ -486,10 +486,20 @@ pub fn run(cli: Cli) -> u8 {
             // Each input takes the config nearest to it (`--config` forces one for all):
             // inputs that share a config are linted together, as one input set.
             let mut report = crate::report::Report::default();
-            let mut used = Vec::new();
-            for (config, paths) in config_groups(&args) {
-                let source = args.setup.source();
-                let setup = match source.load(config.as_deref()) {
+            let source = args.setup.source();
+            // The rules are compiled once and handed from one group's policy to the next.
+            let mut rules = match crate::policy::load_rule_set(&source.rule_dirs) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return EXIT_ERROR;
+                }
+            };
+            let groups = config_groups(&args);
+            let mut config_file = None;
+            let mut linted = 0;
+            for (config, paths) in &groups {
+                let setup = match source.load_with(rules, config.as_deref()) {
                     Ok(s) => s,
                     Err(e) => {
                         eprintln!("error: {e}");
@@ -503,34 +513,37 @@ pub fn run(cli: Cli) -> u8 {
                         return EXIT_ERROR;
                     }
                 };
-                let group = LintArgs {
-                    paths,
-                    ..args.clone()
-                };
-                let (sources, charts) = read_lint_inputs(&group, &setup, &exclude);
-                for note in &sources.notes {
-                    output.note(note);
+                // What a hook passes may all be excluded: nothing to lint, by choice.
+                let all_excluded = paths
+                    .iter()
+                    .all(|p| p.as_os_str() != "-" && exclude.excludes(p));
+                if !all_excluded {
+                    let (sources, charts) = read_lint_inputs(&args, paths, &setup, &exclude);
+                    for note in &sources.notes {
+                        output.note(note);
+                    }
+                    let mut part = lint_sources(&setup, sources);
+                    part.charts = charts;
+                    report.merge(part);
+                    linted += 1;
                 }
-                let mut part = lint_sources(&setup, sources);
-                part.charts = charts;
-                report.merge(part);
-                used.push(setup);
+                config_file = setup.config.path.clone();
+                rules = setup.into_rules();
+            }
+            if linted == 0 {
+                output.note("every input is excluded (`exclude`): nothing linted");
             }
             // Each input set's report is sorted; several are merged, sorted again.
-            if used.len() > 1 {
+            if linted > 1 {
                 report.sort();
             }
-            let setup = &used[0];
-            let config_file = match used.as_slice() {
-                [only] => only.config.path.as_deref(),
-                _ => None,
-            };
+            let config_file = if groups.len() == 1 { config_file } else { None };
             let mut code = EXIT_CLEAN;
             if let Err(e) = write_outputs(
                 &plan,
                 &report,
-                &setup.rules,
-                config_file,
+                &rules,
+                config_file.as_deref(),
                 output,
                 args.fail_on.threshold(),
             ) {
@@ -552,10 +565,8 @@ pub fn run(cli: Cli) -> u8 {
     }
 }
 
-/// The inputs of `lint`: charts are rendered (with the effective Kubernetes version, the same
-/// one the rules use) and read as their `helm template` output; the rest is read as files.
 /// The inputs of a `lint` grouped by the config each takes (`--config` for all, else the one
-/// nearest each input), in the order the inputs came; one group at least.
+/// nearest each input), in the order the inputs came (`paths` is never empty).
 fn config_groups(args: &LintArgs) -> Vec<(Option<PathBuf>, Vec<PathBuf>)> {
     if let Some(config) = &args.setup.config {
         return vec![(Some(config.clone()), args.paths.clone())];
@@ -567,9 +578,6 @@ fn config_groups(args: &LintArgs) -> Vec<(Option<PathBuf>, Vec<PathBuf>)> {
             Some((_, paths)) => paths.push(path.clone()),
             None => groups.push((config, vec![path.clone()])),
         }
-    }
-    if groups.is_empty() {
-        groups.push((crate::config::Config::discover(Path::new(".")), Vec::new()));
     }
     groups
 }
@@ -600,8 +608,11 @@ fn exclusions(args: &LintArgs, setup: &Policy) -> Result<crate::manifest::Exclus
     Ok(exclude)
 }
 
+/// The inputs of `lint`: charts are rendered (with the effective Kubernetes version, the same
+/// one the rules use) and read as their `helm template` output; the rest is read as files.
 fn read_lint_inputs(
     args: &LintArgs,
+    paths: &[PathBuf],
     setup: &Policy,
     exclude: &crate::manifest::Exclusions,
 ) -> (crate::manifest::Sources, Vec<String>) {
@@ -611,8 +622,7 @@ fn read_lint_inputs(
     let mut overlays: Vec<PathBuf> = Vec::new();
     let mut files = Vec::new();
     // A path excluded is left out even when given by name (pre-commit passes every file).
-    for p in args
-        .paths
+    for p in paths
         .iter()
         .filter(|p| p.as_os_str() == "-" || !exclude.excludes(p))
     {
@@ -710,18 +720,9 @@ fn read_lint_inputs(
             }),
         }
     }
-    let every_input_excluded = args
-        .paths
-        .iter()
-        .all(|p| p.as_os_str() != "-" && exclude.excludes(p));
-    if every_input_excluded {
-        // What a hook passes may all be excluded: nothing to lint, by choice.
-        sources
-            .notes
-            .push("every input is excluded (`exclude`): nothing linted".to_string());
-    } else if sources.files == 0 && sources.errors.is_empty() {
+    if sources.files == 0 && sources.errors.is_empty() {
         // Nothing was read: linting nothing must not look like a clean run.
-        let shown: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
+        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
         sources.errors.push(crate::error::Error {
             kind: ErrorKind::Input,
             file: shown.join(", "),

@@ -176,8 +176,8 @@ impl ChartArgs {
         kube_version: Option<&str>,
     ) -> Result<RenderedChart, Error> {
         let target = kube_version
-            .and_then(|v| v.trim_start_matches('v').split('.').nth(1))
-            .and_then(|minor| minor.parse().ok());
+            .and_then(crate::k8s::parse_version)
+            .and_then(|(_, minor)| u32::try_from(minor).ok());
         let served = target.map(crate::k8s::api_lifecycle::served_replacements);
         let mut args = self.clone();
         args.api_versions.extend(served.unwrap_or_default());

@@ -192,5 +192,6 @@ mod tests {
         assert!(served.contains(&"networking.k8s.io/v1/Ingress".to_string()));
         assert!(served.contains(&"batch/v1/CronJob".to_string()));
         assert!(!served_replacements(20).contains(&"batch/v1/CronJob".to_string()));
+        assert!(!served_replacements(18).contains(&"networking.k8s.io/v1/Ingress".to_string()));
     }
 }

@@ -191,20 +191,22 @@ fn subschema<'s>(
     Some(node)
 }
 
+/// The schema `s` stands for, following its `$ref`s (`#/$defs/Name`) within `schema`.
+pub(crate) fn resolve<'s>(
+    schema: &'s serde_json::Value,
+    mut s: &'s serde_json::Value,
+) -> &'s serde_json::Value {
+    while let Some(r) = s.get("$ref").and_then(|r| r.as_str()) {
+        match r.strip_prefix('#').and_then(|p| schema.pointer(p)) {
+            Some(target) => s = target,
+            None => break,
+        }
+    }
+    s
+}
+
 /// The keys the schema allows for the object at `pointer` (following `$ref`s into `$defs`).
 fn known_keys(schema: &serde_json::Value, pointer: &str) -> Vec<String> {
-    fn resolve<'s>(
-        schema: &'s serde_json::Value,
-        mut s: &'s serde_json::Value,
-    ) -> &'s serde_json::Value {
-        while let Some(r) = s.get("$ref").and_then(|r| r.as_str()) {
-            match r.strip_prefix('#').and_then(|p| schema.pointer(p)) {
-                Some(target) => s = target,
-                None => break,
-            }
-        }
-        s
-    }
     let mut node = resolve(schema, schema);
     for token in pointer.split('/').skip(1) {
         let token = crate::value::unescape_pointer_token(token);

@@ -75,9 +75,23 @@ impl Policy {
     }
 
     /// Builds a setup from an already-loaded config (tests, benches, the webhook).
-    pub fn new(rules: RuleSet, mut config: Config) -> Result<Self, crate::error::Errors> {
-        let catalog = Catalog::load(EMBEDDED_CATALOG, &config.image_patterns())?;
-        config.resolve(|v| catalog.parse_build(v))?;
+    pub fn new(rules: RuleSet, config: Config) -> Result<Self, crate::error::Errors> {
+        Self::with_rules(rules, config).map_err(|(_, e)| e)
+    }
+
+    /// [`Policy::new`], giving the rules back when the config is refused, so a caller trying
+    /// several configs compiles the rules once.
+    pub fn with_rules(
+        rules: RuleSet,
+        mut config: Config,
+    ) -> Result<Self, (RuleSet, crate::error::Errors)> {
+        let catalog = match Catalog::load(EMBEDDED_CATALOG, &config.image_patterns()) {
+            Ok(c) => c,
+            Err(e) => return Err((rules, e.into())),
+        };
+        if let Err(e) = config.resolve(|v| catalog.parse_build(v)) {
+            return Err((rules, e.into()));
+        }
         // Every rule name the config gives must be a rule's: all reported at once, each at
         // its line, with the closest name suggested.
         let names = || rules.rules.iter().map(|r| r.name.as_str());
@@ -118,18 +132,18 @@ impl Policy {
         }
         if !unknown.is_empty() {
             unknown.sort_by_key(|e| (e.line, e.column));
-            return Err(crate::error::Errors(unknown));
+            return Err((rules, crate::error::Errors(unknown)));
         }
         // A rule for a profile that doesn't exist would never run.
         for rule in &rules.rules {
             for p in &rule.profiles {
                 if Profile::from_name(p).is_none() {
-                    return Err(crate::error::Error::new(
+                    let e = crate::error::Error::new(
                         crate::error::ErrorKind::Load,
                         &rule.source,
                         format!("`profiles`: `{p}` is not a profile (generic, eks, aks or gke)"),
-                    )
-                    .into());
+                    );
+                    return Err((rules, e.into()));
                 }
             }
         }
@@ -144,6 +158,11 @@ impl Policy {
             catalog,
             today: jiff::Zoned::now().date(),
         })
+    }
+
+    /// The rules back, for a policy of another config (rule sets are compiled, not cloned).
+    pub fn into_rules(self) -> RuleSet {
+        self.rules
     }
 }
 
@@ -185,7 +204,16 @@ impl PolicySource {
         &self,
         config_path: Option<&std::path::Path>,
     ) -> Result<Policy, crate::error::Errors> {
-        let rules = load_rule_set(&self.rule_dirs)?;
+        self.load_with(load_rule_set(&self.rule_dirs)?, config_path)
+    }
+
+    /// [`PolicySource::load`] with rules already loaded (from [`load_rule_set`] of
+    /// `rule_dirs`), so several configs share one compilation.
+    pub fn load_with(
+        &self,
+        rules: RuleSet,
+        config_path: Option<&std::path::Path>,
+    ) -> Result<Policy, crate::error::Errors> {
         let mut config = match config_path {
             Some(p) => {
                 let names: Vec<&str> = rules.rules.iter().map(|r| r.name.as_str()).collect();

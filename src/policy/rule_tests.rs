@@ -5,8 +5,9 @@
 //! `# config: {…}`). These are the conventions of the built-in rules' own tests, so
 //! `winguard test-rules rules --fixtures testdata/rules` runs them.
 //!
-//! A case runs the engine on the text's objects under a policy of its own config. The policy owns
-//! its rule set and rule sets are compiled, not cloned, so each config loads the rules afresh.
+//! A case runs the engine on the text's objects under a policy of its own config; the rules are
+//! compiled once and handed from one config's policy to the next ([`Policies`]). The engine is
+//! run directly, not through the lint pipeline (a layer above): an example is one plain input.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -30,43 +31,54 @@ pub struct RuleCase {
     pub failure: Option<String>,
 }
 
-/// Where a rule set comes from: directories of rule files and, unless they redefine them, the
-/// built-in rules.
-struct RuleFiles<'a> {
-    dirs: &'a [PathBuf],
+/// One policy at a time over one compiled rule set: a case under another config takes the
+/// rules back from the policy it had and builds the next.
+struct Policies {
+    current: Option<(Option<String>, Policy)>,
+    spare: Option<RuleSet>,
 }
 
-impl RuleFiles<'_> {
-    /// The rules of the directories, then every built-in rule they don't redefine.
-    fn load(&self) -> Result<RuleSet, Errors> {
-        let mut set = RuleSet::default();
-        let mut problems = Vec::new();
-        for dir in self.dirs {
-            if let Err(errors) = set.add_dir(dir, registry()) {
-                problems.extend(errors);
-            }
+impl Policies {
+    fn new(rules: RuleSet) -> Self {
+        Policies {
+            current: None,
+            spare: Some(rules),
         }
-        if !problems.is_empty() {
-            return Err(Errors(problems));
-        }
-        for rule in builtin_rules()?.rules {
-            if set.get(&rule.name).is_none() {
-                set.rules.push(rule);
-            }
-        }
-        Ok(set)
     }
 
-    /// A policy of these rules under `config` (from `config_text`, named `config_name`). Rules
-    /// run as configured: an opt-in rule's example or fixture turns it on in its config, as a
-    /// user would (and `pass-off-by-default` can hold).
-    fn policy(&self, config_text: Option<&str>, config_name: &str) -> Result<Policy, String> {
-        let config = match config_text {
-            Some(text) => Config::parse(text, config_name).map_err(|e| e.to_string())?,
+    /// The policy of `config_text` (named `config_name` in its errors), or why it is refused.
+    fn get(&mut self, config_text: Option<&str>, config_name: &str) -> Result<&Policy, String> {
+        if matches!(&self.current, Some((c, _)) if c.as_deref() == config_text) {
+            return Ok(&self.current.as_ref().expect("just matched").1);
+        }
+        let rules = self.take_rules();
+        let config = match config_text.map(|t| Config::parse(t, config_name)) {
+            Some(Err(e)) => {
+                self.spare = Some(rules);
+                return Err(e.to_string());
+            }
+            Some(Ok(c)) => c,
             None => Config::default(),
         };
-        let set = self.load().map_err(|e| e.to_string())?;
-        Policy::new(set, config).map_err(|e| e.to_string())
+        match Policy::with_rules(rules, config) {
+            Ok(policy) => {
+                let current = self
+                    .current
+                    .insert((config_text.map(str::to_string), policy));
+                Ok(&current.1)
+            }
+            Err((rules, e)) => {
+                self.spare = Some(rules);
+                Err(e.to_string())
+            }
+        }
+    }
+
+    fn take_rules(&mut self) -> RuleSet {
+        match self.current.take() {
+            Some((_, policy)) => policy.into_rules(),
+            None => self.spare.take().unwrap_or_default(),
+        }
     }
 }
 
@@ -89,7 +101,7 @@ fn findings_of(policy: &Policy, objects: &[Value], rule: &str) -> Vec<Vec<Findin
         .collect()
 }
 
-/// Whether `rule` fires on `text` under `policy`.
+/// The messages of `rule`'s findings on `text` under `policy`.
 fn fires(policy: &Policy, name: &str, text: &str, rule: &str) -> Result<Vec<String>, String> {
     let objects = objects_of(name, text)?;
     Ok(findings_of(policy, &objects, rule)
@@ -106,11 +118,32 @@ fn fixture_config(text: &str) -> Option<&str> {
         .map(str::trim)
 }
 
+/// A rule's documented examples, owned (the policy holding the rule is rebuilt between cases).
+struct Examples {
+    name: String,
+    source: String,
+    bad: String,
+    good: String,
+    config: Option<String>,
+}
+
+fn examples(rules: &[crate::rules::Rule]) -> Vec<Examples> {
+    rules
+        .iter()
+        .map(|r| Examples {
+            name: r.name.clone(),
+            source: r.source.clone(),
+            bad: r.docs.bad.clone(),
+            good: r.docs.good.clone(),
+            config: r.docs.config.clone(),
+        })
+        .collect()
+}
+
 /// The built-in rules and those of `dirs`, each of the latter checked to fire on its own
 /// `docs.bad` example: a rule that doesn't is an error at its file, so a broken custom rule is
 /// found when it is loaded, not when it silently passes everything.
 pub fn load_checked(dirs: &[PathBuf]) -> Result<RuleSet, Errors> {
-    let files = RuleFiles { dirs };
     // The built-in rules first: `RuleSet::add` refuses a user rule that redefines one.
     let mut set = builtin_rules()?;
     let builtin = set.rules.len();
@@ -123,61 +156,41 @@ pub fn load_checked(dirs: &[PathBuf]) -> Result<RuleSet, Errors> {
     if !problems.is_empty() {
         return Err(Errors(problems));
     }
-    let own = &set.rules[builtin..];
-    // One policy per distinct `docs.config`: most rules share the default one.
-    let mut groups: Vec<(Option<&str>, Vec<&crate::rules::Rule>)> = Vec::new();
-    for rule in own {
-        let config = rule.docs.config.as_deref();
-        match groups.iter_mut().find(|(c, _)| *c == config) {
-            Some((_, rules)) => rules.push(rule),
-            None => groups.push((config, vec![rule])),
-        }
-    }
-    for (config, rules) in groups {
-        let policy = match files.policy(config, "docs.config") {
-            Ok(p) => p,
-            Err(message) => {
-                problems.extend(rules.iter().map(|r| {
-                    Error::new(
-                        ErrorKind::Load,
-                        &r.source,
-                        format!("rule `{}`: its `docs.config`: {message}", r.name),
-                    )
-                }));
-                continue;
-            }
-        };
-        for rule in rules {
-            let problem = match fires(&policy, "docs.bad", &rule.docs.bad, &rule.name) {
+    let own = examples(&set.rules[builtin..]);
+    let mut policies = Policies::new(set);
+    for rule in &own {
+        let problem = match policies.get(rule.config.as_deref(), "docs.config") {
+            Err(message) => format!("its `docs.config`: {message}"),
+            Ok(policy) => match fires(policy, "docs.bad", &rule.bad, &rule.name) {
                 Ok(messages) if !messages.is_empty() => continue,
-                Ok(_) => "does not fire it".to_string(),
-                Err(e) => format!("cannot be read: {e}"),
-            };
-            problems.push(Error::new(
-                ErrorKind::Load,
-                &rule.source,
-                format!(
-                    "rule `{}`: its `docs.bad` example {problem} (a rule must fire on its own bad \
-                     example; `winguard test-rules` shows every case)",
-                    rule.name
-                ),
-            ));
-        }
+                Ok(_) => "its `docs.bad` example does not fire it".to_string(),
+                Err(e) => format!("its `docs.bad` example cannot be read: {e}"),
+            },
+        };
+        problems.push(Error::new(
+            ErrorKind::Load,
+            &rule.source,
+            format!(
+                "rule `{}`: {problem} (a rule must fire on its own bad example; `winguard \
+                 test-rules` shows every case)",
+                rule.name
+            ),
+        ));
     }
     if !problems.is_empty() {
         return Err(Errors(problems));
     }
-    Ok(set)
+    Ok(policies.take_rules())
 }
 
 /// Tests every rule of `dir` against its documented examples and the fixtures under
-/// `fixtures/NAME/`. Rules that don't load are the error; each case's outcome is in the list.
+/// `fixtures/NAME/`. Unlike `--rules`, the directory may redefine built-in rules (so `rules/`
+/// itself can be tested): the built-in ones it doesn't define are loaded beside it. Rules that
+/// don't load are the error; each case's outcome is in the list.
 pub fn test_rules(dir: &Path, fixtures: &Path) -> Result<Vec<RuleCase>, Errors> {
-    let dirs = [dir.to_path_buf()];
-    let files = RuleFiles { dirs: &dirs };
-    let mut own = RuleSet::default();
-    own.add_dir(dir, registry()).map_err(Errors)?;
-    if own.rules.is_empty() {
+    let mut set = RuleSet::default();
+    set.add_dir(dir, registry()).map_err(Errors)?;
+    if set.rules.is_empty() {
         return Err(Error::new(
             ErrorKind::Load,
             dir.display().to_string(),
@@ -185,38 +198,42 @@ pub fn test_rules(dir: &Path, fixtures: &Path) -> Result<Vec<RuleCase>, Errors> 
         )
         .into());
     }
-    let mut cases = Vec::new();
-    for rule in &own.rules {
-        let name = rule.name.as_str();
-        let mut case = |case: String, failure: Option<String>| {
-            cases.push(RuleCase {
-                rule: name.to_string(),
-                case,
-                failure,
-            })
-        };
-        match files.policy(rule.docs.config.as_deref(), "docs.config") {
-            Ok(policy) => {
-                case(
-                    "docs.bad".into(),
-                    match fires(&policy, "docs.bad", &rule.docs.bad, name) {
-                        Ok(m) if m.is_empty() => Some("does not fire".into()),
-                        Ok(_) => None,
-                        Err(e) => Some(e),
-                    },
-                );
-                case(
-                    "docs.good".into(),
-                    match fires(&policy, "docs.good", &rule.docs.good, name) {
-                        Ok(m) => m.first().map(|m| format!("fires: {m}")),
-                        Err(e) => Some(e),
-                    },
-                );
-            }
-            Err(e) => case("docs.config".into(), Some(e)),
+    let own = examples(&set.rules);
+    for rule in builtin_rules()?.rules {
+        if set.get(&rule.name).is_none() {
+            set.rules.push(rule);
         }
-        let fixture_dir = fixtures.join(name);
-        let Ok(entries) = std::fs::read_dir(&fixture_dir) else {
+    }
+    let mut policies = Policies::new(set);
+    let mut cases = Vec::new();
+    let mut case = |rule: &str, case: String, failure: Option<String>| {
+        cases.push(RuleCase {
+            rule: rule.to_string(),
+            case,
+            failure,
+        })
+    };
+    for rule in &own {
+        let name = rule.name.as_str();
+        match policies.get(rule.config.as_deref(), "docs.config") {
+            Ok(policy) => {
+                let bad = match fires(policy, "docs.bad", &rule.bad, name) {
+                    Ok(m) if m.is_empty() => Some("does not fire".into()),
+                    Ok(_) => None,
+                    Err(e) => Some(e),
+                };
+                let good = match fires(policy, "docs.good", &rule.good, name) {
+                    Ok(m) => m.first().map(|m| format!("fires: {m}")),
+                    Err(e) => Some(e),
+                };
+                case(name, "docs.bad".into(), bad);
+                case(name, "docs.good".into(), good);
+            }
+            Err(e) => case(name, "docs.config".into(), Some(e)),
+        }
+    }
+    for rule in &own {
+        let Ok(entries) = std::fs::read_dir(fixtures.join(&rule.name)) else {
             continue;
         };
         let mut paths: Vec<PathBuf> = entries
@@ -225,16 +242,15 @@ pub fn test_rules(dir: &Path, fixtures: &Path) -> Result<Vec<RuleCase>, Errors> 
             .collect();
         paths.sort();
         for path in paths {
-            let shown = path.display().to_string();
-            let failure = fixture_failure(&files, name, &path);
-            case(shown, failure);
+            let failure = fixture_failure(&mut policies, &rule.name, &path);
+            case(&rule.name, path.display().to_string(), failure);
         }
     }
     Ok(cases)
 }
 
 /// What is wrong with one fixture of `rule`; `None` when it holds.
-fn fixture_failure(files: &RuleFiles<'_>, rule: &str, path: &Path) -> Option<String> {
+fn fixture_failure(policies: &mut Policies, rule: &str, path: &Path) -> Option<String> {
     let file_name = path.file_name()?.to_string_lossy().into_owned();
     let shown = path.display().to_string();
     let text = match std::fs::read_to_string(path) {
@@ -247,7 +263,7 @@ fn fixture_failure(files: &RuleFiles<'_>, rule: &str, path: &Path) -> Option<Str
             Ok(t) => t,
             Err(_) => return Some(format!("no fail-{suffix} beside it")),
         };
-        return fixed_failure(files, rule, &shown, &fail_text, &text).err();
+        return fixed_failure(policies, rule, &shown, &fail_text, &text).err();
     }
     let expect_fire = if file_name.starts_with("fail-") {
         true
@@ -256,11 +272,11 @@ fn fixture_failure(files: &RuleFiles<'_>, rule: &str, path: &Path) -> Option<Str
     } else {
         return Some("a fixture's name starts with fail-, pass- or fixed-".into());
     };
-    let policy = match files.policy(fixture_config(&text), &shown) {
+    let policy = match policies.get(fixture_config(&text), &shown) {
         Ok(p) => p,
         Err(e) => return Some(e),
     };
-    match fires(&policy, &shown, &text, rule) {
+    match fires(policy, &shown, &text, rule) {
         Err(e) => Some(e),
         Ok(m) if expect_fire && m.is_empty() => Some("does not fire".into()),
         Ok(m) if !expect_fire && !m.is_empty() => Some(format!("fires: {}", m[0])),
@@ -270,20 +286,17 @@ fn fixture_failure(files: &RuleFiles<'_>, rule: &str, path: &Path) -> Option<Str
 
 /// Applying `rule`'s fixes to `fail_text` must give `fixed_text`'s objects and silence the rule.
 fn fixed_failure(
-    files: &RuleFiles<'_>,
+    policies: &mut Policies,
     rule: &str,
     shown: &str,
     fail_text: &str,
     fixed_text: &str,
 ) -> Result<(), String> {
-    let policy = files.policy(fixture_config(fail_text), shown)?;
+    let policy = policies.get(fixture_config(fail_text), shown)?;
     let original = objects_of(shown, fail_text)?;
     let mut objects = original.clone();
     let mut fixed_any = false;
-    for (object, found) in objects
-        .iter_mut()
-        .zip(findings_of(&policy, &original, rule))
-    {
+    for (object, found) in objects.iter_mut().zip(findings_of(policy, &original, rule)) {
         let patches: Vec<&[json_patch::PatchOperation]> = found
             .iter()
             .filter_map(|f| f.fix.as_ref())
@@ -305,7 +318,7 @@ fn fixed_failure(
                 .join(" --- ")
         ));
     }
-    if let Some(still) = findings_of(&policy, &objects, rule)
+    if let Some(still) = findings_of(policy, &objects, rule)
         .into_iter()
         .flatten()
         .next()

@@ -650,10 +650,8 @@ fn os_of(value: &str) -> Option<&'static str> {
 const OS_KEYS: [&str; 2] = ["kubernetes.io/os", "beta.kubernetes.io/os"];
 const BUILD_KEY: &str = "node.kubernetes.io/windows-build";
 
-/// The labels of control-plane nodes, which are Linux nodes: a pod that requires one stays off
-/// Windows nodes.
-/// The labels control-plane nodes carry: kubeadm's (and k3s', RKE2's) current and former ones,
-/// and RKE's.
+/// The labels control-plane nodes carry, which are Linux nodes (a pod that requires one stays off
+/// Windows nodes): kubeadm's (and k3s', RKE2's) current and former ones, and RKE's.
 const CONTROL_PLANE_KEYS: [&str; 3] = [
     "node-role.kubernetes.io/control-plane",
     "node-role.kubernetes.io/master",

@@ -52,16 +52,12 @@ pub struct Rendered {
     pub marks: BTreeMap<String, super::template::Marks>,
     /// The CRDs of `crds/` directories, for `--include-crds`.
     pub crds: Vec<(String, String)>,
-    /// What Helm logs while preparing the values, as its lines on stderr.
-    pub warnings: crate::values::Warnings,
 }
 
-/// Renders `chart` with the user's values (already merged from `-f` and `--set*`).
+/// Renders `chart` with the user's values (already merged from `-f` and `--set*`); what Helm
+/// would log is dropped ([`render_chart_logged`] keeps it).
 pub fn render_chart(chart: &Chart, user: &Values, opts: &RenderOptions) -> Result<Rendered, Error> {
-    let mut warnings = Vec::new();
-    let mut rendered = render_chart_logged(chart, user, opts, &mut warnings)?;
-    rendered.warnings = warnings;
-    Ok(rendered)
+    render_chart_logged(chart, user, opts, &mut Vec::new())
 }
 
 /// [`render_chart`], writing what Helm logs on the way into `log` whether or not the render
@@ -142,12 +138,7 @@ pub fn render_chart_logged(
         files.insert(t.name.clone(), out);
         marks.insert(t.name.clone(), m);
     }
-    Ok(Rendered {
-        files,
-        marks,
-        crds,
-        warnings: Vec::new(),
-    })
+    Ok(Rendered { files, marks, crds })
 }
 
 /// A partial (`_helpers.tpl`): its base name starts with `_`.
@@ -636,26 +627,10 @@ fn trace(
 /// head fields have the wrong types, fails the render with Helm's words.
 fn manifest_head(path: &str, doc: &str) -> Result<Json, Error> {
     let fail = |detail: String| Error::new(path, format!("YAML parse error on {path}: {detail}"));
-    let head = crate::values::read_yaml(doc).map_err(|e| {
-        fail(format!(
-            "error converting YAML to JSON: {}",
-            e.go_yaml_text()
-        ))
-    })?;
-    // Go's JSON decoder names what it found by JSON's types.
-    let json_type = |v: &Json| match v {
-        Json::String(_) => "string",
-        Json::Number(_) => "number",
-        Json::Bool(_) => "bool",
-        Json::Array(_) => "array",
-        Json::Object(_) => "object",
-        Json::Null => "null",
-    };
-    let decoding = |what: String| {
-        fail(format!(
-            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {what}"
-        ))
-    };
+    let head =
+        crate::values::read_yaml(doc).map_err(|e| fail(crate::values::yaml_to_json_error(&e)))?;
+    let json_type = crate::values::go_json_type;
+    let decoding = |what: String| fail(crate::values::json_decode_error(&what));
     let map = match &head {
         Json::Null => return Ok(head),
         Json::Object(m) => m,

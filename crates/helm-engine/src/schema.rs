@@ -108,7 +108,6 @@ fn describe(
             format!("maximum: got {}, want {}", shown(value), shown(Some(limit)))
         }
         K::Pattern { pattern } => format!("'{}' does not match pattern '{pattern}'", shown(value)),
-        K::Required { property } => format!("missing property {}", quote_single(property)),
         K::MinLength { limit } => format!(
             "minLength: got {}, want {limit}",
             value
@@ -175,9 +174,8 @@ fn describe(
 /// prints the decoded JSON (numbers as written).
 fn display(v: &Json) -> String {
     match v {
-        Json::String(s) => quote_single(&Json::String(s.clone())),
         Json::Null => "<nil>".into(),
-        other => other.to_string(),
+        other => quote_single(other),
     }
 }
 

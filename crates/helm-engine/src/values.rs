@@ -49,29 +49,49 @@ pub fn parse_values_file(text: &str, shown: &str) -> Result<Values, Error> {
 /// `helm` (what Helm says before them: `cannot load values.yaml: …`), then go-yaml's problem,
 /// or Go's JSON decoder refusing a document that is not a map (into `go_type`).
 pub fn parse_yaml_map(text: &str, file: &str, helm: &str, go_type: &str) -> Result<Values, Error> {
-    let json_kind = |v: &Json| match v {
-        Json::Array(_) => "array",
-        Json::String(_) => "string",
-        Json::Number(_) => "number",
-        _ => "bool",
-    };
     match read_yaml(text) {
         Ok(Json::Object(m)) => Ok(m),
         Ok(Json::Null) => Ok(Map::new()),
         Ok(other) => Err(Error::new(
             file,
             format!(
-                "{helm}error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type {go_type}",
-                json_kind(&other)
+                "{helm}{}",
+                json_decode_error(&format!(
+                    "{} into Go value of type {go_type}",
+                    go_json_type(&other)
+                ))
             ),
         )),
         Err(e) => Err(Error {
             file: file.to_string(),
             line: Some(e.line),
             column: Some(e.col),
-            message: format!("{helm}error converting YAML to JSON: {}", e.go_yaml_text()),
+            message: format!("{helm}{}", yaml_to_json_error(&e)),
         }),
     }
+}
+
+/// sigs.k8s.io/yaml's words for YAML it can't read (go-yaml's problem inside).
+pub(crate) fn yaml_to_json_error(e: &yaml_value::yaml::YamlError) -> String {
+    format!("error converting YAML to JSON: {}", e.go_yaml_text())
+}
+
+/// How Go's JSON decoder names a JSON value's type in its errors.
+pub(crate) fn go_json_type(v: &Json) -> &'static str {
+    match v {
+        Json::String(_) => "string",
+        Json::Number(_) => "number",
+        Json::Bool(_) => "bool",
+        Json::Array(_) => "array",
+        Json::Object(_) => "object",
+        Json::Null => "null",
+    }
+}
+
+/// Go's JSON decoder refusing a value, as sigs.k8s.io/yaml reports it: `what` is
+/// `{type} into Go value of type …` or `… into Go struct field …`.
+pub(crate) fn json_decode_error(what: &str) -> String {
+    format!("error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {what}")
 }
 
 /// Helm's `mergeMaps`: `b` over `a`, maps merged key by key, everything else replaced.
@@ -103,7 +123,7 @@ fn log_line(level: &str, message: &str, attributes: &[(&str, &str)]) -> String {
         if plain {
             text.to_string()
         } else {
-            format!("{text:?}")
+            crate::template::gostring::go_quote(text)
         }
     };
     let mut line = format!("level={level} msg={}", quoted(message));
@@ -246,27 +266,12 @@ fn without_nulls_in(m: &Values) -> Values {
 }
 
 /// Helm's `coalesceTablesFullKey`: `src` under `dst`, `prefix` naming where in warnings.
-fn coalesce_tables(
-    dst: &mut Values,
-    mut src: Values,
-    prefix: &str,
-    merge: bool,
-    log: &mut Warnings,
-) {
-    let src_non_null: std::collections::HashSet<String> = src
-        .iter()
-        .filter(|(_, v)| !v.is_null())
-        .map(|(k, _)| k.clone())
-        .collect();
-    for (key, val) in dst.iter() {
-        if val.is_null() {
-            src.insert(key.clone(), Json::Null);
-        }
-    }
+fn coalesce_tables(dst: &mut Values, src: Values, prefix: &str, merge: bool, log: &mut Warnings) {
     for (key, val) in src {
         let full_key = concat_prefix(prefix, &key);
         match dst.get_mut(&key) {
-            Some(Json::Null) if !merge && src_non_null.contains(&key) => {
+            // A user's `null` deletes the chart's default (not when merging).
+            Some(Json::Null) if !merge && !val.is_null() => {
                 dst.remove(&key);
             }
             None => {

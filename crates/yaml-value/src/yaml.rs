@@ -372,20 +372,14 @@ fn parse_events(
             Err(e) => {
                 let m = e.marker();
                 let message = e.info().to_string();
-                let lenient = Lenient::of(&message).map(|kind| {
-                    // saphyr's markers count characters.
-                    let at = text
-                        .char_indices()
-                        .nth(m.index())
-                        .map_or(text.len(), |(i, _)| i);
-                    (at, kind)
-                });
+                // saphyr's markers count characters.
+                let at = text
+                    .char_indices()
+                    .nth(m.index())
+                    .map_or(text.len(), |(i, _)| i);
+                let lenient = Lenient::of(&message).map(|kind| (at, kind));
                 // The alias's name, which saphyr leaves out.
                 let message = if message.ends_with("found unknown anchor") {
-                    let at: usize = text
-                        .char_indices()
-                        .nth(m.index())
-                        .map_or(text.len(), |(i, _)| i);
                     let name: String = text[at..]
                         .trim_start_matches('*')
                         .chars()

@@ -583,8 +583,7 @@ pub(super) fn parse_values(text: &str) -> Result<Value, String> {
     if text.trim().is_empty() {
         return Ok(Value::Nil);
     }
-    let v = crate::values::read_yaml(text)
-        .map_err(|e| format!("error converting YAML to JSON: {}", e.go_yaml_text()))?;
+    let v = crate::values::read_yaml(text).map_err(|e| crate::values::yaml_to_json_error(&e))?;
     Ok(Value::from_json(&v))
 }
 
