@@ -95,6 +95,87 @@ fn overlay(dir: &Path) -> std::path::PathBuf {
     dir.join("overlays/prod")
 }
 
+/// A base (the README example) used by two overlays: `prod` patches the Deployment onto Windows
+/// nodes with their taint tolerated, `dev` only renames.
+fn base_with_two_overlays(dir: &Path) {
+    overlay(dir);
+    std::fs::write(
+        dir.join("overlays/prod/kustomization.yaml"),
+        "resources:\n- ../../base\nnamePrefix: prod-\npatches:\n- path: windows.yaml\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("overlays/prod/windows.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: merchant\nspec:\n  template:\n    spec:\n      nodeSelector:\n        kubernetes.io/os: windows\n      tolerations:\n      - key: os\n        value: windows\n        effect: NoSchedule\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("overlays/dev")).unwrap();
+    std::fs::write(
+        dir.join("overlays/dev/kustomization.yaml"),
+        "resources:\n- ../../base\nnamePrefix: dev-\n",
+    )
+    .unwrap();
+}
+
+/// `winguard ARGS --format json` in `dir` (a git repository), kubectl first on PATH.
+fn lint_in(dir: &Path, args: &[&str]) -> (i32, Value, String) {
+    let kubectl = tool("kubectl");
+    let mut cmd = winguard();
+    cmd.current_dir(dir)
+        .arg("lint")
+        .args(args)
+        .args(["--format", "json"])
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                kubectl.parent().unwrap().display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        );
+    lint_json(cmd)
+}
+
+/// The files pre-commit passes when a base's resource and an overlay's patch change are linted
+/// through the overlays above them: each overlay built once, each object reported once under its
+/// overlay's name, the patch never as an object of its own.
+#[test]
+fn files_of_a_kustomization_are_linted_through_the_overlays_that_use_them() {
+    let dir = tempfile::tempdir().unwrap();
+    base_with_two_overlays(dir.path());
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let (code, report, stderr) = lint_in(
+        dir.path(),
+        &[
+            "base/app.yaml",
+            "base/kustomization.yaml",
+            "overlays/prod/windows.yaml",
+        ],
+    );
+    assert_eq!(code, 1, "{report:#}\n{stderr}");
+    let objects: Vec<(String, String)> = rules_and_objects(&report);
+    let names: std::collections::BTreeSet<&str> = objects.iter().map(|(_, n)| n.as_str()).collect();
+    assert!(
+        names
+            .iter()
+            .all(|n| n.starts_with("dev-") || n.starts_with("prod-")),
+        "{names:?}"
+    );
+    let selector_missing: Vec<&str> = objects
+        .iter()
+        .filter(|(r, _)| r == "windows-os-selector-missing")
+        .map(|(_, n)| n.as_str())
+        .collect();
+    // Once, for dev: prod's patch selects Windows nodes.
+    assert_eq!(selector_missing, ["dev-merchant"], "{report:#}");
+    assert!(
+        stderr.contains(
+            "base/app.yaml: linted through the overlays that use it: overlays/dev, overlays/prod"
+        ),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn kustomize_overlays_are_built_with_kubectl_and_linted() {
     let dir = tempfile::tempdir().unwrap();
@@ -127,10 +208,15 @@ fn kustomize_overlays_are_built_with_kubectl_and_linted() {
             .collect()
     };
     assert!(names(&report).contains("prod-merchant"), "{report:#}");
-    // Walking the parent builds base and overlay, and reads neither's files as manifests.
+    // Walking the parent builds the overlay, not the base it uses on its own, and reads
+    // neither's files as manifests.
     let (_, report, stderr) = lint(&[dir.path().to_str().unwrap()]);
-    assert_eq!(files_of(&report).len(), 2, "{report:#}\n{stderr}");
-    assert_eq!(report["summary"]["files"], 2, "{report:#}");
+    assert_eq!(files_of(&report).len(), 1, "{report:#}\n{stderr}");
+    assert_eq!(report["summary"]["files"], 1, "{report:#}");
+    assert!(
+        stderr.contains("linted through the overlays that use it"),
+        "{stderr}"
+    );
     // A kustomization file given on its own (pre-commit) builds its overlay.
     let (code, report, _) = lint(&[prod.join("kustomization.yaml").to_str().unwrap()]);
     assert_eq!(code, 1);
@@ -373,7 +459,8 @@ fn remote_kustomize_references_are_refused_before_kustomize_runs() {
     assert_eq!(server.connections(), 0, "kustomize reached the network");
     let ran = std::fs::read_to_string(&ran).unwrap_or_default();
     let built: Vec<&str> = ran.lines().collect();
-    assert_eq!(built.len(), 2, "only the local overlay and its base: {ran}");
+    // Only the local overlay: its base is linted through it, not on its own.
+    assert_eq!(built.len(), 1, "only the local overlay: {ran}");
     assert!(built.iter().all(|l| l.contains("/local/")), "{ran}");
     // The local overlay was linted as before.
     assert!(r.stdout.contains("prod-merchant"), "{}", r.stdout);

@@ -335,17 +335,7 @@ fn policy_reports_fit_the_published_schema_and_carry_every_finding() {
             .collect::<Vec<_>>(),
     );
     assert_eq!(code, 1);
-    let mut expected: Vec<(String, String)> = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["rule"].as_str().unwrap().to_string(),
-                f["object"]["name"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let mut expected: Vec<(String, String)> = rules_and_objects(&report);
     expected.sort();
     assert!(expected.len() >= 5, "{expected:?}");
 

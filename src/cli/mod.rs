@@ -619,7 +619,27 @@ fn read_lint_inputs(
     // A chart given as such, or one a file given belongs to (a template, its values, its
     // Chart.yaml: what pre-commit passes when one of them changes), is rendered once.
     let mut charts: Vec<PathBuf> = Vec::new();
+    // A kustomization, or a file one builds from, is linted through the overlays above it
+    // (each once): what a cluster gets, never a base on its own nor a patch as an object.
     let mut overlays: Vec<PathBuf> = Vec::new();
+    let mut trees = crate::kustomize::Trees::new(exclude, paths);
+    let mut notes = Vec::new();
+    let mut add_overlays = |overlays: &mut Vec<PathBuf>, given: &Path, found: Vec<PathBuf>| {
+        let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        if found.len() != 1 || real(&found[0]) != real(given) {
+            let shown: Vec<String> = found.iter().map(|o| o.display().to_string()).collect();
+            notes.push(format!(
+                "{}: linted through the overlays that use it: {}",
+                given.display(),
+                shown.join(", ")
+            ));
+        }
+        for overlay in found {
+            if !overlays.iter().any(|o| real(o) == real(&overlay)) {
+                overlays.push(overlay);
+            }
+        }
+    };
     let mut files = Vec::new();
     // A path excluded is left out even when given by name (pre-commit passes every file).
     for p in paths
@@ -643,9 +663,8 @@ fn read_lint_inputs(
                 }
             });
         if let Some(dir) = kustomization_dir.filter(|d| crate::manifest::is_kustomization(d)) {
-            if !overlays.iter().any(|o| o == dir) {
-                overlays.push(dir.to_path_buf());
-            }
+            let found = trees.overlays_of_dir(dir);
+            add_overlays(&mut overlays, dir, found);
             continue;
         }
         let chart = if p.as_os_str() == "-" {
@@ -658,7 +677,10 @@ fn read_lint_inputs(
         match chart {
             Some(c) if !charts.contains(&c) => charts.push(c),
             Some(_) => {}
-            None => files.push(p.clone()),
+            None => match trees.overlays_of_file(p) {
+                Some(found) => add_overlays(&mut overlays, p, found),
+                None => files.push(p.clone()),
+            },
         }
     }
     let stdin_name = args
@@ -677,11 +699,11 @@ fn read_lint_inputs(
             charts.push(found);
         }
     }
-    for found in std::mem::take(&mut sources.kustomizations) {
-        if !overlays.contains(&found) {
-            overlays.push(found);
-        }
+    for dir in std::mem::take(&mut sources.kustomizations) {
+        let found = trees.overlays_of_dir(&dir);
+        add_overlays(&mut overlays, &dir, found);
     }
+    sources.notes.extend(notes);
     let mut rendered = Vec::new();
     let allow_remote = args.kustomize_allow_remote || setup.config.kustomize.allow_remote;
     for dir in &overlays {

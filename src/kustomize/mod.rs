@@ -9,6 +9,9 @@
 //! tree is read for remote resources, bases, components and charts ([`remote`]).
 
 mod remote;
+mod tree;
+
+pub(crate) use tree::Trees;
 
 use crate::error::{Error, ErrorKind, Errors};
 use std::path::{Path, PathBuf};

@@ -289,7 +289,7 @@ fn plugin_entries(doc: &ParsedDoc) -> Vec<(String, Door, &Value, &PosNode)> {
 
 /// Reads a kustomization or plugin configuration, reporting what keeps it from being checked
 /// (then the overlay is not built: what it names can't be known).
-fn read_yaml(path: &Path, errors: &mut Vec<Error>) -> Option<Vec<ParsedDoc>> {
+pub(super) fn read_yaml(path: &Path, errors: &mut Vec<Error>) -> Option<Vec<ParsedDoc>> {
     use std::io::Read;
     let shown = path.display().to_string();
     let mut text = String::new();
@@ -330,7 +330,7 @@ fn read_yaml(path: &Path, errors: &mut Vec<Error>) -> Option<Vec<ParsedDoc>> {
 
 /// The values `pattern` (`a/*/b`: key `a`, every item, key `b`) selects in `value`, with their
 /// positions and a name for each (`a[0].b`).
-fn entries<'v>(
+pub(super) fn entries<'v>(
     value: &'v Value,
     pos: &'v PosNode,
     pattern: &str,
@@ -476,7 +476,7 @@ fn strip_username(text: &str) -> Option<&str> {
 
 /// `dir` joined with a relative `path`, `..` taken off lexically as kustomize's `filepath.Join`
 /// does (so errors name `base/kustomization.yaml`, not `overlay/../base/…`).
-fn join_lexically(dir: &Path, path: &str) -> PathBuf {
+pub(super) fn join_lexically(dir: &Path, path: &str) -> PathBuf {
     let mut joined = dir.to_path_buf();
     for component in Path::new(path).components() {
         match component {

@@ -9,6 +9,7 @@ use std::path::{Component, Path, PathBuf};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 /// Patterns read against one base directory.
+#[derive(Debug, Clone)]
 struct Group {
     base: PathBuf,
     names: GlobSet,
@@ -16,7 +17,7 @@ struct Group {
 }
 
 /// Every `exclude` of a run.
-#[derive(Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Exclusions {
     groups: Vec<Group>,
     /// The working directory, read once: every walked path is checked.

@@ -165,6 +165,12 @@ pub struct Sources {
 pub const KUSTOMIZATION_FILES: [&str; 3] =
     ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
+/// The repository `dir` lies in: the nearest of it and its parents holding `.git` (git's top
+/// level, without running git).
+pub fn repository_root(dir: &Path) -> Option<&Path> {
+    dir.ancestors().find(|d| d.join(".git").exists())
+}
+
 /// Whether `dir` is a kustomize root.
 pub fn is_kustomization(dir: &Path) -> bool {
     dir.is_dir() && KUSTOMIZATION_FILES.iter().any(|f| dir.join(f).is_file())

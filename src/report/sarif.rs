@@ -53,8 +53,7 @@ struct Anchor {
 impl Anchor {
     fn new(working_dir: Option<&Path>) -> Anchor {
         let root = working_dir.map(|dir| {
-            dir.ancestors()
-                .find(|d| d.join(".git").exists())
+            crate::manifest::repository_root(dir)
                 .unwrap_or(dir)
                 .to_path_buf()
         });

@@ -136,6 +136,21 @@ pub fn rules_of(report: &serde_json::Value) -> Vec<String> {
 }
 
 /// The files a JSON report's findings are in.
+/// Each finding's rule and object name, in report order.
+pub fn rules_and_objects(report: &serde_json::Value) -> Vec<(String, String)> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["object"]["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
 pub fn files_of(report: &serde_json::Value) -> std::collections::BTreeSet<String> {
     report["findings"]
         .as_array()
