@@ -47,7 +47,7 @@ fn pre_commit(hook: &str, manifest: &str, home: &Path) -> Run {
     .unwrap();
     let source = root().join(manifest);
     if source.is_dir() {
-        // A chart: copied whole, as a repository holds it.
+        // A chart or a kustomize tree: copied whole, as a repository holds it.
         let dest = repo.path().join(source.file_name().unwrap());
         common::copy_dir(&source, &dest);
     } else {
@@ -55,9 +55,12 @@ fn pre_commit(hook: &str, manifest: &str, home: &Path) -> Run {
     }
     git(repo.path(), &["add", "."]);
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_winguard")).parent().unwrap();
+    // kubectl too, for the kustomize case.
+    let kubectl = tool("kubectl");
     let path = format!(
-        "{}:{}",
+        "{}:{}:{}",
         bin_dir.display(),
+        kubectl.parent().unwrap().display(),
         std::env::var("PATH").unwrap_or_default()
     );
     let mut cmd = Command::new(tool("pre-commit"));
@@ -126,4 +129,45 @@ fn system_hook_renders_the_charts_whose_files_it_is_given() {
         home.path(),
     );
     assert_eq!(good.code, 0, "{}{}", good.stdout, good.stderr);
+}
+
+/// A base used by two overlays (testdata/kustomize/two-overlays): pre-commit passes every file
+/// of the tree, one by one; winguard builds each overlay once with the real kubectl and reports
+/// each object once, at the base's or the patch's lines, never linting the patch or the base as
+/// objects of their own.
+#[test]
+fn system_hook_lints_kustomize_files_through_their_overlays() {
+    let home = tempfile::tempdir().unwrap();
+    let r = pre_commit(
+        "winguard-system",
+        "testdata/kustomize/two-overlays",
+        home.path(),
+    );
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let count = |needle: &str| r.stdout.matches(needle).count();
+    // dev lacks the Windows selection; prod's patch adds it.
+    assert_eq!(
+        count("error[windows-os-selector-missing]"),
+        1,
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("(Deployment dev-merchant)"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("(Deployment merchant)"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("--> two-overlays/base/app.yaml:"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("--> two-overlays/overlays/prod/windows.yaml:"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("kustomization.yaml:"), "{}", r.stdout);
 }

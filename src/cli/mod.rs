@@ -518,14 +518,29 @@ pub fn run(cli: Cli) -> u8 {
                     .iter()
                     .all(|p| p.as_os_str() != "-" && exclude.excludes(p));
                 if !all_excluded {
-                    let (sources, charts) = read_lint_inputs(&args, paths, &setup, &exclude);
+                    let (mut sources, charts) = read_lint_inputs(&args, paths, &setup, &exclude);
                     for note in &sources.notes {
                         output.note(note);
                     }
-                    let mut part = lint_sources(&setup, sources);
-                    part.charts = charts;
-                    report.merge(part);
-                    linted += 1;
+                    // Each chart or overlay winguard rendered is a release of its own: its
+                    // objects form an input set apart (a Service of one overlay never counts
+                    // another's pods); the files given are one set together.
+                    let (rendered, given): (Vec<_>, Vec<_>) = std::mem::take(&mut sources.texts)
+                        .into_iter()
+                        .partition(|t| charts.contains(&t.name));
+                    sources.texts = given;
+                    sources.files -= rendered.len();
+                    let mut parts = vec![sources];
+                    parts.extend(rendered.into_iter().map(|text| crate::manifest::Sources {
+                        texts: vec![text],
+                        files: 1,
+                        ..Default::default()
+                    }));
+                    for part in parts {
+                        report.merge(lint_sources(&setup, part));
+                        linted += 1;
+                    }
+                    report.charts.extend(charts);
                 }
                 config_file = setup.config.path.clone();
                 rules = setup.into_rules();
@@ -708,11 +723,17 @@ fn read_lint_inputs(
     let allow_remote = args.kustomize_allow_remote || setup.config.kustomize.allow_remote;
     for dir in &overlays {
         match crate::kustomize::build(dir, args.kustomize_renderer, allow_remote) {
-            Ok(text) => {
+            Ok(built) => {
                 let name = crate::kustomize::kustomization_file(dir)
                     .display()
                     .to_string();
-                crate::manifest::read_bytes(&name, text.into_bytes(), false, &mut sources);
+                crate::manifest::read_rendered(
+                    &name,
+                    built.text,
+                    Default::default(),
+                    built.origins,
+                    &mut sources,
+                );
                 rendered.push(name);
             }
             Err(e) => sources.errors.extend(e.0),

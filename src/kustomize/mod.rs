@@ -8,6 +8,7 @@
 //! Nor does winguard let kustomize reach the network unless asked: before it runs, the overlay's
 //! tree is read for remote resources, bases, components and charts ([`remote`]).
 
+mod origins;
 mod remote;
 mod tree;
 
@@ -74,21 +75,43 @@ fn on_path(name: &str) -> bool {
         .any(|dir| dir.join(name).is_file())
 }
 
+/// An overlay's output, and where each part of it was written (when kustomize could say).
+pub(crate) struct Built {
+    pub text: String,
+    pub origins: Option<helm_engine::trace::Origins>,
+}
+
 /// Builds the overlay in `dir`; errors name its kustomization file. Unless `allow_remote`, an
 /// overlay whose tree names anything kustomize would fetch is not built: each such entry is an
-/// error at its file, line and column.
+/// error at its file, line and column. The output is traced to the resources and patches that
+/// wrote it ([`origins`]); where kustomize can't build the tracing kustomization, the overlay is
+/// built as it is, untraced, and its own errors are what is reported.
 pub(crate) fn build(
     dir: &Path,
     renderer: KustomizeRenderer,
     allow_remote: bool,
-) -> Result<String, Errors> {
+) -> Result<Built, Errors> {
     if !allow_remote {
         let remote = remote::remote_references(dir);
         if !remote.is_empty() {
             return Err(Errors(remote));
         }
     }
-    run(dir, renderer).map_err(Errors::from)
+    if let Ok(scratch) = tempfile::tempdir()
+        && origins::wrapper(scratch.path(), dir).is_ok()
+        && let Ok(text) = run(scratch.path(), renderer)
+    {
+        let (text, origins) = origins::trace(&text, scratch.path());
+        return Ok(Built {
+            text,
+            origins: Some(origins),
+        });
+    }
+    let text = run(dir, renderer)?;
+    Ok(Built {
+        text,
+        origins: None,
+    })
 }
 
 /// Runs the renderer on `dir`.
