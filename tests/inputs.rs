@@ -157,6 +157,66 @@ fn files_of_a_kustomization_are_linted_through_the_overlays_that_use_them() {
         ),
         "{stderr}"
     );
+    // Findings point at the file and line that wrote the field: the base's resource, or the
+    // patch that set it, never the overlay's output.
+    let at = |rule: &str, object: &str| -> (String, u64) {
+        let f = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["rule"] == rule && f["object"]["name"] == object)
+            .unwrap_or_else(|| panic!("no {rule} on {object}: {report:#}"));
+        (
+            f["file"].as_str().unwrap().to_string(),
+            f["line"].as_u64().unwrap(),
+        )
+    };
+    let line_of = |file: &str, text: &str| -> (String, u64) {
+        let content = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        let line = content.lines().position(|l| l.contains(text)).unwrap() as u64 + 1;
+        (file.to_string(), line)
+    };
+    for overlay in ["dev-merchant", "prod-merchant"] {
+        assert_eq!(
+            at("windows-lb-backend-limit", overlay),
+            line_of("base/app.yaml", "replicas: 100")
+        );
+    }
+    // A strategic merge patch's field; a JSON 6902 operation's value; a container matched by
+    // name in a strategic merge patch.
+    assert_eq!(
+        at("deprecated-os-label", "prod-merchant"),
+        line_of("overlays/prod/windows.yaml", "beta.kubernetes.io/os")
+    );
+    assert_eq!(
+        at("windows-host-network", "dev-merchant"),
+        line_of("overlays/dev/host-network.yaml", "value: true")
+    );
+    assert_eq!(
+        at("memory-in-millibytes", "dev-merchant"),
+        line_of("overlays/dev/memory.yaml", "memory: 800m")
+    );
+    let files = files_of(&report);
+    assert!(
+        !files.iter().any(|f| f.ends_with("kustomization.yaml")),
+        "{files:?}"
+    );
+    // A cross-object rule counts each overlay's Service and pods apart.
+    let lb: Vec<String> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "windows-lb-backend-limit")
+        .map(|f| f["message"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        lb.iter().any(|m| m.contains("Service `prod-merchant`")),
+        "{lb:?}"
+    );
+    assert!(
+        lb.iter().any(|m| m.contains("Service `dev-merchant`")),
+        "{lb:?}"
+    );
 }
 
 #[test]

@@ -97,11 +97,14 @@ pub(crate) fn build(
             return Err(Errors(remote));
         }
     }
+    // The scratch directory by its real path: kustomize's annotations name files relative to
+    // it, and the relative path to the overlay is taken from it (a temp folder may be a link).
     if let Ok(scratch) = tempfile::tempdir()
-        && origins::wrapper(scratch.path(), dir).is_ok()
-        && let Ok(text) = run(scratch.path(), renderer)
+        && let Ok(real) = std::fs::canonicalize(scratch.path())
+        && origins::wrapper(&real, dir).is_ok()
+        && let Ok(text) = run(&real, renderer)
     {
-        let (text, origins) = origins::trace(&text, scratch.path());
+        let (text, origins) = origins::trace(&text, &real);
         return Ok(Built {
             text,
             origins: Some(origins),

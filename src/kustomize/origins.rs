@@ -26,11 +26,10 @@ const ORIGIN: &str = "config.kubernetes.io/origin";
 const TRANSFORMATIONS: &str = "alpha.config.kubernetes.io/transformations";
 
 /// The kustomization that builds `overlay` with origin and transformer annotations, written in
-/// `scratch`.
+/// `scratch` (a real path).
 pub(super) fn wrapper(scratch: &Path, overlay: &Path) -> std::io::Result<()> {
-    let from = std::fs::canonicalize(scratch)?;
     let to = std::fs::canonicalize(overlay)?;
-    let relative = relative_path(&from, &to);
+    let relative = relative_path(scratch, &to);
     let text = format!(
         "resources:\n- {}\nbuildMetadata: [originAnnotations, transformerAnnotations]\n",
         serde_json::to_string(&relative.to_string_lossy()).unwrap_or_default()
