@@ -388,3 +388,135 @@ fn conformance() {
         failures.len()
     );
 }
+
+/// The two parsers of the `cel` crate winguard uses, on `text`: the Pratt parser (the fast path
+/// of `Compiler::compile`) and the ANTLR parser (which gives errors their positions). `None`
+/// when the ANTLR parser refuses it.
+fn both_trees(
+    text: &str,
+) -> Option<(
+    Result<cel::common::ast::IdedExpr, String>,
+    cel::common::ast::IdedExpr,
+)> {
+    let located = cel::parser::Parser::new()
+        .enable_optional_syntax(true)
+        .parse(text)
+        .ok()?;
+    let fast = cel::parser::PrattParser::new()
+        .enable_optional_syntax(true)
+        .parse(text)
+        .map_err(|e| format!("{e:?}"));
+    Some((fast, located))
+}
+
+/// A tree without its node ids: the two parsers number the nodes of macro expansions
+/// differently, and ids only look up source positions, which the compiled form never keeps.
+fn without_ids(e: &mut cel::common::ast::IdedExpr) {
+    use cel::common::ast::{EntryExpr, Expr};
+    e.id = 0;
+    match &mut e.expr {
+        Expr::Call(call) => {
+            if let Some(target) = call.target.as_deref_mut() {
+                without_ids(target);
+            }
+            call.args.iter_mut().for_each(without_ids);
+        }
+        Expr::Comprehension(c) => {
+            for part in [
+                &mut c.iter_range,
+                &mut c.accu_init,
+                &mut c.loop_cond,
+                &mut c.loop_step,
+                &mut c.result,
+            ] {
+                without_ids(part);
+            }
+        }
+        Expr::List(list) => list.elements.iter_mut().for_each(without_ids),
+        Expr::Map(map) => map.entries.iter_mut().for_each(|entry| {
+            entry.id = 0;
+            if let EntryExpr::MapEntry(m) = &mut entry.expr {
+                without_ids(&mut m.key);
+                without_ids(&mut m.value);
+            }
+        }),
+        Expr::Struct(st) => st.entries.iter_mut().for_each(|entry| {
+            entry.id = 0;
+            match &mut entry.expr {
+                EntryExpr::StructField(f) => without_ids(&mut f.value),
+                EntryExpr::MapEntry(m) => {
+                    without_ids(&mut m.key);
+                    without_ids(&mut m.value);
+                }
+            }
+        }),
+        Expr::Select(select) => without_ids(&mut select.operand),
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
+    }
+}
+
+/// Every string of the built-in rule files, and every `{{ }}` segment of one, that the ANTLR
+/// parser takes: the Pratt parser must give the same tree, node ids aside, so both paths compile
+/// the same rule set. And so must every expression of the conformance suite.
+#[test]
+fn the_fast_parser_gives_the_trees_the_antlr_parser_gives() {
+    fn strings(v: &winguard::value::Value, out: &mut Vec<String>) {
+        match v {
+            winguard::value::Value::String(s) => {
+                out.push(s.to_string());
+                let mut rest = s.as_str();
+                while let Some(start) = rest.find("{{") {
+                    let Some(len) = rest[start..].find("}}") else {
+                        break;
+                    };
+                    out.push(rest[start + 2..start + len].to_string());
+                    rest = &rest[start + len + 2..];
+                }
+            }
+            winguard::value::Value::Array(items) => items.iter().for_each(|i| strings(i, out)),
+            winguard::value::Value::Object(map) => map.iter().for_each(|(_, v)| strings(v, out)),
+            _ => {}
+        }
+    }
+    let mut texts = Vec::new();
+    for (_, file) in winguard::policy::EMBEDDED_RULES {
+        for doc in winguard::value::yaml::parse_stream(file).0 {
+            strings(&doc.value, &mut texts);
+        }
+    }
+    let rule_texts = texts.len();
+    texts.extend(cases().into_iter().map(|c| c.expr));
+    // The parsers recurse deeply on long texts (winguard gives them a stack segment of their
+    // own); here, a thread with room.
+    let (compared, differ) = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || {
+            let mut compared = 0;
+            let mut differ = Vec::new();
+            for (i, text) in texts.iter().enumerate() {
+                let Some((fast, mut located)) = both_trees(text) else {
+                    continue;
+                };
+                compared += 1;
+                let fast = fast.map(|mut f| {
+                    without_ids(&mut f);
+                    f
+                });
+                without_ids(&mut located);
+                if fast.as_ref() != Ok(&located) {
+                    let from = if i < rule_texts {
+                        "rule"
+                    } else {
+                        "conformance"
+                    };
+                    differ.push(format!("{from}: {text:?}: {fast:?}"));
+                }
+            }
+            (compared, differ)
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(compared > 500, "only {compared} expressions compared");
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}

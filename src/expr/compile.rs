@@ -292,6 +292,9 @@ const MAX_OPERATORS: usize = 8_000;
 /// small, so loading them maps few segments.
 const SMALL_OPERATORS: usize = 64;
 const SMALL_DEPTH: usize = 8;
+/// Brackets nested deeper than this are parsed by the ANTLR parser only: the Pratt parser counts
+/// its recursion differently and would let through some of what [`MAX_NESTING`] refuses.
+const FAST_PARSER_DEPTH: usize = 32;
 /// Enough for the parser to reach its limits and refuse what goes past them, and for a tree
 /// [`MAX_DEPTH`] deep to compile, in unoptimised builds too (they need 10 MiB for 64 levels of
 /// brackets, or an 8,000-operator chain); mapped lazily, so only what is used is touched.
@@ -341,14 +344,39 @@ impl<'r> Compiler<'r> {
         // refuses an expression, and once per operator of a chain: a big expression needs more
         // stack than a thread may have left. Parsing, compiling and freeing the parser's tree
         // run on a segment of their own for it.
+        let fast = size.depth <= FAST_PARSER_DEPTH;
         if size.operators <= SMALL_OPERATORS && size.depth <= SMALL_DEPTH {
-            self.compile_here(text)
+            self.compile_here(text, fast)
         } else {
-            stacker::grow(BIG_STACK, || self.compile_here(text))
+            stacker::grow(BIG_STACK, || self.compile_here(text, fast))
         }
     }
 
-    fn compile_here(&self, text: &str) -> Result<Program, CompileError> {
+    /// Parses with the `cel` crate's Pratt parser, which takes a small fraction of the work of
+    /// its ANTLR parser (most of a one-file lint's start-up went to the ANTLR lexer compiling
+    /// the built-in rules) but keeps no source positions; an expression that does not parse or
+    /// check is parsed again by the ANTLR parser, whose positions place the error. The two give
+    /// the same tree (`tests/cel_conformance.rs` holds them to it on every built-in rule and the
+    /// conformance suite). `fast` is false for an expression nested deeper than the two parsers are known
+    /// to agree on: the ANTLR parser's nesting limit is the one rules are held to.
+    fn compile_here(&self, text: &str, fast: bool) -> Result<Program, CompileError> {
+        if !fast {
+            return self.compile_located(text);
+        }
+        let fast = cel::parser::PrattParser::new()
+            .enable_optional_syntax(true)
+            .max_recursion_depth(MAX_NESTING)
+            .parse(text);
+        if let Ok(ast) = fast
+            && let Ok(program) = self.check(text, &ast, &SourceInfo::default())
+        {
+            return Ok(program);
+        }
+        self.compile_located(text)
+    }
+
+    /// Parses with the ANTLR parser, keeping source positions for the errors.
+    fn compile_located(&self, text: &str) -> Result<Program, CompileError> {
         let parsed = cel::parser::Parser::new()
             .enable_optional_syntax(true)
             .max_recursion_depth(MAX_NESTING)
@@ -374,10 +402,20 @@ impl<'r> Compiler<'r> {
                 return Err(CompileError { message, offset });
             }
         };
+        self.check(text, &ast, &info)
+    }
+
+    /// Checks a parsed expression against the declarations and compiles it.
+    fn check(
+        &self,
+        text: &str,
+        ast: &IdedExpr,
+        info: &SourceInfo,
+    ) -> Result<Program, CompileError> {
         let mut cx = Cx {
             registry: self.registry,
             vars: &self.vars,
-            info: &info,
+            info,
             scope: Vec::new(),
             locals: 0,
             globals: Vec::new(),
@@ -385,7 +423,7 @@ impl<'r> Compiler<'r> {
             calls: Vec::new(),
             depth: 0,
         };
-        let (root, ty) = cx.expr(&ast)?;
+        let (root, ty) = cx.expr(ast)?;
         Ok(Program {
             root,
             locals: cx.locals,
