@@ -12,6 +12,7 @@
 
 pub mod admission;
 pub mod allocator;
+pub mod cache;
 pub mod cli;
 pub mod config;
 pub mod engine;

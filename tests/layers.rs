@@ -15,6 +15,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("k8s", 1),
     ("write", 1),
     ("allocator", 1),
+    ("cache", 1),
     ("expr", 2),
     ("manifest", 3),
     ("rules", 4),

@@ -700,7 +700,7 @@ fn run_rule<'a>(
                 }
             }
         }
-        Some(Each::JsonPath(query)) => {
+        Some(Each::JsonPath((_, query))) => {
             let scope_value = scope_value.unwrap_or(object);
             for (pointer, value) in query.matches(scope_value, scope_pointer) {
                 // A matched map is the item with its `pointer` added (unless it has one).

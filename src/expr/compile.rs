@@ -2,8 +2,7 @@
 //! a tree whose variables are slots, whose record fields are indexes and whose functions are
 //! chosen overloads (with literal patterns prepared).
 
-use std::any::Any;
-use std::sync::Arc;
+use serde::{Deserialize, Serialize};
 
 use cel::common::ast::{
     self as cel_ast, ComprehensionExpr, EntryExpr, Expr, IdedExpr, LiteralValue, SourceInfo,
@@ -11,11 +10,19 @@ use cel::common::ast::{
 };
 
 use super::types::Type;
-use super::{CompileError, Impl, Overload, Registry};
+use super::{CompileError, Impl, Overload, Prepare, Registry};
 use crate::value::Value;
+use std::any::Any;
+use std::sync::OnceLock;
 
-/// A compiled expression.
-#[derive(Debug)]
+/// A name the registry or the compiler holds. (An alias, so that serde's derive does not take
+/// the field for one borrowed from the input: `stored` reads it back as the registry's own.)
+pub(super) type StaticName = &'static str;
+
+/// A compiled expression. It serializes (`stored`) for the cache of the built-in rules; what it
+/// points into (functions, record types) is named by index into the registry it was compiled
+/// against, so it is read back with that registry (`stored::with_registry`).
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Program {
     pub(super) root: Node,
     /// How many comprehension variables it binds.
@@ -27,7 +34,8 @@ pub struct Program {
     /// `(record, field)` pairs it reads.
     fields: Vec<(u32, u32)>,
     /// The functions it calls, each with its first argument when that is a string literal.
-    calls: Vec<(&'static str, Option<String>)>,
+    #[serde(with = "super::stored::function_names")]
+    calls: Vec<(StaticName, Option<String>)>,
 }
 
 impl Program {
@@ -78,7 +86,7 @@ fn field_id(record: &Type, field: &str, registry: &Registry) -> Option<(u32, u32
     Some((*id, index as u32))
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(super) enum Macro {
     All,
     Exists,
@@ -101,7 +109,7 @@ impl Macro {
 
 /// The two-variable comprehensions of cel-go's `TwoVarComprehensions` extension (Kubernetes
 /// 1.32+): over a list the variables are the index and the item, over a map the key and value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(super) enum Macro2 {
     All,
     Exists,
@@ -144,7 +152,7 @@ impl Macro2 {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(super) enum Op {
     Eq,
     Ne,
@@ -165,23 +173,45 @@ pub(super) enum Op {
 pub(super) struct Candidate {
     pub(super) params: Vec<Type>,
     pub(super) imp: Impl,
-    pub(super) prepared: Option<Arc<dyn Any + Send + Sync>>,
+    /// Which overload it is: the function's name and the overload's index among its overloads
+    /// (how the stored form names it).
+    pub(super) overload: (&'static str, u16),
+    /// The literal argument the overload prepares (a regular expression's pattern), and how.
+    pub(super) literal: Option<(String, Prepare)>,
+    /// The prepared literal: made when the expression compiles, where a bad literal is a load
+    /// error, or on the first call for an expression read back from the cache, whose literals
+    /// were checked when it was compiled (a run then prepares only what it calls).
+    pub(super) prepared: OnceLock<Option<Box<dyn Any + Send + Sync>>>,
+}
+
+impl Candidate {
+    /// The prepared literal, prepared now if it was not yet.
+    pub(super) fn prepared(&self) -> Option<&(dyn Any + Send + Sync)> {
+        self.prepared
+            .get_or_init(|| {
+                let (text, prepare) = self.literal.as_ref()?;
+                prepare(text).ok()
+            })
+            .as_deref()
+    }
 }
 
 impl std::fmt::Debug for Candidate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Candidate")
             .field("params", &self.params)
+            .field("overload", &self.overload)
+            .field("literal", &self.literal.as_ref().map(|(text, _)| text))
             .finish()
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub(super) enum Node {
-    Lit(Value),
+    Lit(#[serde(with = "super::stored::value")] Value),
     Uint(u64),
     /// A type's name used as a value (`type(x) == string`).
-    TypeName(&'static str),
+    TypeName(#[serde(with = "super::stored::type_name")] StaticName),
     Global(u32),
     Local(u32),
     /// `has(base.field)` on a map (a record's is [`Node::RecordField`] with `test`).
@@ -219,7 +249,8 @@ pub(super) enum Node {
     Cond(Box<Node>, Box<Node>, Box<Node>),
     Op(Op, Box<Node>, Box<Node>),
     Call {
-        name: &'static str,
+        #[serde(with = "super::stored::function_name")]
+        name: StaticName,
         candidates: Vec<Candidate>,
         args: Vec<Node>,
     },
@@ -265,6 +296,26 @@ impl Node {
         }
     }
 }
+
+/// The names of types used as values: those an identifier names, then those a selection names
+/// (Kubernetes' libraries' types).
+pub(super) const TYPE_NAMES: [&str; 14] = [
+    "bool",
+    "int",
+    "uint",
+    "double",
+    "string",
+    "bytes",
+    "list",
+    "map",
+    "null_type",
+    "optional_type",
+    "type",
+    "net.IP",
+    "net.CIDR",
+    "kubernetes.URL",
+];
+const IDENT_TYPE_NAMES: usize = 11;
 
 /// Declares variables and compiles expressions against them and a registry.
 pub struct Compiler<'r> {
@@ -690,20 +741,7 @@ impl Cx<'_> {
             }
             return Ok((Node::Global(slot as u32), self.vars[slot].1.clone()));
         }
-        const TYPES: [&str; 11] = [
-            "bool",
-            "int",
-            "uint",
-            "double",
-            "string",
-            "bytes",
-            "list",
-            "map",
-            "null_type",
-            "optional_type",
-            "type",
-        ];
-        if let Some(t) = TYPES.iter().find(|t| **t == name) {
+        if let Some(t) = TYPE_NAMES[..IDENT_TYPE_NAMES].iter().find(|t| **t == name) {
             return Ok((Node::TypeName(t), Type::Type));
         }
         let names = self
@@ -1120,18 +1158,24 @@ impl Cx<'_> {
         };
         let mut candidates = Vec::new();
         for (o, _) in &matching {
-            let prepared = match o.prepare {
-                Some((at, prepare)) => match literal_args.get(at).copied().flatten() {
-                    Some(text) => Some(Arc::from(
-                        prepare(text).map_err(|m| self.err(arg_exprs[at], m))?,
-                    )),
-                    None => None,
-                },
-                None => None,
-            };
+            let index = overloads
+                .iter()
+                .position(|x| std::ptr::eq(x, *o))
+                .expect("a matching overload is one of the function's");
+            let prepared = OnceLock::new();
+            let mut literal = None;
+            if let Some((at, prepare)) = o.prepare
+                && let Some(text) = literal_args.get(at).copied().flatten()
+            {
+                let made = prepare(text).map_err(|m| self.err(arg_exprs[at], m))?;
+                let _ = prepared.set(Some(made));
+                literal = Some((text.to_string(), prepare));
+            }
             candidates.push(Candidate {
                 params: o.params.clone(),
                 imp: o.imp,
+                overload: (o.name, index as u16),
+                literal,
                 prepared,
             });
         }

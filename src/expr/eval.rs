@@ -948,7 +948,7 @@ fn call<'a>(
     let call = Call {
         name,
         host: act.host,
-        prepared: chosen.prepared.as_deref(),
+        prepared: chosen.prepared(),
     };
     (chosen.imp)(&call, &mut values)
 }

@@ -22,6 +22,7 @@ mod net;
 mod quantity;
 pub mod semver;
 pub mod stdlib;
+pub mod stored;
 mod types;
 
 pub use compile::{Compiler, Program};
@@ -161,6 +162,11 @@ impl Registry {
 
     pub fn record(&self, id: u32) -> &RecordDecl {
         &self.records[id as usize]
+    }
+
+    /// A declared function's name, as the registry holds it.
+    pub(crate) fn function_name(&self, name: &str) -> Option<&'static str> {
+        self.functions.get_key_value(name).map(|(k, _)| *k)
     }
 
     /// The overloads of a function.

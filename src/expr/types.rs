@@ -6,7 +6,7 @@
 
 use super::RecordDecl;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Type {
     Dyn,
     Null,

@@ -29,8 +29,28 @@ pub fn registry() -> &'static crate::expr::Registry {
     &REGISTRY
 }
 
-/// The rules built into the binary (`rules/*.yaml`).
+/// The rules built into the binary (`rules/*.yaml`): compiled once per build and kept in the
+/// cache (`crate::cache`), so a run reads them back instead of parsing and checking every
+/// expression again. The entry's name carries the build's key (`build.rs`: a hash of the rule
+/// files and of the sources that compile them), so a cached rule set is only ever read by the
+/// build that wrote it.
 pub fn builtin_rules() -> Result<RuleSet, crate::error::Error> {
+    let entry = format!("{BUILTIN_RULES_ENTRY}{}.bin", env!("WINGUARD_BUILD_KEY"));
+    if let Some(bytes) = crate::cache::read(&entry)
+        && let Ok(rules) = RuleSet::from_stored(&bytes, registry())
+    {
+        return Ok(rules);
+    }
+    let rules = compile_builtin_rules()?;
+    crate::cache::write(BUILTIN_RULES_ENTRY, &entry, &rules.to_stored());
+    Ok(rules)
+}
+
+/// The cache entries of the compiled built-in rules start with this.
+const BUILTIN_RULES_ENTRY: &str = "builtin-rules-";
+
+/// The rules built into the binary, compiled from their text (what the cache holds).
+pub fn compile_builtin_rules() -> Result<RuleSet, crate::error::Error> {
     RuleSet::from_texts(EMBEDDED_RULES, registry())
 }
 

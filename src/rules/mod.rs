@@ -10,7 +10,7 @@ pub mod docs;
 use std::path::Path;
 
 use crate::value::Value;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorKind};
 use crate::expr::{Activation, CompileError, Compiler, Program, Registry, Type};
@@ -47,7 +47,7 @@ impl Severity {
 }
 
 /// What a rule iterates over.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     /// Every pod spec: a Pod's, or the pod template of a workload (RULES.md §1).
@@ -132,7 +132,7 @@ pub enum PatchOpKind {
 }
 
 /// A rule's documentation: the source of `winguard explain`, the docs' rule table and SARIF help.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Docs {
     /// What the rule checks.
@@ -190,12 +190,12 @@ pub fn reference_markdown(r: &Registry) -> String {
 }
 
 /// A message or path with `{{ expr }}` holes.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Template {
     parts: Vec<TemplatePart>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 enum TemplatePart {
     Text(String),
     Expr(Program),
@@ -277,9 +277,9 @@ impl Template {
 }
 
 /// A JSON value whose strings may hold templates.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub enum ValueTemplate {
-    Literal(Value),
+    Literal(#[serde(with = "crate::expr::stored::value")] Value),
     Template(Template),
     Array(Vec<ValueTemplate>),
     Object(Vec<(String, ValueTemplate)>),
@@ -340,16 +340,22 @@ impl ValueTemplate {
 }
 
 /// What `each` iterates over.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub enum Each {
     /// A JSONPath over the scope's raw value (the pod spec or container); each match's pointer is
-    /// the finding's pointer.
-    JsonPath(crate::value::jsonpath::Path),
+    /// the finding's pointer. Stored as its text, parsed again when read back.
+    JsonPath(
+        #[serde(
+            serialize_with = "Each::serialize_path",
+            deserialize_with = "Each::deserialize_path"
+        )]
+        (String, crate::value::jsonpath::Path),
+    ),
     /// An expression returning a list; items may carry a `pointer`.
     Expr(Program),
 }
 
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct PatchOp {
     pub when: Option<Program>,
     pub op: PatchOpKind,
@@ -358,7 +364,7 @@ pub struct PatchOp {
     pub value: Option<ValueTemplate>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Fix {
     pub title: Template,
     pub applicability: Applicability,
@@ -376,7 +382,7 @@ impl Fix {
 
 /// Whether a rule's message states the pod's note itself, known from its text at load (so the
 /// engine searches a finding's message for the note only when it can't tell).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum MessageGivesReason {
     /// The rule's conditions don't read what the note explains: it would say nothing here.
     Irrelevant,
@@ -388,7 +394,8 @@ pub enum MessageGivesReason {
     Never,
 }
 
-#[derive(Debug)]
+/// A rule, compiled. It serializes, for the cache of the built-in rules (`RuleSet::to_stored`).
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Rule {
     pub name: String,
     /// The severity from the rule file (before config overrides).
@@ -763,7 +770,7 @@ impl Expressions<'_> {
                 self.place
                     .at("/each", 0, format!("invalid JSONPath `{e}`: {err}"))
             })?;
-            return Ok(Some(Each::JsonPath(q)));
+            return Ok(Some(Each::JsonPath((e.to_string(), q))));
         }
         let p = self.expression("/each", e)?;
         if !p.ty().may_be(&Type::list(Type::Dyn)) {
@@ -872,8 +879,25 @@ fn check_let_cycles(lets: &[(String, Program)]) -> Result<(), String> {
     Ok(())
 }
 
+impl Each {
+    fn serialize_path<S: serde::Serializer>(
+        path: &(String, crate::value::jsonpath::Path),
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&path.0)
+    }
+
+    fn deserialize_path<'de, D: serde::Deserializer<'de>>(
+        d: D,
+    ) -> Result<(String, crate::value::jsonpath::Path), D::Error> {
+        let text = String::deserialize(d)?;
+        let path = crate::value::jsonpath::Path::parse(&text).map_err(serde::de::Error::custom)?;
+        Ok((text, path))
+    }
+}
+
 /// A loaded set of rules.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct RuleSet {
     pub rules: Vec<Rule>,
 }
@@ -892,6 +916,17 @@ impl RuleSet {
             set.add(rule?)?;
         }
         Ok(set)
+    }
+
+    /// The compiled form, for [`RuleSet::from_stored`].
+    pub fn to_stored(&self) -> Vec<u8> {
+        postcard::to_allocvec(self).expect("a rule set serializes")
+    }
+
+    /// A rule set from its compiled form, whose expressions were compiled against `registry` by
+    /// this same build (the caller's cache key says so). Nothing is parsed or checked again.
+    pub fn from_stored(bytes: &[u8], registry: &Registry) -> Result<RuleSet, postcard::Error> {
+        crate::expr::stored::with_registry(registry, || postcard::from_bytes(bytes))
     }
 
     /// Adds a rule; names are unique.

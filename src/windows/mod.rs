@@ -267,32 +267,62 @@ fn since_version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<(u64, 
         .ok_or_else(|| serde::de::Error::custom(format!("`{text}` is not a version like 1.30")))
 }
 
-/// A compiled image class: repositories and tag tokens.
+/// A regular expression of the catalog, compiled when first matched: a run compiles only the
+/// patterns its images reach (building a regex is most of what loading the catalog would cost,
+/// and a short run reaches few). The catalog is built in, and a test compiles every pattern.
+#[derive(Debug)]
+struct CatalogPattern {
+    text: String,
+    regex: std::sync::OnceLock<Option<Regex>>,
+}
+
+impl CatalogPattern {
+    fn new(text: &str) -> Self {
+        CatalogPattern {
+            text: text.to_string(),
+            regex: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn compiled(&self) -> Option<&Regex> {
+        self.regex
+            .get_or_init(|| Regex::new(&self.text).ok())
+            .as_ref()
+    }
+
+    fn is_match(&self, haystack: &str) -> bool {
+        self.compiled().is_some_and(|r| r.is_match(haystack))
+    }
+}
+
+/// An image class: repositories and tag tokens.
 ///
 /// (One regex per pattern: an alternation of each list is no faster here, and its lazy DFA takes
 /// far more memory at start-up.)
 #[derive(Debug, Default)]
 struct ImageClass {
-    repositories: Vec<Regex>,
+    repositories: Vec<CatalogPattern>,
     tag_tokens: Vec<String>,
-    tag_token_patterns: Vec<Regex>,
+    tag_token_patterns: Vec<CatalogPattern>,
     /// From the config: regexes over the whole image reference.
     image_patterns: Vec<Regex>,
 }
 
 impl ImageClass {
-    fn compile(file: &ImageClassFile, image_patterns: &[Regex]) -> Result<Self, String> {
-        let re = |p: &String| Regex::new(p).map_err(|e| format!("invalid regex `{p}`: {e}"));
-        Ok(ImageClass {
-            repositories: file.repositories.iter().map(re).collect::<Result<_, _>>()?,
+    fn new(file: &ImageClassFile, image_patterns: &[Regex]) -> Self {
+        let patterns = |list: &[String]| list.iter().map(|p| CatalogPattern::new(p)).collect();
+        ImageClass {
+            repositories: patterns(&file.repositories),
             tag_tokens: file.tag_tokens.iter().map(|t| t.to_lowercase()).collect(),
-            tag_token_patterns: file
-                .tag_token_patterns
-                .iter()
-                .map(re)
-                .collect::<Result<_, _>>()?,
+            tag_token_patterns: patterns(&file.tag_token_patterns),
             image_patterns: image_patterns.to_vec(),
-        })
+        }
+    }
+
+    /// Every pattern, for the test that compiles them all.
+    #[cfg(test)]
+    fn patterns(&self) -> impl Iterator<Item = &CatalogPattern> {
+        self.repositories.iter().chain(&self.tag_token_patterns)
     }
 
     /// The reason an image is in this class, if it is.
@@ -353,15 +383,15 @@ impl Catalog {
 
     fn compile(file: CatalogFile, patterns: &ImagePatterns) -> Result<Catalog, String> {
         Ok(Catalog {
-            windows: ImageClass::compile(&file.windows_images, &patterns.windows)?,
-            linux: ImageClass::compile(&file.linux_images, &patterns.linux)?,
-            multi_os: ImageClass::compile(&file.multi_os_images, &[])?,
+            windows: ImageClass::new(&file.windows_images, &patterns.windows),
+            linux: ImageClass::new(&file.linux_images, &patterns.linux),
+            multi_os: ImageClass::new(&file.multi_os_images, &[]),
             default_users: file
                 .default_users
                 .iter()
-                .map(|d| Ok((d.user.clone(), ImageClass::compile(&d.images, &[])?)))
-                .collect::<Result<_, String>>()?,
-            iis: ImageClass::compile(&file.iis_images, &patterns.iis)?,
+                .map(|d| (d.user.clone(), ImageClass::new(&d.images, &[])))
+                .collect(),
+            iis: ImageClass::new(&file.iis_images, &patterns.iis),
             builds: file.builds,
             commands: file.commands,
             pod_fields: FieldTable::new(file.unsupported_fields.pod),
@@ -960,6 +990,31 @@ fn unsupported_fields(
 mod tests {
     use super::*;
     use crate::json;
+
+    /// The catalog's patterns are compiled when first matched, so a bad one would only show as an
+    /// image never matched: every one must compile.
+    #[test]
+    fn every_pattern_of_the_catalog_compiles() {
+        let catalog = Catalog::load(EMBEDDED_CATALOG, &ImagePatterns::default()).unwrap();
+        let classes = [
+            &catalog.windows,
+            &catalog.linux,
+            &catalog.multi_os,
+            &catalog.iis,
+        ]
+        .into_iter()
+        .chain(catalog.default_users.iter().map(|(_, class)| class));
+        let mut count = 0;
+        for pattern in classes.flat_map(ImageClass::patterns) {
+            assert!(
+                Regex::new(&pattern.text).is_ok(),
+                "catalog/windows.yaml: `{}` is not a valid regex",
+                pattern.text
+            );
+            count += 1;
+        }
+        assert!(count > 20, "{count} patterns");
+    }
 
     /// Images as charts and manifests write them (MCR, mirrors keeping the path, and the tag
     /// spellings projects use), each with what the catalog makes of it: OS, build, default user,

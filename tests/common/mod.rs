@@ -17,9 +17,14 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The binary, run from the checkout, with a cache of its own under `target/` (the tests read
+/// the built-in rules back from it, as users' runs do; `tests/cache.rs` tests the cache itself).
 pub fn winguard() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_winguard"));
-    c.current_dir(root()).env_remove("NO_COLOR");
+    c.current_dir(root())
+        .env_remove("NO_COLOR")
+        .env_remove("WINGUARD_NO_CACHE")
+        .env("WINGUARD_CACHE_DIR", root().join("target/test-cache"));
     c
 }
 

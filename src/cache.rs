@@ -1,0 +1,55 @@
+//! winguard's cache directory: what one run keeps for the next, so that work a run would repeat
+//! unchanged (compiling the built-in rules) is done once per build.
+//!
+//! Where: `WINGUARD_CACHE_DIR` if set, else the platform's cache directory (`$XDG_CACHE_HOME`
+//! or `~/.cache` on Linux, `~/Library/Caches` on macOS, `%LOCALAPPDATA%` on Windows) under
+//! `winguard`. `WINGUARD_NO_CACHE` (any non-empty value) turns it off. The cache only ever
+//! saves time: an entry that can't be read, written or used is made again, and no failure of
+//! it is an error of the run.
+
+use std::path::PathBuf;
+
+/// The cache directory, or `None` when the cache is off or the platform has none.
+pub fn dir() -> Option<PathBuf> {
+    let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if set("WINGUARD_NO_CACHE").is_some() {
+        return None;
+    }
+    if let Some(dir) = set("WINGUARD_CACHE_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    dirs::cache_dir().map(|d| d.join("winguard"))
+}
+
+/// An entry's bytes, if it is there.
+pub fn read(name: &str) -> Option<Vec<u8>> {
+    std::fs::read(dir()?.join(name)).ok()
+}
+
+/// Writes an entry atomically (a reader sees the old entry, none, or the whole new one), and
+/// removes the entries of the same kind (`name` starting with `kind`) that it replaces: those
+/// other builds wrote. Best effort: a cache that can't be written is left as it is.
+pub fn write(kind: &str, name: &str, bytes: &[u8]) {
+    let Some(dir) = dir() else {
+        return;
+    };
+    let written = std::fs::create_dir_all(&dir).and_then(|()| {
+        let mut file = tempfile::NamedTempFile::new_in(&dir)?;
+        std::io::Write::write_all(&mut file, bytes)?;
+        file.persist(dir.join(name)).map_err(|e| e.error)?;
+        Ok(())
+    });
+    if written.is_err() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let file_name = file_name.to_string_lossy();
+        if file_name.starts_with(kind) && file_name != name {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
