@@ -6,7 +6,7 @@
 #
 # LINT_BENCH and REVIEW_BENCH are the bench binaries `cargo bench --bench lint --bench review
 # --no-run` builds (target/release/deps/lint-*, review-*), WINGUARD the release binary, CHECKOUT
-# the checkout they were built from (the one-file lint reads its testdata/examples/iis-app.yaml).
+# the checkout they were built from (the one-file lints read its testdata).
 # Prints one line a measurement: its name and the instructions callgrind collected.
 set -u
 lint=$1 review=$2 winguard=$3 checkout=$4
@@ -24,6 +24,16 @@ for case in validate mutate; do
       --toggle-collect='winguard::admission::review' "$review" 2>&1 >/dev/null | collected)
   echo "review-bench $case-400 $n"
 done
-n=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$winguard" lint \
-    testdata/examples/iis-app.yaml 2>&1 >/dev/null | collected)
-echo "one-file-lint iis-app $n"
+# A one-file lint, as pre-commit runs it: the built-in rules read back from the cache (a first
+# run writes it) and, for comparison, compiled (WINGUARD_NO_CACHE).
+export WINGUARD_CACHE_DIR
+WINGUARD_CACHE_DIR=$(mktemp -d)
+for file in testdata/cli/configmap.yaml testdata/cli/clean.yaml testdata/examples/iis-app.yaml; do
+  "$winguard" lint "$file" >/dev/null 2>&1
+  warm=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$winguard" lint "$file" 2>&1 \
+    >/dev/null | collected)
+  cold=$(WINGUARD_NO_CACHE=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+    "$winguard" lint "$file" 2>&1 >/dev/null | collected)
+  echo "one-file-lint $file cached $warm compiled $cold"
+done
+rm -rf "$WINGUARD_CACHE_DIR"
