@@ -172,6 +172,10 @@ def main():
         if dest.exists():
             shutil.rmtree(dest)
         export(repo, path, dest)
+        if not (dest / "Chart.yaml").is_file():
+            report.append(f"{slug} {path}: no Chart.yaml in the snapshot (moved or removed)")
+            shutil.rmtree(dest)
+            continue
         vendor(dest, repo, indexes, path, report)
         print(name)
     for r in report:

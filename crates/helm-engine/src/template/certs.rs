@@ -94,9 +94,7 @@ impl PrivateKey {
     fn generate(kind: KeyKind, rsa_bits: usize) -> Result<PrivateKey, String> {
         let mut rng = getrandom::SysRng;
         Ok(match kind {
-            KeyKind::Rsa => PrivateKey::Rsa(Box::new(
-                rsa::PrivateKey::new(&mut rng, rsa_bits).map_err(|e| e.to_string())?,
-            )),
+            KeyKind::Rsa => PrivateKey::Rsa(Box::new(rsa_key(rsa_bits)?)),
             KeyKind::Ecdsa => PrivateKey::Ec(random_ec_key()?),
             KeyKind::Ed25519 => PrivateKey::Ed25519(random_bytes()?),
             KeyKind::Dsa => {
@@ -318,6 +316,48 @@ fn ed25519_pkcs8(seed: &[u8; 32]) -> der::Result<Vec<u8>> {
 
 /// A P-256 key from a uniformly random scalar in [1, n), drawn by rejection (as
 /// `ecdsa.GenerateKey` does), so a failing system RNG is an error rather than a panic.
+/// An RSA key as Go's `rsa.GenerateKey` makes one: two primes of half the size with their top two
+/// bits set (so the modulus has exactly `bits` bits), public exponent 65537.
+///
+/// Why not `rsa::PrivateKey::new`: it searches for each prime on one thread, and a 4096-bit key
+/// (what `genPrivateKey "rsa"` makes) then took longer than Helm's Go takes for it. Here each
+/// prime's candidates are tested on every core (crypto-primes' `multicore` search, from a ChaCha20
+/// generator seeded by the operating system, one stream per candidate), and the rsa crate builds
+/// and checks the key from them.
+fn rsa_key(bits: usize) -> Result<rsa::PrivateKey, String> {
+    use chacha20::ChaCha20Rng;
+    use crypto_primes::hazmat::{SetBits, SmallFactorsSieveFactory};
+    use crypto_primes::{Flavor, is_prime};
+    use rsa::BoxedUint;
+    use rsa::rand_core::SeedableRng;
+
+    let half = u32::try_from(bits / 2).map_err(|e| e.to_string())?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let mut rng = ChaCha20Rng::try_from_rng(&mut getrandom::SysRng).map_err(|e| e.to_string())?;
+    let mut prime = || -> Result<BoxedUint, String> {
+        let sieve = SmallFactorsSieveFactory::<BoxedUint>::new(Flavor::Any, half, SetBits::TwoMsb)
+            .map_err(|e| e.to_string())?;
+        crypto_primes::multicore::sieve_and_find(
+            &mut rng,
+            sieve,
+            |_, candidate| is_prime(Flavor::Any, candidate),
+            threads,
+        )
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| "no prime found".to_string())
+    };
+    loop {
+        let (p, q) = (prime()?, prime()?);
+        if p == q {
+            continue;
+        }
+        // Refused only when 65537 is not invertible modulo the primes' totient: new primes.
+        if let Ok(key) = rsa::PrivateKey::from_p_q(p, q, BoxedUint::from(65_537u32)) {
+            return Ok(key);
+        }
+    }
+}
+
 fn random_ec_key() -> Result<p256::SecretKey, String> {
     loop {
         let bytes: [u8; 32] = random_bytes()?;
@@ -726,4 +766,20 @@ pub(super) fn build_custom_cert(b64cert: &str, b64key: &str) -> Result<Value, St
         .map_err(|e| format!("error parsing certificate: decodedCert.Bytes: {e}"))?;
     PrivateKey::parse_pem(&key).map_err(|e| format!("error parsing private key: {e}"))?;
     Ok(pair(cert, key))
+}
+
+#[cfg(test)]
+mod tests {
+    /// Keys from the multi-core search are whole RSA keys of exactly the size asked, and differ.
+    #[test]
+    fn rsa_keys_have_the_size_asked_and_check() {
+        use rsa::traits::{PrivateKeyParts, PublicKeyParts};
+        let keys: Vec<rsa::PrivateKey> = (0..2).map(|_| super::rsa_key(1024).unwrap()).collect();
+        for key in &keys {
+            assert_eq!(key.size() * 8, 1024);
+            assert_eq!(key.primes().len(), 2);
+            assert!(key.validate().is_ok());
+        }
+        assert_ne!(keys[0].n(), keys[1].n());
+    }
 }
