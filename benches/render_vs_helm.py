@@ -8,14 +8,15 @@ benches/render_charts.txt` lays out). For each chart both commands run once unti
 times (default 9) in alternating order, each as a whole process (`winguard render bench CHART`,
 `helm template bench CHART`, output discarded). Charts either command fails on are listed and left
 out. Prints a Markdown table: each chart's median wall times, the median of its per-pair ratios
-(Helm's time over winguard's), whether its output holds private keys (random keys, made anew on
-every render), and the geometric mean of the ratios, over all charts and over those without keys.
+(Helm's time over winguard's), whether the chart makes keys (its templates call Sprig's key
+functions and two renders differ: random keys, made anew on every render), and the geometric mean of the ratios, over all charts and over those without keys.
 
 WINGUARD (default target/release/winguard) and HELM (default target/test-tools/bin/helm, what
 `python3 tests/run.py --setup-only` installs) name the binaries.
 """
 
 import math
+import re
 import os
 import statistics
 import subprocess
@@ -31,6 +32,15 @@ def timed(command):
     start = time.perf_counter()
     done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start, done.returncode == 0
+
+
+KEY_FUNCTIONS = re.compile(r"\b(genCA|genPrivateKey|genSelfSignedCert|genSignedCert)\b")
+
+
+def makes_keys(chart):
+    """Whether the chart's templates (its subcharts' too) call Sprig's key functions."""
+    return any(KEY_FUNCTIONS.search(p.read_text(errors="replace"))
+               for p in chart.rglob("*") if p.suffix in (".yaml", ".tpl", ".yml") and p.is_file())
 
 
 def main():
@@ -50,7 +60,8 @@ def main():
             failed.append(f"{chart.name} (winguard {rendered.returncode}, helm "
                           f"{'ok' if helm_ok else 'failed'})")
             continue
-        keys = "PRIVATE KEY" in rendered.stdout
+        again = subprocess.run(ours, capture_output=True, text=True, errors="replace")
+        keys = again.stdout != rendered.stdout and makes_keys(chart)
         times = {"winguard": [], "helm": []}
         ratios = []
         for i in range(pairs):

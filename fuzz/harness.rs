@@ -58,10 +58,10 @@ pub fn render_template(data: &[u8]) {
         return;
     };
     if let Ok(rendered) = render_chart(&chart, &Values::new(), &RenderOptions::default()) {
-        let _ = template_output(&rendered, true, false);
+        let _ = template_output(&rendered, true, false, &mut Vec::new());
         // The trace too: marks, the values they name, holes, and where each lands.
         let values = ValuesSources::new(Vec::new(), Vec::new(), values_files(&chart));
-        let _ = template_output_traced(&rendered, true, false, &values);
+        let _ = template_output_traced(&rendered, true, false, &values, &mut Vec::new());
     }
 }
 

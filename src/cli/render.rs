@@ -228,25 +228,33 @@ impl ChartArgs {
         // any error.
         let mut log = Vec::new();
         let rendered = render_chart_logged(&loaded, &values, &opts, &mut log);
-        for line in &log {
+        for line in log.drain(..) {
             eprintln!("{line}");
         }
         let rendered = rendered.map_err(located)?;
-        let (text, origins) = if traced {
-            let (text, origins) = helm_engine::render::template_output_traced(
+        let output = if traced {
+            helm_engine::render::template_output_traced(
                 &rendered,
                 self.include_crds,
                 self.skip_tests,
                 &self.values_sources(&loaded, files),
+                &mut log,
             )
-            .map_err(located)?;
-            (text, Some(origins))
+            .map(|(text, origins)| (text, Some(origins)))
         } else {
-            let text =
-                helm_engine::render::template_output(&rendered, self.include_crds, self.skip_tests)
-                    .map_err(located)?;
-            (text, None)
+            helm_engine::render::template_output(
+                &rendered,
+                self.include_crds,
+                self.skip_tests,
+                &mut log,
+            )
+            .map(|text| (text, None))
         };
+        // What Helm logs while it sorts the documents (a hook it does not know), as it does.
+        for line in &log {
+            eprintln!("{line}");
+        }
+        let (text, origins) = output.map_err(located)?;
         Ok(RenderedChart {
             text,
             locations,

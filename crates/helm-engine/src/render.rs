@@ -434,12 +434,14 @@ struct Manifest {
 
 /// What `helm template` prints: each document under `---` and `# Source:`, manifests sorted in
 /// Helm's install order (stable within a kind), then hooks; NOTES.txt left out.
+/// What Helm logs on the way (a hook it does not know) goes into `log`.
 pub fn template_output(
     rendered: &Rendered,
     include_crds: bool,
     skip_tests: bool,
+    log: &mut crate::values::Warnings,
 ) -> Result<String, Error> {
-    output(rendered, include_crds, skip_tests, None).map(|(text, _)| text)
+    output(rendered, include_crds, skip_tests, None, log).map(|(text, _)| text)
 }
 
 /// [`template_output`], with where each stretch of it came from: the template file and place
@@ -450,8 +452,9 @@ pub fn template_output_traced(
     include_crds: bool,
     skip_tests: bool,
     values: &super::origin::ValuesSources,
+    log: &mut crate::values::Warnings,
 ) -> Result<(String, Origins), Error> {
-    output(rendered, include_crds, skip_tests, Some(values))
+    output(rendered, include_crds, skip_tests, Some(values), log)
 }
 
 /// The output, and its origins when `values` are given (a plain render needs none).
@@ -460,6 +463,7 @@ fn output(
     include_crds: bool,
     skip_tests: bool,
     values: Option<&super::origin::ValuesSources>,
+    log: &mut crate::values::Warnings,
 ) -> Result<(String, Origins), Error> {
     static SEPARATOR: std::sync::LazyLock<regex::Regex> =
         std::sync::LazyLock::new(|| regex::Regex::new(r"(?:^|\s*\n)---\s*").expect("valid"));
@@ -477,15 +481,24 @@ fn output(
                 continue;
             }
             let doc = doc.trim_start();
-            let head = manifest_head(path, doc)?;
-            let kind = head
-                .get("kind")
-                .and_then(Json::as_str)
-                .unwrap_or("")
-                .to_string();
-            let hook = head
-                .pointer("/metadata/annotations/helm.sh~1hook")
-                .and_then(Json::as_str);
+            let Head { kind, hook } = manifest_head(path, doc)?;
+            // Helm's `SortManifests`: a hook's events, each trimmed and lowercased; a document
+            // naming one Helm does not know is left out, and logged.
+            let events: Vec<String> = hook
+                .iter()
+                .flat_map(|h| h.split(','))
+                .map(|e| e.trim().to_lowercase())
+                .collect();
+            if let Some(hook) = &hook
+                && events.iter().any(|e| !HOOK_EVENTS.contains(&e.as_str()))
+            {
+                log.push(crate::values::log_line(
+                    "INFO",
+                    "skipping unknown hooks",
+                    &[("hookTypes", hook)],
+                ));
+                continue;
+            }
             let m = Manifest {
                 source: path.clone(),
                 content: doc.to_string(),
@@ -493,10 +506,7 @@ fn output(
                 offset: doc.as_ptr() as usize - text.as_ptr() as usize,
                 kind,
                 hook: hook.is_some(),
-                test: hook.is_some_and(|h| {
-                    h.split(',')
-                        .any(|p| p.trim() == "test" || p.trim() == "test-success")
-                }),
+                test: events.iter().any(|e| e == "test" || e == "test-success"),
             };
             if m.hook {
                 hooks.push(m);
@@ -622,18 +632,86 @@ fn trace(
     origins
 }
 
-/// A rendered document read as Helm reads its head (`releaseutil.SimpleHead`: apiVersion,
-/// kind, metadata's name and annotations) to sort it: a document that is not YAML, or whose
-/// head fields have the wrong types, fails the render with Helm's words.
-fn manifest_head(path: &str, doc: &str) -> Result<Json, Error> {
+/// Helm's hook events (`events` in `pkg/release/v1/util/manifest_sorter.go`).
+const HOOK_EVENTS: [&str; 10] = [
+    "pre-install",
+    "post-install",
+    "pre-delete",
+    "post-delete",
+    "pre-upgrade",
+    "post-upgrade",
+    "pre-rollback",
+    "post-rollback",
+    "test",
+    "test-success",
+];
+
+/// What `helm template` reads of a rendered document (Helm's `SimpleHead`): its kind, for the
+/// install order, and its `helm.sh/hook` annotation.
+#[derive(Debug, PartialEq)]
+struct Head {
+    kind: String,
+    hook: Option<String>,
+}
+
+/// A document's head as Helm reads it: `yaml.Unmarshal` from sigs.k8s.io/yaml into
+/// `SimpleHead`, which reads the YAML (go-yaml v2), converts it to JSON with the struct as its
+/// target, and decodes that. The target makes a scalar that lands in a string field a string (a
+/// boolean `true`, a number as Go formats it), so `kind: yes` is the kind `true`; a list or map
+/// there, or a `metadata` or `annotations` that is no map, is Go's decoding error, the first in
+/// the JSON's (sorted) key order.
+fn manifest_head(path: &str, doc: &str) -> Result<Head, Error> {
+    match plain_head(doc) {
+        Some(head) => Ok(head),
+        None => decoded_head(path, doc),
+    }
+}
+
+/// [`manifest_head`] the full way: the general parser, and the decoder's checks.
+fn decoded_head(path: &str, doc: &str) -> Result<Head, Error> {
+    use yaml_value::Value;
     let fail = |detail: String| Error::new(path, format!("YAML parse error on {path}: {detail}"));
-    let head =
-        crate::values::read_yaml(doc).map_err(|e| fail(crate::values::yaml_to_json_error(&e)))?;
-    let json_type = crate::values::go_json_type;
+    let (docs, error) = yaml_value::yaml::parse_stream_go_yaml_v2(doc);
+    if let Some(e) = error {
+        return Err(fail(crate::values::yaml_to_json_error(&e)));
+    }
+    let value = docs.into_iter().next().map_or(Value::Null, |d| d.value);
     let decoding = |what: String| fail(crate::values::json_decode_error(&what));
-    let map = match &head {
-        Json::Null => return Ok(head),
-        Json::Object(m) => m,
+    let json_type = |v: &Value| match v {
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "bool",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+        Value::Null => "null",
+    };
+    // A value for a string field, as the JSON conversion makes it one (null stays null: "").
+    let string = |v: &Value, field: &str| -> Result<String, Error> {
+        Ok(match v {
+            Value::String(s) => s.to_string(),
+            Value::Null => String::new(),
+            Value::Bool(b) => b.to_string(),
+            Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+                (Some(i), _, _) => i.to_string(),
+                (_, Some(u), _) => u.to_string(),
+                (_, _, f) => yaml_value::format_float_g32(f.unwrap_or_default()),
+            },
+            other => {
+                return Err(decoding(format!(
+                    "{} into Go struct field {field} of type string",
+                    json_type(other)
+                )));
+            }
+        })
+    };
+    let map = match &value {
+        Value::Null => {
+            return Ok(Head {
+                kind: String::new(),
+                hook: None,
+            });
+        }
+        Value::Object(m) => m,
         other => {
             return Err(decoding(format!(
                 "{} into Go value of type util.SimpleHead",
@@ -641,22 +719,161 @@ fn manifest_head(path: &str, doc: &str) -> Result<Json, Error> {
             )));
         }
     };
-    for field in ["apiVersion", "kind"] {
-        if let Some(v) = map.get(field).filter(|v| !v.is_string() && !v.is_null()) {
+    if let Some(v) = map.get("apiVersion") {
+        string(v, "SimpleHead.apiVersion")?;
+    }
+    let kind = map
+        .get("kind")
+        .map(|v| string(v, "SimpleHead.kind"))
+        .transpose()?
+        .unwrap_or_default();
+    let mut hook = None;
+    match map.get("metadata") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(meta)) => {
+            match meta.get("annotations") {
+                None | Some(Value::Null) => {}
+                Some(Value::Object(annotations)) => {
+                    // (The map's entries are sorted by key, as the JSON's are.)
+                    for (key, v) in annotations {
+                        let v = string(v, ".metadata.annotations")?;
+                        if key.as_str() == "helm.sh/hook" {
+                            hook = Some(v);
+                        }
+                    }
+                }
+                Some(other) => {
+                    return Err(decoding(format!(
+                        "{} into Go struct field .metadata.annotations of type map[string]string",
+                        json_type(other)
+                    )));
+                }
+            }
+            if let Some(name) = meta.get("name") {
+                string(name, ".metadata.name")?;
+            }
+        }
+        Some(other) => {
             return Err(decoding(format!(
-                "{} into Go struct field SimpleHead.{field} of type string",
-                json_type(v)
+                "{} into Go struct field SimpleHead.metadata of type struct {{ Name string \"json:\\\"name\\\"\"; Annotations map[string]string \"json:\\\"annotations\\\"\" }}",
+                json_type(other)
             )));
         }
     }
-    if let Some(meta) = map
-        .get("metadata")
-        .filter(|v| !v.is_object() && !v.is_null())
-    {
-        return Err(decoding(format!(
-            "{} into Go struct field SimpleHead.metadata of type struct {{ Name string \"json:\\\"name\\\"\"; Annotations map[string]string \"json:\\\"annotations\\\"\" }}",
-            json_type(meta)
-        )));
+    Ok(Head { kind, hook })
+}
+
+/// The head of a document Helm reads without a doubt, found without the full parse: most of a
+/// big chart's `helm template` time went to parsing whole manifests with the general parser to
+/// read two fields. The document must be one the block reader takes whole (block YAML, which
+/// go-yaml v2 reads without error too), with no infinity or NaN anywhere (which Helm's JSON
+/// conversion refuses), `metadata` and annotations maps of strings, and kind and hook strings
+/// that YAML 1.1 and 1.2 read alike (a letter first, and no boolean or null word). Anything else
+/// goes the full way.
+fn plain_head(doc: &str) -> Option<Head> {
+    let lower_has = |needle: &[u8]| {
+        doc.as_bytes()
+            .windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle))
+    };
+    if lower_has(b".inf") || lower_has(b".nan") {
+        return None;
     }
-    Ok(head)
+    let with_newline;
+    let text = if doc.ends_with('\n') {
+        doc
+    } else {
+        with_newline = format!("{doc}\n");
+        &with_newline
+    };
+    let parsed = yaml_value::block::read_document(text, 0)?;
+    let plain = |v: &yaml_value::Value| -> Option<String> {
+        let s = v.as_str()?;
+        let first_is_letter = s.bytes().next().is_some_and(|b| b.is_ascii_alphabetic());
+        let word = matches!(
+            s.to_ascii_lowercase().as_str(),
+            "y" | "yes" | "n" | "no" | "on" | "off" | "true" | "false" | "null"
+        );
+        (first_is_letter && !word).then(|| s.to_string())
+    };
+    let map = parsed.value.as_object()?;
+    map.get("apiVersion")
+        .map(plain)
+        .unwrap_or(Some(String::new()))?;
+    let kind = map.get("kind").map(plain).unwrap_or(Some(String::new()))?;
+    let mut hook = None;
+    if let Some(meta) = map.get("metadata").filter(|m| !m.is_null()) {
+        let meta = meta.as_object()?;
+        meta.get("name").map(|n| n.as_str()).unwrap_or(Some(""))?;
+        if let Some(annotations) = meta.get("annotations") {
+            for (key, v) in annotations.as_object()? {
+                let v = v.as_str()?;
+                if key.as_str() == "helm.sh/hook" {
+                    hook = Some(plain(&yaml_value::Value::from(v))?);
+                }
+            }
+        }
+    }
+    Some(Head { kind, hook })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The short way to a head gives what the full way gives, wherever it is taken; and it is not
+    /// taken where YAML 1.1 and 1.2 could read the head apart, or Helm would refuse the document.
+    #[test]
+    fn the_plain_head_is_the_decoded_head() {
+        let taken = [
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+            "# Source: x\nkind: Job\nmetadata:\n  annotations:\n    helm.sh/hook: pre-install, test\n    other: \"1\"\n",
+            "kind: 'Service'\nmetadata: {name: b, annotations: {}}\n",
+            "apiVersion: apps/v1\nkind: Deployment\nspec:\n  replicas: 3\n",
+            "kind: Secret\nmetadata:\n",
+        ];
+        for doc in taken {
+            let plain = plain_head(doc).unwrap_or_else(|| panic!("not taken: {doc}"));
+            assert_eq!(
+                Some(&plain),
+                decoded_head("t.yaml", doc).ok().as_ref(),
+                "{doc}"
+            );
+        }
+        let left = [
+            "kind: yes\n",
+            "kind: \"12\"\n",
+            "apiVersion: true\nkind: A\n",
+            "kind: A\nmetadata:\n  annotations:\n    helm.sh/hook: on\n",
+            "kind: A\nmetadata:\n  annotations:\n    weight: 5\n",
+            "kind: A\nmetadata: [a]\n",
+            "kind: A\nspec:\n  x: .inf\n",
+            "kind: &k A\nx: *k\n",
+            "- a\n- b\n",
+        ];
+        for doc in left {
+            assert_eq!(plain_head(doc), None, "{doc}");
+        }
+        // The full way, as Helm reads these.
+        let head = |doc: &str| decoded_head("t.yaml", doc).map_err(|e| e.message);
+        assert_eq!(head("kind: yes\n").unwrap().kind, "true");
+        assert_eq!(head("kind: 0x1F\n").unwrap().kind, "31");
+        assert_eq!(head("kind: 123456789.5\n").unwrap().kind, "1.2345679e+08");
+        assert_eq!(
+            head("kind: A\nmetadata: {annotations: {helm.sh/hook: ~}}\n")
+                .unwrap()
+                .hook,
+            Some(String::new())
+        );
+        assert!(
+            head("kind: A\nmetadata: {name: [1], annotations: {a: {b: 1}}}\n")
+                .unwrap_err()
+                .ends_with(
+                    "cannot unmarshal object into Go struct field .metadata.annotations of type string"
+                )
+        );
+        assert!(head("kind: [1]\napiVersion: [1]\n").unwrap_err().ends_with(
+            "cannot unmarshal array into Go struct field SimpleHead.apiVersion of type string"
+        ));
+    }
 }

@@ -114,12 +114,14 @@ pub type Warnings = Vec<String>;
 
 /// A line of Helm's logger (`slog`'s text handler, without the time): the message quoted as
 /// Go's `strconv.Quote` quotes it, then `key=value` attributes.
-fn log_line(level: &str, message: &str, attributes: &[(&str, &str)]) -> String {
+pub(crate) fn log_line(level: &str, message: &str, attributes: &[(&str, &str)]) -> String {
+    // slog's `needsQuoting`: the empty string, a space, `=`, `"`, a control character, or any
+    // other space or unprintable character.
     let quoted = |text: &str| {
         let plain = !text.is_empty()
-            && text
-                .chars()
-                .all(|c| c.is_alphanumeric() || "-_./:".contains(c));
+            && text.chars().all(|c| {
+                !(c == ' ' || c == '=' || c == '"' || c.is_control() || c.is_whitespace())
+            });
         if plain {
             text.to_string()
         } else {

@@ -729,8 +729,12 @@ pub use serde_json as __serde_json;
 /// The shortest decimal digits of `f` and its decimal exponent: `f = 0.d1d2d3… × 10^exp`.
 fn shortest_digits(f: f64) -> (String, i32) {
     // Rust's `{:e}` prints the shortest digits that read back as `f`, like Go's `-1` precision.
-    let s = format!("{:e}", f.abs());
-    let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    shortest_digits_of(&format!("{:e}", f.abs()))
+}
+
+/// The digits and decimal point of Rust's `{:e}` form of a number.
+fn shortest_digits_of(s: &str) -> (String, i32) {
+    let (mantissa, exp) = s.split_once('e').unwrap_or((s, "0"));
     let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
     let exp: i32 = exp.parse().unwrap_or(0);
     (digits, exp + 1)
@@ -739,6 +743,18 @@ fn shortest_digits(f: f64) -> (String, i32) {
 /// Go's `strconv.FormatFloat(f, 'g', -1, 64)`, which Go templates (`%v`) and cel-go's `string()` use
 /// for a `float64`.
 pub fn format_float_g(f: f64) -> String {
+    format_g(f, shortest_digits)
+}
+
+/// Go's `strconv.FormatFloat(f, 'g', -1, 32)`: the shortest digits that read back as the same
+/// `float32` (sigs.k8s.io/yaml writes a YAML float read into a string field so).
+pub fn format_float_g32(f: f64) -> String {
+    format_g(f64::from(f as f32), |f| {
+        shortest_digits_of(&format!("{:e}", (f as f32).abs()))
+    })
+}
+
+fn format_g(f: f64, shortest: impl Fn(f64) -> (String, i32)) -> String {
     if f.is_nan() {
         return "NaN".into();
     }
@@ -753,7 +769,7 @@ pub fn format_float_g(f: f64) -> String {
     if f.fract() == 0.0 && f.abs() < 1e6 {
         return itoa::Buffer::new().format(f as i64).to_string();
     }
-    let (digits, dp) = shortest_digits(f);
+    let (digits, dp) = shortest(f);
     let exp = dp - 1;
     let sign = if f < 0.0 { "-" } else { "" };
     // The shortest form switches to an exponent below 1e-4 and from 1e+06 (strconv uses a
