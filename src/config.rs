@@ -211,6 +211,10 @@ pub struct WindowsConfig {
     pub dsr: bool,
     /// Overrides the load-balancer backend limit (default 1024 with DSR, else 64).
     pub lb_backend_limit: Option<u64>,
+    /// The nodes file (`--nodes`) the builds and taints were read from, when they were.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub nodes_file: Option<String>,
 }
 
 impl Default for WindowsConfig {
@@ -226,6 +230,7 @@ impl Default for WindowsConfig {
             site_root: r"C:\inetpub\wwwroot".to_string(),
             dsr: false,
             lb_backend_limit: None,
+            nodes_file: None,
         }
     }
 }
@@ -762,6 +767,49 @@ impl Config {
         gate_on(&self.feature_gates, name, default_on_since, self.version())
     }
 
+    /// Takes the Windows nodes' builds and taints from the cluster's nodes (`--nodes`, named
+    /// `file`) instead of the config's or the profile's: the builds of every Windows node, and
+    /// the taints that keep pods off every one of them (`NoSchedule` and `NoExecute` taints all
+    /// of them carry: a pod that tolerates none of those fits no Windows node). A file with no
+    /// Windows node is an error: there would be nothing to hold Windows pods to.
+    pub fn apply_nodes(
+        &mut self,
+        nodes: &[crate::windows::nodes::Node],
+        file: &str,
+    ) -> Result<(), Error> {
+        let windows: Vec<&crate::windows::nodes::Node> =
+            nodes.iter().filter(|n| n.windows).collect();
+        let Some(first) = windows.first() else {
+            return Err(Error::new(
+                ErrorKind::Load,
+                file,
+                format!(
+                    "no Windows node among its {} nodes (none labelled kubernetes.io/os=windows)",
+                    nodes.len()
+                ),
+            ));
+        };
+        let mut builds: Vec<u64> = windows.iter().filter_map(|n| n.build).collect();
+        builds.sort_unstable();
+        builds.dedup();
+        let keeps_pods_off = |t: &Value| {
+            matches!(
+                t.get("effect").and_then(Value::as_str),
+                Some("NoSchedule" | "NoExecute")
+            )
+        };
+        let taints = first
+            .taints
+            .iter()
+            .filter(|t| keeps_pods_off(t) && windows.iter().all(|n| n.taints.contains(t)))
+            .cloned()
+            .collect();
+        self.windows.node_builds_raw = builds.into_iter().map(Value::from).collect();
+        self.windows.taints = Some(taints);
+        self.windows.nodes_file = Some(file.to_string());
+        Ok(())
+    }
+
     /// The taints on the cluster's Windows nodes: as configured, else the profile's default.
     pub fn windows_taints(&self) -> Vec<Value> {
         match (&self.windows.taints, self.profile) {
@@ -871,6 +919,8 @@ impl Config {
                 // The generic profile's taint is the upstream docs' recommendation, not a fact of
                 // the cluster: rules may weigh a pod that tolerates another platform's taint.
                 "taintsAssumed": self.windows.taints.is_none() && self.profile == Profile::Generic,
+                // Where the builds and taints come from when they are the cluster's own (`--nodes`).
+                "nodesFile": self.windows.nodes_file.clone().unwrap_or_default(),
                 "siteRoot": self.windows.site_root,
                 "dsr": dsr,
                 "lbBackendLimit": self.windows.lb_backend_limit.unwrap_or(if dsr { 1024 } else { 64 }),

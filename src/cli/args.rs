@@ -38,6 +38,10 @@ pub struct SetupArgs {
     /// Never run these rules (replaces the config's `ignore`).
     #[arg(long, value_name = "RULES", value_delimiter = ',')]
     pub ignore: Option<Vec<String>>,
+    /// The cluster's nodes, as `kubectl get nodes -o json` prints them: the Windows nodes' builds
+    /// and taints replace the config's (`windows.nodeBuilds`, `windows.taints`).
+    #[arg(long, value_name = "FILE")]
+    pub nodes: Option<PathBuf>,
 }
 
 impl SetupArgs {
@@ -50,6 +54,7 @@ impl SetupArgs {
             select: self.select.clone(),
             extend_select: self.extend_select.clone(),
             ignore: self.ignore.clone(),
+            nodes: self.nodes.clone(),
         }
     }
 }

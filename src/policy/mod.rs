@@ -205,6 +205,9 @@ pub struct PolicySource {
     pub extend_select: Vec<String>,
     /// `--ignore` (replaces the config's `ignore`).
     pub ignore: Option<Vec<String>>,
+    /// `--nodes`: the cluster's nodes (`kubectl get nodes -o json`), whose Windows builds and
+    /// taints replace the config's.
+    pub nodes: Option<PathBuf>,
 }
 
 impl PolicySource {
@@ -242,6 +245,18 @@ impl PolicySource {
             None => crate::config::Config::default(),
         };
         apply_overrides(&mut config, self.kube_version.as_deref(), self.profile)?;
+        if let Some(path) = &self.nodes {
+            let file = path.display().to_string();
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                crate::error::Error::new(
+                    crate::error::ErrorKind::Load,
+                    &file,
+                    format!("cannot read nodes file: {e}"),
+                )
+            })?;
+            let nodes = crate::windows::nodes::read_nodes(&text, &file)?;
+            config.apply_nodes(&nodes, &file)?;
+        }
         // Rule names on the command line must be rules too (said as the flag, not the file).
         let names = || rules.rules.iter().map(|r| r.name.as_str());
         let flags = [

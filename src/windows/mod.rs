@@ -8,6 +8,7 @@
 mod command;
 mod facts;
 mod image;
+pub(crate) mod nodes;
 mod profile;
 
 pub(crate) use profile::{ClusterProfile, ImagePatterns, WindowsRuntimeClass, gate_on};

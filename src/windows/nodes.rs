@@ -1,0 +1,133 @@
+//! A cluster's nodes as `kubectl get nodes -o json` prints them (a `List` of `Node`s; a
+//! `NodeList` or a single `Node` too): what the Windows model needs of each, its OS, Windows build
+//! and taints.
+
+use crate::error::{Error, ErrorKind};
+use crate::value::Value;
+
+/// A node, as far as winguard reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub name: String,
+    /// Labelled `kubernetes.io/os: windows`, or reporting `operatingSystem: windows`.
+    pub windows: bool,
+    /// The Windows build number: from the `node.kubernetes.io/windows-build` label
+    /// (`10.0.17763`), else the kubelet's `kernelVersion` (`10.0.17763.5329`).
+    pub build: Option<u64>,
+    /// `spec.taints`, each as `{key, value, effect}`.
+    pub taints: Vec<Value>,
+}
+
+/// Reads a nodes file's text; `file` names it in errors.
+pub(crate) fn read_nodes(text: &str, file: &str) -> Result<Vec<Node>, Error> {
+    let json: serde_json::Value = serde_json::from_str(text).map_err(|e| Error {
+        kind: ErrorKind::Load,
+        file: file.to_string(),
+        line: u32::try_from(e.line()).ok(),
+        column: u32::try_from(e.column()).ok(),
+        message: format!("not the JSON of `kubectl get nodes -o json`: {e}"),
+    })?;
+    let fail = |message: String| Error::new(ErrorKind::Load, file, message);
+    let kind = json.get("kind").and_then(|k| k.as_str()).unwrap_or("");
+    let items: Vec<&serde_json::Value> = match kind {
+        "List" | "NodeList" => json
+            .get("items")
+            .and_then(|i| i.as_array())
+            .ok_or_else(|| fail(format!("a {kind} without `items`")))?
+            .iter()
+            .collect(),
+        "Node" => vec![&json],
+        other => {
+            return Err(fail(format!(
+                "expected the nodes `kubectl get nodes -o json` prints (kind List, NodeList or \
+                 Node), found kind `{other}`"
+            )));
+        }
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let item_kind = item.get("kind").and_then(|k| k.as_str()).unwrap_or("Node");
+            if item_kind != "Node" {
+                return Err(fail(format!("items[{i}] is a {item_kind}, not a Node")));
+            }
+            Ok(node(item))
+        })
+        .collect()
+}
+
+fn node(item: &serde_json::Value) -> Node {
+    let text = |pointer: &str| item.pointer(pointer).and_then(|v| v.as_str());
+    let label = |name: &str| {
+        item.get("metadata")
+            .and_then(|m| m.get("labels"))
+            .and_then(|l| l.get(name))
+            .and_then(|v| v.as_str())
+    };
+    let windows = label("kubernetes.io/os") == Some("windows")
+        || text("/status/nodeInfo/operatingSystem") == Some("windows");
+    let build = label("node.kubernetes.io/windows-build")
+        .or_else(|| text("/status/nodeInfo/kernelVersion"))
+        .filter(|_| windows)
+        .and_then(windows_build);
+    let taints = item
+        .pointer("/spec/taints")
+        .and_then(|t| t.as_array())
+        .map(|taints| {
+            taints
+                .iter()
+                .map(|t| {
+                    let field = |name: &str| t.get(name).and_then(|v| v.as_str()).unwrap_or("");
+                    Value::from(serde_json::json!({
+                        "key": field("key"),
+                        "value": field("value"),
+                        "effect": field("effect"),
+                    }))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Node {
+        name: text("/metadata/name").unwrap_or("").to_string(),
+        windows,
+        build,
+        taints,
+    }
+}
+
+/// `10.0.17763` or `10.0.17763.5329` → 17763.
+fn windows_build(version: &str) -> Option<u64> {
+    version
+        .strip_prefix("10.0.")?
+        .split('.')
+        .next()?
+        .parse()
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_come_from_the_label_or_the_kernel_version() {
+        assert_eq!(windows_build("10.0.17763"), Some(17763));
+        assert_eq!(windows_build("10.0.20348.2227"), Some(20348));
+        assert_eq!(windows_build("5.10.0-28-cloud-amd64"), None);
+    }
+
+    #[test]
+    fn a_file_that_is_not_nodes_is_an_error_naming_it() {
+        let e = read_nodes("{\"kind\": \"Pod\"}", "n.json").unwrap_err();
+        assert!(e.message.contains("found kind `Pod`"), "{}", e.message);
+        let e = read_nodes("{\"kind\": \"List\",", "n.json").unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("n.json", Some(1)));
+        let e = read_nodes(
+            "{\"kind\": \"List\", \"items\": [{\"kind\": \"Pod\"}]}",
+            "n.json",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("items[0] is a Pod"), "{}", e.message);
+    }
+}

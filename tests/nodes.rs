@@ -1,0 +1,102 @@
+//! `--nodes FILE`: the cluster's own nodes (`kubectl get nodes -o json`) give the Windows builds
+//! and taints the rules hold pods to, instead of the config's or the profile's assumption, and
+//! the findings say so.
+
+mod common;
+
+use common::*;
+
+const NODES: &str = "testdata/nodes/mixed-cluster.json";
+const PODS: &str = "testdata/nodes/orders.yaml";
+
+fn findings(args: &[&str]) -> (i32, Vec<(String, String)>) {
+    let (code, report) = json(args);
+    let list = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    (code, list)
+}
+
+#[test]
+fn the_nodes_taints_and_builds_replace_the_assumed_ones() {
+    // Under the assumption (the generic profile's `os=windows` taint, no known builds) the pod
+    // looks schedulable.
+    let (code, assumed) = findings(&["lint", PODS]);
+    assert_eq!(code, 0, "{assumed:?}");
+    assert!(
+        !assumed
+            .iter()
+            .any(|(r, _)| r == "windows-toleration-missing" || r == "windows-image-build-mismatch"),
+        "{assumed:?}"
+    );
+
+    // The cluster's Windows nodes all carry `sku=Windows:NoSchedule` (one also has a
+    // PreferNoSchedule taint, another a NoExecute one of its own: neither keeps the pod off every
+    // node) and run Windows Server 2022.
+    let (code, real) = findings(&["lint", PODS, "--nodes", NODES]);
+    assert_eq!(code, 1, "{real:?}");
+    let of = |rule: &str| -> Vec<&String> {
+        real.iter()
+            .filter(|(r, _)| r == rule)
+            .map(|(_, m)| m)
+            .collect()
+    };
+    let toleration = of("windows-toleration-missing");
+    assert_eq!(toleration.len(), 1, "{real:?}");
+    assert!(
+        toleration[0].contains("`sku=Windows:NoSchedule` (every Windows node in `testdata/nodes/mixed-cluster.json` has it)"),
+        "{}",
+        toleration[0]
+    );
+    // The taint is the cluster's: no advice to configure another.
+    assert!(
+        !toleration[0].contains("windows.taints"),
+        "{}",
+        toleration[0]
+    );
+    let build = of("windows-image-build-mismatch");
+    assert_eq!(build.len(), 1, "{real:?}");
+    assert!(
+        build[0].contains("Windows Server 2022 (10.0.20348) (the Windows nodes in `testdata/nodes/mixed-cluster.json`)"),
+        "{}",
+        build[0]
+    );
+}
+
+#[test]
+fn a_nodes_file_that_cannot_be_used_is_an_error_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let linux_only = tmp.path().join("linux.json");
+    let text = std::fs::read_to_string(common::root().join(NODES)).unwrap();
+    let mut nodes: serde_json::Value = serde_json::from_str(&text).unwrap();
+    nodes["items"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|n| n["metadata"]["labels"]["kubernetes.io/os"] == "linux");
+    std::fs::write(&linux_only, nodes.to_string()).unwrap();
+    let r = run(&["lint", PODS, "--nodes", linux_only.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("linux.json") && r.stderr.contains("no Windows node among its 2 nodes"),
+        "{}",
+        r.stderr
+    );
+
+    let broken = tmp.path().join("broken.json");
+    std::fs::write(&broken, "{\"kind\": \"List\",\n \"items\": [").unwrap();
+    let r = run(&["lint", PODS, "--nodes", broken.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("broken.json:2"), "{}", r.stderr);
+
+    let r = run(&["lint", PODS, "--nodes", "testdata/nodes/none.json"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("cannot read nodes file"), "{}", r.stderr);
+}
