@@ -337,3 +337,49 @@ fn every_option_renders_and_lints_with_real_helm() {
         check(&objects(&rendered.stdout));
     }
 }
+
+/// `nodes.configMap` mounts the named ConfigMap and passes its `nodes.json` to `--nodes`.
+#[test]
+fn the_nodes_configmap_is_mounted_and_given_to_serve() {
+    let deployment = |values: &str| {
+        let objects = objects(&render(values));
+        of_kind(&objects, "Deployment")[0].clone()
+    };
+    let without = deployment("{}");
+    let args = |d: &Value| d["spec"]["template"]["spec"]["containers"][0]["args"].clone();
+    assert!(
+        !args(&without).to_string().contains("--nodes"),
+        "{}",
+        args(&without)
+    );
+    let with = deployment(r#"{"nodes": {"configMap": "winguard-nodes"}}"#);
+    assert!(
+        args(&with)
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("--nodes=/nodes/nodes.json")),
+        "{}",
+        args(&with)
+    );
+    let pod = &with["spec"]["template"]["spec"];
+    assert!(
+        pod["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v["name"] == "nodes" && v["configMap"]["name"] == "winguard-nodes"),
+        "{pod}"
+    );
+    assert!(
+        pod["containers"][0]["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["name"] == "nodes" && m["mountPath"] == "/nodes"),
+        "{pod}"
+    );
+    passes_winguard(
+        &render(r#"{"nodes": {"configMap": "winguard-nodes"}}"#),
+        "nodes.configMap",
+    );
+}

@@ -1113,3 +1113,51 @@ fn self_signed_refuses_a_default_folder_others_could_enter() {
         assert!(!folder.join("tls.key").exists() && !elsewhere.join("tls.key").exists());
     }
 }
+
+/// `--nodes` read again when the file changes (a ConfigMap the cluster's node list is kept in):
+/// the same pod is allowed while the Windows nodes' taint is the one it tolerates, and denied,
+/// with the file named, once the nodes carry another; a bad file keeps the last good nodes.
+#[test]
+fn the_nodes_file_is_reloaded_when_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = dir.path().join("nodes.json");
+    let cluster = |taint: &str, build: &str| {
+        let (key, rest) = taint.split_once('=').unwrap();
+        let (value, effect) = rest.split_once(':').unwrap();
+        serde_json::json!({
+            "apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""},
+            "items": [{
+                "apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": "win-0", "labels": {
+                    "kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": build}},
+                "spec": {"taints": [{"key": key, "value": value, "effect": effect}]},
+                "status": {"nodeInfo": {"operatingSystem": "windows",
+                                        "kernelVersion": format!("{build}.5329")}}
+            }]
+        })
+        .to_string()
+    };
+    std::fs::write(&nodes, cluster("os=windows:NoSchedule", "10.0.17763")).unwrap();
+    let (server, ca) = self_signed(dir.path(), &["--nodes", nodes.to_str().unwrap()]);
+    let pod = fixture("pod-windows-pinned-v1.json");
+    let reply = post(&server, &ca, "/validate", &pod);
+    assert_eq!(response(&reply)["allowed"], true, "{reply}");
+
+    write_replacing(&nodes, &cluster("sku=Windows:NoSchedule", "10.0.17763"));
+    let reply = wait_for(|| {
+        let r = post(&server, &ca, "/validate", &pod);
+        (response(&r)["allowed"] == false).then_some(r)
+    });
+    let message = response(&reply)["status"]["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("windows-toleration-missing") && message.contains("nodes.json"),
+        "{reply}"
+    );
+
+    write_replacing(&nodes, "{\"kind\": \"List\"");
+    wait_for(|| server.log().contains("new config rejected").then_some(()));
+    assert_eq!(
+        response(&post(&server, &ca, "/validate", &pod))["allowed"],
+        false
+    );
+}

@@ -560,19 +560,21 @@ async fn watch_certificates(
     }
 }
 
-/// Reloads rules and config when the config file changes, and at midnight (exemptions expire by
-/// date). A bad new config is rejected and the last good one stays in force.
+/// Reloads rules and config when the config file or the nodes file (`--nodes`, a ConfigMap mount
+/// kept current from the cluster) changes, and at midnight (exemptions expire by date). A bad new
+/// config or nodes file is rejected and the last good setup stays in force.
 async fn watch_config(
     args: PolicySource,
     path: Option<PathBuf>,
     state: Arc<AppState>,
     interval: Duration,
 ) {
-    let read = |p: &Option<PathBuf>| p.as_ref().and_then(|p| std::fs::read(p).ok());
-    let mut last = read(&path);
+    let read = |p: Option<&PathBuf>| p.and_then(|p| std::fs::read(p).ok());
+    let files = || (read(path.as_ref()), read(args.nodes.as_ref()));
+    let mut last = files();
     loop {
         tokio::time::sleep(interval).await;
-        let now = read(&path);
+        let now = files();
         let today = jiff::Zoned::now().date();
         let stale_day = state
             .setup
@@ -593,7 +595,7 @@ async fn watch_config(
                         .config_reloads
                         .get_or_create(&ResultLabels { result: "success" })
                         .inc();
-                    tracing::info!(config = ?path, "config reloaded");
+                    tracing::info!(config = ?path, nodes = ?args.nodes, "config reloaded");
                 }
             }
             Err(e) => {
@@ -602,7 +604,7 @@ async fn watch_config(
                     .config_reloads
                     .get_or_create(&ResultLabels { result: "failure" })
                     .inc();
-                tracing::error!(config = ?path, error = %e, "new config rejected; the last good one stays in force");
+                tracing::error!(config = ?path, nodes = ?args.nodes, error = %e, "new config rejected; the last good one stays in force");
             }
         }
         last = now;
