@@ -26,9 +26,14 @@ pub fn read(name: &str) -> Option<Vec<u8>> {
     std::fs::read(dir()?.join(name)).ok()
 }
 
+/// How many entries of one kind the cache keeps: a few builds used side by side (an installed
+/// winguard and a checkout's) each keep theirs, and old builds' entries go.
+const ENTRIES_KEPT: usize = 4;
+
 /// Writes an entry atomically (a reader sees the old entry, none, or the whole new one), and
-/// removes the entries of the same kind (`name` starting with `kind`) that it replaces: those
-/// other builds wrote. Best effort: a cache that can't be written is left as it is.
+/// removes the oldest entries of the same kind (`name` starting with `kind`, written by other
+/// builds) beyond the newest [`ENTRIES_KEPT`]. Best effort: a cache that can't be written is left
+/// as it is.
 pub fn write(kind: &str, name: &str, bytes: &[u8]) {
     let Some(dir) = dir() else {
         return;
@@ -45,11 +50,24 @@ pub fn write(kind: &str, name: &str, bytes: &[u8]) {
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return;
     };
-    for entry in entries.flatten() {
-        let file_name = entry.file_name();
-        let file_name = file_name.to_string_lossy();
-        if file_name.starts_with(kind) && file_name != name {
-            let _ = std::fs::remove_file(entry.path());
-        }
+    let mut others: Vec<(std::time::SystemTime, std::path::PathBuf)> = entries
+        .flatten()
+        .filter(|e| {
+            let file_name = e.file_name();
+            let file_name = file_name.to_string_lossy();
+            file_name.starts_with(kind) && file_name != name
+        })
+        .map(|e| {
+            let modified = e
+                .metadata()
+                .and_then(|m| m.modified())
+                .unwrap_or(std::time::UNIX_EPOCH);
+            (modified, e.path())
+        })
+        .collect();
+    // Newest first; this build's entry is one of the kept.
+    others.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
+    for (_, path) in others.into_iter().skip(ENTRIES_KEPT - 1) {
+        let _ = std::fs::remove_file(path);
     }
 }

@@ -72,12 +72,21 @@ fn a_run_reads_back_what_the_first_run_compiled_and_finds_the_same() {
     assert_eq!((mended.code, &mended.stdout), (cold.code, &cold.stdout));
     assert_eq!(std::fs::read(&written[0]).unwrap(), bytes);
 
-    // An entry another build left is removed when this build writes its own.
-    let stale = cache.join("builtin-rules-0000000000000000.bin");
-    std::fs::write(&stale, b"another build's").unwrap();
+    // Other builds' entries: the newest stay beside this build's (an installed winguard and a
+    // checkout's each keep theirs), the oldest go when this build writes its own.
+    let other = |n: u64| cache.join(format!("builtin-rules-000000000000000{n}.bin"));
+    for n in 1..=5 {
+        std::fs::write(other(n), b"another build's").unwrap();
+        // Each newer than the one before (file times can be coarse).
+        let file = std::fs::File::options().write(true).open(other(n)).unwrap();
+        file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(n))
+            .unwrap();
+    }
     std::fs::remove_file(&written[0]).unwrap();
     lint(&cache, false);
-    assert_eq!(entries(&cache), written);
+    let mut kept = vec![other(3), other(4), other(5), written[0].clone()];
+    kept.sort();
+    assert_eq!(entries(&cache), kept);
 }
 
 #[test]
