@@ -32,15 +32,15 @@ const ENTRIES_KEPT: usize = 4;
 
 /// Writes an entry atomically (a reader sees the old entry, none, or the whole new one), and
 /// removes the oldest entries of the same kind (`name` starting with `kind`, written by other
-/// builds) beyond the newest [`ENTRIES_KEPT`]. Best effort: a cache that can't be written is left
-/// as it is.
-pub fn write(kind: &str, name: &str, bytes: &[u8]) {
+/// builds) beyond the newest [`ENTRIES_KEPT`]. The bytes are made only when there is a cache to
+/// write them to. Best effort: a cache that can't be written is left as it is.
+pub fn write(kind: &str, name: &str, bytes: impl FnOnce() -> Vec<u8>) {
     let Some(dir) = dir() else {
         return;
     };
     let written = std::fs::create_dir_all(&dir).and_then(|()| {
         let mut file = tempfile::NamedTempFile::new_in(&dir)?;
-        std::io::Write::write_all(&mut file, bytes)?;
+        std::io::Write::write_all(&mut file, &bytes())?;
         file.persist(dir.join(name)).map_err(|e| e.error)?;
         Ok(())
     });

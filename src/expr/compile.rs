@@ -414,11 +414,11 @@ impl<'r> Compiler<'r> {
         if !fast {
             return self.compile_located(text);
         }
-        let fast = cel::parser::PrattParser::new()
+        let parsed = cel::parser::PrattParser::new()
             .enable_optional_syntax(true)
             .max_recursion_depth(MAX_NESTING)
             .parse(text);
-        if let Ok(ast) = fast
+        if let Ok(ast) = parsed
             && let Ok(program) = self.check(text, &ast, &SourceInfo::default())
         {
             return Ok(program);

@@ -42,7 +42,7 @@ pub fn builtin_rules() -> Result<RuleSet, crate::error::Error> {
         return Ok(rules);
     }
     let rules = compile_builtin_rules()?;
-    crate::cache::write(BUILTIN_RULES_ENTRY, &entry, &rules.to_stored());
+    crate::cache::write(BUILTIN_RULES_ENTRY, &entry, || rules.to_stored());
     Ok(rules)
 }
 

@@ -9,6 +9,17 @@ mod command;
 mod facts;
 mod image;
 pub(crate) mod nodes;
+
+/// The build of a Windows version as nodes and tags write it: `10.0.17763` or
+/// `10.0.17763.5329` → 17763.
+fn build_of_version(version: &str) -> Option<u64> {
+    version
+        .strip_prefix("10.0.")?
+        .split('.')
+        .next()?
+        .parse()
+        .ok()
+}
 mod profile;
 
 pub(crate) use profile::{ClusterProfile, ImagePatterns, WindowsRuntimeClass, gate_on};
@@ -435,9 +446,7 @@ impl Catalog {
                     return Some(b.build);
                 }
                 // `10.0.N` for builds the table doesn't know yet.
-                s.strip_prefix("10.0.")
-                    .and_then(|rest| rest.split('.').next())
-                    .and_then(|n| n.parse().ok())
+                build_of_version(s)
             }
             _ => None,
         }

@@ -8,7 +8,6 @@ use crate::value::Value;
 /// A node, as far as winguard reads it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
-    pub name: String,
     /// Labelled `kubernetes.io/os: windows`, or reporting `operatingSystem: windows`.
     pub windows: bool,
     /// The Windows build number: from the `node.kubernetes.io/windows-build` label
@@ -70,7 +69,7 @@ fn node(item: &serde_json::Value) -> Node {
     let build = label("node.kubernetes.io/windows-build")
         .or_else(|| text("/status/nodeInfo/kernelVersion"))
         .filter(|_| windows)
-        .and_then(windows_build);
+        .and_then(super::build_of_version);
     let taints = item
         .pointer("/spec/taints")
         .and_then(|t| t.as_array())
@@ -89,21 +88,10 @@ fn node(item: &serde_json::Value) -> Node {
         })
         .unwrap_or_default();
     Node {
-        name: text("/metadata/name").unwrap_or("").to_string(),
         windows,
         build,
         taints,
     }
-}
-
-/// `10.0.17763` or `10.0.17763.5329` → 17763.
-fn windows_build(version: &str) -> Option<u64> {
-    version
-        .strip_prefix("10.0.")?
-        .split('.')
-        .next()?
-        .parse()
-        .ok()
 }
 
 #[cfg(test)]
@@ -112,9 +100,22 @@ mod tests {
 
     #[test]
     fn builds_come_from_the_label_or_the_kernel_version() {
-        assert_eq!(windows_build("10.0.17763"), Some(17763));
-        assert_eq!(windows_build("10.0.20348.2227"), Some(20348));
-        assert_eq!(windows_build("5.10.0-28-cloud-amd64"), None);
+        let node = |labels: &str, kernel: &str| {
+            let text = format!(
+                r#"{{"kind": "Node", "metadata": {{"labels": {labels}}},
+                    "status": {{"nodeInfo": {{"kernelVersion": "{kernel}"}}}}}}"#
+            );
+            read_nodes(&text, "n.json").unwrap().remove(0).build
+        };
+        let windows = r#"{"kubernetes.io/os": "windows"}"#;
+        let labelled =
+            r#"{"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.17763"}"#;
+        assert_eq!(node(labelled, "10.0.20348.2227"), Some(17763));
+        assert_eq!(node(windows, "10.0.20348.2227"), Some(20348));
+        assert_eq!(
+            node(r#"{"kubernetes.io/os": "linux"}"#, "5.10.0-28-cloud-amd64"),
+            None
+        );
     }
 
     #[test]

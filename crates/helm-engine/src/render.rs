@@ -677,14 +677,8 @@ fn decoded_head(path: &str, doc: &str) -> Result<Head, Error> {
     }
     let value = docs.into_iter().next().map_or(Value::Null, |d| d.value);
     let decoding = |what: String| fail(crate::values::json_decode_error(&what));
-    let json_type = |v: &Value| match v {
-        Value::String(_) => "string",
-        Value::Number(_) => "number",
-        Value::Bool(_) => "bool",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-        Value::Null => "null",
-    };
+    // (Only a value an error names is converted, to name its JSON type.)
+    let json_type = |v: &Value| crate::values::go_json_type(&Json::from(v));
     // A value for a string field, as the JSON conversion makes it one (null stays null: "").
     let string = |v: &Value, field: &str| -> Result<String, Error> {
         Ok(match v {
@@ -771,12 +765,13 @@ fn decoded_head(path: &str, doc: &str) -> Result<Head, Error> {
 /// that YAML 1.1 and 1.2 read alike (a letter first, and no boolean or null word). Anything else
 /// goes the full way.
 fn plain_head(doc: &str) -> Option<Head> {
-    let lower_has = |needle: &[u8]| {
-        doc.as_bytes()
-            .windows(needle.len())
-            .any(|w| w.eq_ignore_ascii_case(needle))
-    };
-    if lower_has(b".inf") || lower_has(b".nan") {
+    let bytes = doc.as_bytes();
+    let non_finite = memchr::memchr_iter(b'.', bytes).any(|i| {
+        bytes.get(i + 1..i + 4).is_some_and(|word| {
+            word.eq_ignore_ascii_case(b"inf") || word.eq_ignore_ascii_case(b"nan")
+        })
+    });
+    if non_finite {
         return None;
     }
     let with_newline;
@@ -787,8 +782,7 @@ fn plain_head(doc: &str) -> Option<Head> {
         &with_newline
     };
     let parsed = yaml_value::block::read_document(text, 0)?;
-    let plain = |v: &yaml_value::Value| -> Option<String> {
-        let s = v.as_str()?;
+    let plain = |s: &str| -> Option<String> {
         let first_is_letter = s.bytes().next().is_some_and(|b| b.is_ascii_alphabetic());
         let word = matches!(
             s.to_ascii_lowercase().as_str(),
@@ -797,10 +791,14 @@ fn plain_head(doc: &str) -> Option<Head> {
         (first_is_letter && !word).then(|| s.to_string())
     };
     let map = parsed.value.as_object()?;
+    let plain_field = |v: &yaml_value::Value| plain(v.as_str()?);
     map.get("apiVersion")
-        .map(plain)
+        .map(plain_field)
         .unwrap_or(Some(String::new()))?;
-    let kind = map.get("kind").map(plain).unwrap_or(Some(String::new()))?;
+    let kind = map
+        .get("kind")
+        .map(plain_field)
+        .unwrap_or(Some(String::new()))?;
     let mut hook = None;
     if let Some(meta) = map.get("metadata").filter(|m| !m.is_null()) {
         let meta = meta.as_object()?;
@@ -809,7 +807,7 @@ fn plain_head(doc: &str) -> Option<Head> {
             for (key, v) in annotations.as_object()? {
                 let v = v.as_str()?;
                 if key.as_str() == "helm.sh/hook" {
-                    hook = Some(plain(&yaml_value::Value::from(v))?);
+                    hook = Some(plain(v)?);
                 }
             }
         }
