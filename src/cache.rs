@@ -1,5 +1,6 @@
 //! winguard's cache directory: what one run keeps for the next, so that work a run would repeat
-//! unchanged (compiling the built-in rules) is done once per build.
+//! unchanged is done once: compiling the built-in rules (once per build), reading images'
+//! platforms from their registries (`images/`).
 //!
 //! Where: `WINGUARD_CACHE_DIR` if set, else the platform's cache directory (`$XDG_CACHE_HOME`
 //! or `~/.cache` on Linux, `~/Library/Caches` on macOS, `%LOCALAPPDATA%` on Windows) under
@@ -24,6 +25,25 @@ pub fn dir() -> Option<PathBuf> {
 /// An entry's bytes, if it is there.
 pub fn read(name: &str) -> Option<Vec<u8>> {
     std::fs::read(dir()?.join(name)).ok()
+}
+
+/// Writes an entry at `path` (relative to the cache directory, its folders made as needed)
+/// atomically, and keeps it: entries that stay true (what a digest names) are not pruned.
+/// Best effort, as [`write`].
+pub fn write_kept(path: &str, bytes: impl FnOnce() -> Vec<u8>) {
+    let Some(dir) = dir() else {
+        return;
+    };
+    let target = dir.join(path);
+    let Some(folder) = target.parent() else {
+        return;
+    };
+    let _ = std::fs::create_dir_all(folder).and_then(|()| {
+        let mut file = tempfile::NamedTempFile::new_in(folder)?;
+        std::io::Write::write_all(&mut file, &bytes())?;
+        file.persist(&target).map_err(|e| e.error)?;
+        Ok(())
+    });
 }
 
 /// How many entries of one kind the cache keeps: a few builds used side by side (an installed

@@ -62,6 +62,7 @@ pub struct Config {
     /// How `winguard serve` answers admission reviews (the CLI ignores it).
     pub webhook: WebhookConfig,
     pub kustomize: KustomizeConfig,
+    pub images: ImagesConfig,
     /// Where this config came from (for messages); `None` for the defaults.
     #[serde(skip)]
     #[schemars(skip)]
@@ -90,6 +91,7 @@ impl Default for Config {
             exemptions: Vec::new(),
             webhook: WebhookConfig::default(),
             kustomize: KustomizeConfig::default(),
+            images: ImagesConfig::default(),
             path: None,
             parsed: None,
         }
@@ -307,6 +309,58 @@ pub struct KustomizeConfig {
     /// chart repositories (as `--kustomize-allow-remote` does). Off, such an overlay is an
     /// error and kustomize is not run.
     pub allow_remote: bool,
+}
+
+/// How images' platforms are read from their registries (`--resolve-images`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct ImagesConfig {
+    /// Read each image's platforms (OS, Windows build, architecture) from its registry, as
+    /// `--resolve-images` does.
+    pub resolve: bool,
+    /// Registries (`host[:port]`) reached over plain HTTP instead of HTTPS, as containerd's
+    /// insecure registries.
+    pub insecure_registries: Vec<String>,
+    /// How long a tag's digest read from a registry is used before the registry is asked
+    /// again (`24h`, `30m`, `0s`); a digest's platforms are kept for good.
+    pub tag_ttl: String,
+    /// Images' platforms stated here rather than read (images of registries CI can't reach):
+    /// image reference → its platforms, each `{os, architecture, osVersion}`. They hold
+    /// without `--resolve-images` too.
+    pub platforms: BTreeMap<String, Vec<StatedPlatform>>,
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub tag_ttl_parsed: std::time::Duration,
+    /// `--offline`: only the cache is read (a flag, not a config key).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub offline: bool,
+}
+
+impl Default for ImagesConfig {
+    fn default() -> Self {
+        ImagesConfig {
+            resolve: false,
+            insecure_registries: Vec::new(),
+            tag_ttl: "24h".to_string(),
+            platforms: BTreeMap::new(),
+            tag_ttl_parsed: std::time::Duration::from_secs(24 * 3600),
+            offline: false,
+        }
+    }
+}
+
+/// A platform of an image, as `images.platforms` states it.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct StatedPlatform {
+    /// `windows` or `linux`.
+    pub os: String,
+    /// `amd64`, `arm64`, …
+    pub architecture: String,
+    /// For Windows, the build the image is for (`10.0.20348` or `10.0.20348.2700`).
+    #[serde(default)]
+    pub os_version: Option<String>,
 }
 
 /// `enforce` denies; `audit` only warns.
@@ -754,6 +808,24 @@ impl Config {
             }
         }
         self.windows.node_builds = builds;
+        let ttl = self
+            .images
+            .tag_ttl
+            .parse::<jiff::SignedDuration>()
+            .ok()
+            .and_then(|d| std::time::Duration::try_from(d).ok());
+        match ttl {
+            Some(ttl) => self.images.tag_ttl_parsed = ttl,
+            None => {
+                return Err(self.error_at(
+                    "/images/tagTtl",
+                    format!(
+                        "images.tagTtl: `{}` is not a duration (write `24h`, `30m` or `0s`)",
+                        self.images.tag_ttl
+                    ),
+                ));
+            }
+        }
         Ok(())
     }
 

@@ -24,6 +24,7 @@ pub(crate) mod kustomize;
 pub mod manifest;
 pub mod pipeline;
 pub mod policy;
+pub mod registry;
 pub mod report;
 pub mod rules;
 pub(crate) mod serve;

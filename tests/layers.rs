@@ -23,6 +23,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("engine", 5),
     ("windows", 6),
     ("config", 7),
+    ("registry", 7),
     ("report", 8),
     ("policy", 8),
     ("pipeline", 9),

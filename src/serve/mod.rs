@@ -451,9 +451,22 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, req: Request) -> Respon
     };
     // The adapter does not panic on any input the tests know of; should a bug make it, the
     // request gets a structured rejection and the server goes on.
-    let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        admission::review(&setup, endpoint, &body)
-    }));
+    let review = || {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            admission::review(&setup, endpoint, &body)
+        }))
+    };
+    // A review that reads images' platforms may wait on a registry: the worker thread is handed
+    // over to the runtime's other tasks meanwhile. (The registry has logged what it could not
+    // read; its list is only for the CLI's summary.)
+    let answer = match &setup.images {
+        Some(registry) => {
+            let answer = tokio::task::block_in_place(review);
+            registry.take_warnings();
+            answer
+        }
+        None => review(),
+    };
     let answer = match answer {
         Ok(a) => a,
         Err(_) => {

@@ -65,11 +65,13 @@ fields!(PodField {
 });
 
 fields!(ContainerField {
-    Build = "build" : "dyn" : "the Windows build of the image's tag (`ltsc2022` → 20348), or null",
+    Build = "build" : "dyn" : "the image's Windows build when it has one (`ltsc2022` → 20348), or null (none known, or several)",
+    BuildOrigin = "buildOrigin" : "dyn" : "where the image's builds come from: `its tag`, `its registry (sha256:…)` or the config stating them (`images.platforms`), or null",
+    Builds = "builds" : "list(int)" : "the image's Windows builds: every one its registry lists (`--resolve-images`), else its tag's",
     BuildCompat = "buildCompat" : "dyn" : "whether the image runs on the builds the pod can land on: `exact`, `stable-abi` or `incompatible` (null without a build or for HostProcess)",
     BuildCompatHosts = "buildCompatHosts" : "list(dyn)" : "the host builds that verdict is about: `{build, label, name}`",
-    BuildLabel = "buildLabel" : "dyn" : "the image's build as the node label writes it (`10.0.20348`)",
-    BuildName = "buildName" : "dyn" : "the name of the image's build (`Windows Server 2022`)",
+    BuildLabel = "buildLabel" : "dyn" : "the image's builds as the node label writes them (`10.0.20348`; several comma-separated)",
+    BuildName = "buildName" : "dyn" : "the names of the image's builds (`Windows Server 2022`)",
     DefaultUser = "defaultUser" : "dyn" : "the image's default user when the catalog knows it (`ContainerUser`, `ContainerAdministrator`), or null",
     Digest = "digest" : "dyn" : "the image digest, or null",
     HasArgs = "hasArgs" : "bool" : "the container sets `args`",
@@ -84,6 +86,8 @@ fields!(ContainerField {
     Os = "os" : "dyn" : "the container's OS as far as it shows: `imageOs`, else `windows` when its command runs a Windows shell, else null",
     OsReason = "osReason" : "dyn" : "why (`its repository …`, `its command runs powershell.exe`)",
     Path = "path" : "string" : "JSON pointer to the container in the object",
+    PlatformOses = "platformOses" : "list(string)" : "the OSes of the image's platforms as its registry lists them (`--resolve-images`); empty when not read",
+    Platforms = "platforms" : "dyn" : "the image's platforms as its registry lists them: `{digest, names, origin, list: [{os, osVersion, architecture}]}` (origin: `its registry (sha256:…)` or the config stating them), or null when not read",
     Repository = "repository" : "string" : "the normalised repository (`docker.io/library/busybox`)",
     Role = "role" : "string" : "`container`, `init container` or `ephemeral container` (for messages)",
     Script = "script" : "dyn" : "the entrypoint analysis: `{shell, steps, serviceMonitor, serviceMonitorLast, lastStep, copies: [{source, step}]}`, or null without command and args",
@@ -135,31 +139,38 @@ impl<'a> ContainerFacts<'a> {
     ) -> Self {
         let image_text = raw.get("image").and_then(Value::as_str).unwrap_or("");
         let of_image = ctx.image_facts(image_text);
-        let build = of_image.build.as_ref();
+        let builds = of_image.builds.as_slice();
         let host_process = raw
             .pointer("/securityContext/windowsOptions/hostProcess")
             .and_then(Value::as_bool)
             .or(pod_host_process)
             .unwrap_or(false);
         // Can the image run where the pod lands? With a build selection, on every selected build
-        // (the worst case); without one, on some configured node build (the best case).
+        // (the worst case); without one, on some configured node build (the best case). A host
+        // runs an image of several builds when one of them suits it (containerd picks that one).
         // HostProcess containers don't inherit the compatibility requirements.
-        let (compat, compat_hosts) = match build {
-            Some(b) if !host_process => {
-                let (hosts, worst) = if selected_builds.is_empty() {
-                    (ctx.profile.node_builds.as_slice(), false)
-                } else {
-                    (selected_builds, true)
-                };
-                let results = hosts.iter().map(|h| build_compat(*h, b.build));
-                let summary = if worst {
-                    results.max_by_key(|c| compat_rank(*c))
-                } else {
-                    results.min_by_key(|c| compat_rank(*c))
-                };
-                (summary.map(BuildCompat::as_str), hosts.to_vec())
-            }
-            _ => (None, Vec::new()),
+        let (compat, compat_hosts) = if builds.is_empty() || host_process {
+            (None, Vec::new())
+        } else {
+            let (hosts, worst) = if selected_builds.is_empty() {
+                (ctx.profile.node_builds.as_slice(), false)
+            } else {
+                (selected_builds, true)
+            };
+            let on_host = |h: u64| {
+                builds
+                    .iter()
+                    .map(|b| build_compat(h, *b))
+                    .min_by_key(|c| compat_rank(*c))
+                    .unwrap_or(BuildCompat::Incompatible)
+            };
+            let results = hosts.iter().map(|h| on_host(*h));
+            let summary = if worst {
+                results.max_by_key(|c| compat_rank(*c))
+            } else {
+                results.min_by_key(|c| compat_rank(*c))
+            };
+            (summary.map(BuildCompat::as_str), hosts.to_vec())
         };
         let windows_shell = if of_image.os.is_none() {
             windows_shell(&ctx.catalog.commands, raw.get("command"))
@@ -204,7 +215,22 @@ impl<'a> ContainerFacts<'a> {
         use ContainerField as F;
         let catalog = self.ctx.catalog;
         match field {
-            F::Build => Value::from(self.of_image.build.as_ref().map(|b| b.build)),
+            F::Build => Value::from(match self.of_image.builds.as_slice() {
+                [one] => Some(*one),
+                _ => None,
+            }),
+            F::BuildOrigin => Value::from(match &self.of_image.registry {
+                _ if self.of_image.builds.is_empty() => None,
+                Some(r) if self.of_image.builds_from_registry() => Some(r.origin()),
+                _ => Some("its tag".to_string()),
+            }),
+            F::Builds => Value::Array(
+                self.of_image
+                    .builds
+                    .iter()
+                    .map(|b| Value::from(*b))
+                    .collect(),
+            ),
             F::BuildCompat => Value::from(self.compat),
             F::BuildCompatHosts => Value::Array(
                 self.compat_hosts
@@ -218,13 +244,24 @@ impl<'a> ContainerFacts<'a> {
                     })
                     .collect(),
             ),
-            F::BuildLabel => Value::from(
-                self.of_image
-                    .build
-                    .as_ref()
-                    .map(|b| format!("10.0.{}", b.build)),
-            ),
-            F::BuildName => Value::from(self.of_image.build.as_ref().map(|b| b.name.as_str())),
+            F::BuildLabel => Value::from((!self.of_image.builds.is_empty()).then(|| {
+                let labels: Vec<String> = self
+                    .of_image
+                    .builds
+                    .iter()
+                    .map(|b| format!("10.0.{b}"))
+                    .collect();
+                labels.join(", ")
+            })),
+            F::BuildName => Value::from((!self.of_image.builds.is_empty()).then(|| {
+                let names: Vec<String> = self
+                    .of_image
+                    .builds
+                    .iter()
+                    .map(|b| catalog.build_name(*b))
+                    .collect();
+                names.join(", ")
+            })),
             F::DefaultUser => Value::from(catalog.default_user(&self.of_image.image)),
             F::Digest => Value::from(self.of_image.image.digest.as_deref()),
             F::HasArgs => Value::Bool(self.args().is_some()),
@@ -243,6 +280,36 @@ impl<'a> ContainerFacts<'a> {
                 (None, None) => None,
             }),
             F::Path => Value::from(self.path.as_str()),
+            F::PlatformOses => Value::Array(
+                self.of_image
+                    .registry
+                    .as_ref()
+                    .map(|r| r.oses().into_iter().map(Value::from).collect())
+                    .unwrap_or_default(),
+            ),
+            F::Platforms => match &self.of_image.registry {
+                None => Value::Null,
+                Some(r) => Value::object([
+                    ("digest", Value::from(r.digest.as_str())),
+                    ("names", Value::from(r.names())),
+                    ("origin", Value::from(r.origin())),
+                    (
+                        "list",
+                        Value::Array(
+                            r.platforms
+                                .iter()
+                                .map(|p| {
+                                    Value::object([
+                                        ("os", Value::from(p.os.as_str())),
+                                        ("osVersion", Value::from(p.os_version.as_deref())),
+                                        ("architecture", Value::from(p.architecture.as_str())),
+                                    ])
+                                })
+                                .collect(),
+                        ),
+                    ),
+                ]),
+            },
             F::Repository => Value::from(self.of_image.image.repository.as_str()),
             F::Role => Value::from(match self.kind {
                 "initContainers" => "init container",
@@ -378,14 +445,15 @@ impl<'a> PodFacts<'a> {
     }
 
     /// Contradictions of the deciding source. Images take part only when a non-image source
-    /// decided (image against image is `mixed-os-pod`'s business).
+    /// decided (image against image is `mixed-os-pod`'s business), and only by their names: an
+    /// OS the registry listed is `windows-image-os-mismatch`'s, which names the digest.
     fn conflicts(&self) -> Vec<Value> {
         let mut conflicts = Vec::new();
         let Some(d) = self.decisive.map(|i| &self.sources[i]) else {
             return conflicts;
         };
         for s in &self.sources {
-            if s.os != d.os && !(s.kind == "image" && d.kind == "image") {
+            if s.os != d.os && !(s.kind == "image" && (d.kind == "image" || s.from_registry)) {
                 conflicts.push(Value::object([
                     ("os", Value::from(s.os)),
                     ("kind", Value::from(s.kind)),
@@ -427,7 +495,10 @@ impl<'a> PodFacts<'a> {
         self.containers
             .iter()
             .filter(|c| c.of_image.os == Some("windows"))
-            .find_map(|c| c.of_image.build.as_ref().map(|b| b.build))
+            .find_map(|c| match c.of_image.builds.as_slice() {
+                [one] => Some(*one),
+                _ => None,
+            })
     }
 
     fn compute(&self, field: PodField) -> Value {
@@ -595,6 +666,7 @@ fn scheduling_sources(
             kind: "os.name",
             reason: ["`spec.os.name` is `", name, "`"].concat(),
             pointer: p("/os/name"),
+            from_registry: false,
         });
     }
     // 2. nodeSelector
@@ -607,6 +679,7 @@ fn scheduling_sources(
                 kind: "nodeSelector",
                 reason: ["its nodeSelector has `", key, ": ", value, "`"].concat(),
                 pointer: [spec_path, "/nodeSelector/", &escape_pointer_token(key)].concat(),
+                from_registry: false,
             });
             break;
         }
@@ -622,6 +695,7 @@ fn scheduling_sources(
                 kind: "affinity",
                 reason: format!("its required node affinity selects OS `{first}`"),
                 pointer: p(&pointer),
+                from_registry: false,
             });
         }
     }
@@ -632,6 +706,7 @@ fn scheduling_sources(
             kind: "controlPlane",
             reason: format!("it requires control-plane nodes (`{key}`), which run Linux"),
             pointer: p(&pointer),
+            from_registry: false,
         });
     }
     // 4. RuntimeClass
@@ -646,6 +721,7 @@ fn scheduling_sources(
                 rc["name"].as_str().unwrap_or("")
             ),
             pointer: p("/runtimeClassName"),
+            from_registry: false,
         });
     }
     sources
@@ -706,6 +782,7 @@ fn push_container_sources(
                     .map(|c| format!("{}/securityContext/windowsOptions/hostProcess", c.path))
                     .unwrap_or_default()
             },
+            from_registry: false,
         });
     }
     // 6. images
@@ -727,6 +804,7 @@ fn push_container_sources(
                 ]
                 .concat(),
                 pointer: [&c.path, "/image"].concat(),
+                from_registry: c.of_image.registry.is_some(),
             });
         }
     }

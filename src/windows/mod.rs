@@ -9,6 +9,7 @@ mod command;
 mod facts;
 mod image;
 pub(crate) mod nodes;
+pub(crate) mod platforms;
 
 /// The build of a Windows version as nodes and tags write it: `10.0.17763` or
 /// `10.0.17763.5329` → 17763.
@@ -580,25 +581,33 @@ pub(crate) struct ModelContext<'a> {
     /// many workloads, and classifying one runs regexes over each of its parts.
     /// (Owned keys and values: a borrow of the input in a lock would tie the context to exactly
     /// the input's lifetime, where the pods it makes borrow it for less.)
-    images: std::sync::Mutex<HashMap<Box<str>, std::sync::Arc<ImageFacts>>>,
+    images_seen: std::sync::Mutex<HashMap<Box<str>, std::sync::Arc<ImageFacts>>>,
+    /// Where images' platforms are read from, when the run resolves them.
+    pub images: Option<&'a dyn platforms::ImagePlatformSource>,
 }
 
-/// What the catalog makes of one image reference.
+/// What the catalog, and the registry when the run resolves images, make of one image reference.
 #[derive(Debug)]
 pub(crate) struct ImageFacts {
     pub image: ImageRef,
-    /// The OS its name says it is for (none for a multi-OS image, whatever its name says).
+    /// The OS it is for: the registry's when it lists one OS, else the one its name says (none
+    /// for an image published for several OSes, whatever its name says).
     pub os: Option<&'static str>,
     pub os_reason: Option<String>,
-    /// Its Windows build, for a Windows image.
-    pub build: Option<BuildEntry>,
+    /// Its Windows builds, sorted: every build the registry lists for Windows, else its tag's.
+    pub builds: Vec<u64>,
+    /// What the registry lists for it, when the run resolved it.
+    pub registry: Option<std::sync::Arc<platforms::ImagePlatforms>>,
 }
 
 impl ImageFacts {
-    fn classify(catalog: &Catalog, text: &str) -> Self {
+    fn classify(
+        catalog: &Catalog,
+        text: &str,
+        registry: Option<std::sync::Arc<platforms::ImagePlatforms>>,
+    ) -> Self {
         let image = parse_image(text);
         let windows_reason = catalog.windows.reason(&image);
-        let is_windows = windows_reason.is_some();
         // An image published for both OSes is evidence of neither, whatever its name says.
         let (os, os_reason) = match windows_reason {
             Some(r) => (Some("windows"), Some(r)),
@@ -608,34 +617,85 @@ impl ImageFacts {
                 None => (None, None),
             },
         };
-        let build = if is_windows {
+        let tag_builds = || -> Vec<u64> {
             image
                 .tag_tokens()
                 .find_map(|t| catalog.build_of_token(t))
-                .cloned()
-        } else {
-            None
+                .map(|b| b.build)
+                .into_iter()
+                .collect()
+        };
+        // The registry's platforms are the truth when it listed any; its name only fills in.
+        let listed = registry.as_ref().filter(|r| !r.platforms.is_empty());
+        let (os, os_reason, builds) = match listed {
+            Some(r) => {
+                let oses = r.oses();
+                let os = match oses.as_slice() {
+                    ["windows"] => Some("windows"),
+                    ["linux"] => Some("linux"),
+                    _ => None,
+                };
+                let reason = os.map(|_| match &r.stated_in {
+                    Some(file) => format!("`images.platforms` in {file}: only {}", r.names()),
+                    None => format!(
+                        "its registry's platforms: only {}, at {}",
+                        r.names(),
+                        short_digest(&r.digest)
+                    ),
+                });
+                let builds = r.windows_builds();
+                // A Windows platform without `os.version` tells no build: the tag may.
+                let builds = if builds.is_empty() && oses.contains(&"windows") {
+                    tag_builds()
+                } else {
+                    builds
+                };
+                (os, reason, builds)
+            }
+            None => {
+                let builds = if os == Some("windows") {
+                    tag_builds()
+                } else {
+                    Vec::new()
+                };
+                (os, os_reason, builds)
+            }
         };
         ImageFacts {
             image,
             os,
             os_reason,
-            build,
+            builds,
+            registry: listed.cloned(),
         }
     }
+
+    /// Whether its builds are the registry's (else its tag's).
+    pub(crate) fn builds_from_registry(&self) -> bool {
+        self.registry
+            .as_ref()
+            .is_some_and(|r| !r.windows_builds().is_empty())
+    }
+}
+
+/// `sha256:0123456789ab`: a digest short enough for a message, long enough to find it.
+pub(crate) fn short_digest(digest: &str) -> &str {
+    let end = digest.find(':').map_or(0, |i| i + 1) + 12;
+    digest.get(..end).unwrap_or(digest)
 }
 
 impl<'a> ModelContext<'a> {
     /// What the catalog makes of the image `text`, worked out once per input set.
     pub(crate) fn image_facts(&self, text: &str) -> std::sync::Arc<ImageFacts> {
         // A poisoned lock only means another thread panicked mid-insert: the map is still whole.
-        let images = || self.images.lock().unwrap_or_else(|e| e.into_inner());
+        let images = || self.images_seen.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(found) = images().get(text) {
             return found.clone();
         }
         // Classified outside the lock (the catalog's regexes): the other threads' lookups don't
         // wait for it. Two threads may both classify a new image; the first one in is kept.
-        let facts = std::sync::Arc::new(ImageFacts::classify(self.catalog, text));
+        let registry = self.images.and_then(|source| source.platforms(text));
+        let facts = std::sync::Arc::new(ImageFacts::classify(self.catalog, text, registry));
         images().entry(text.into()).or_insert(facts).clone()
     }
 
@@ -643,6 +703,7 @@ impl<'a> ModelContext<'a> {
     pub(crate) fn new(
         catalog: &'a Catalog,
         profile: &'a ClusterProfile,
+        images: Option<&'a dyn platforms::ImagePlatformSource>,
         by_kind: &HashMap<&'a str, Vec<&'a Value>>,
     ) -> Self {
         let mut index = InputIndex::default();
@@ -656,7 +717,8 @@ impl<'a> ModelContext<'a> {
             profile,
             index,
             cluster_version: profile.version,
-            images: Default::default(),
+            images_seen: Default::default(),
+            images,
         }
     }
 }
@@ -677,6 +739,8 @@ struct Source {
     kind: &'static str,
     reason: String,
     pointer: String,
+    /// An image's OS as its registry lists it (not by its name).
+    from_registry: bool,
 }
 
 fn os_of(value: &str) -> Option<&'static str> {
@@ -1189,10 +1253,10 @@ mod tests {
         ];
         let mut wrong = Vec::new();
         for &(text, os, build, user, iis) in cases {
-            let facts = ImageFacts::classify(&catalog, text);
+            let facts = ImageFacts::classify(&catalog, text, None);
             let got = (
                 facts.os,
-                facts.build.as_ref().map(|b| b.build),
+                facts.builds.first().copied(),
                 catalog.default_user(&facts.image),
                 catalog.iis.reason(&facts.image).is_some(),
             );

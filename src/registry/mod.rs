@@ -1,0 +1,447 @@
+//! Images' platforms read from their registries (`--resolve-images`): each image's manifest or
+//! index through the OCI distribution API (`oci-client`), only manifest and image-config reads,
+//! with the credentials of the Docker config (`auths`, `credHelpers`, `credsStore`) or the
+//! registry's anonymous bearer token.
+//!
+//! What was read is kept in the cache directory (`crate::cache`): a digest's platforms forever
+//! (a digest names its content), a tag's digest for `images.tagTtl`. `--offline` reads only
+//! the cache, stale tags included. A registry that can't be reached, or an image it doesn't
+//! have, is a warning naming the image ([`Registry::take_warnings`]): the model then judges the
+//! image by its name, as without `--resolve-images`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use oci_client::Reference;
+use oci_client::secrets::RegistryAuth;
+
+use crate::windows::platforms::{ImagePlatformSource, ImagePlatforms, Platform};
+
+/// How a run reads registries.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Read registries (or, offline, the cache): `--resolve-images`, `images.resolve`. Else
+    /// only the stated platforms are known.
+    pub read_registries: bool,
+    /// Read only the cache (`--offline`).
+    pub offline: bool,
+    /// Registries (`host[:port]`) spoken to over plain HTTP, as containerd's insecure registries.
+    pub insecure_registries: Vec<String>,
+    /// How long a tag's digest is trusted before the registry is asked again.
+    pub tag_ttl: Duration,
+    /// Images' platforms the config states (`images.platforms`), by reference.
+    pub stated: HashMap<String, Arc<ImagePlatforms>>,
+}
+
+impl Settings {
+    /// The platforms the config states for `image` (references compared as the registry reads
+    /// them: `busybox` is `docker.io/library/busybox:latest`).
+    fn stated(&self, image: &str) -> Option<Arc<ImagePlatforms>> {
+        if self.stated.is_empty() {
+            return None;
+        }
+        let key = |text: &str| {
+            text.parse::<Reference>()
+                .map_or_else(|_| text.to_string(), |r| r.whole())
+        };
+        let wanted = key(image);
+        self.stated
+            .iter()
+            .find(|(k, _)| key(k) == wanted)
+            .map(|(_, p)| p.clone())
+    }
+}
+
+/// Reads images' platforms for a run (or a server's life), each image once per `tag_ttl`.
+pub struct Registry {
+    settings: Settings,
+    client: OnceLock<oci_client::Client>,
+    /// The platforms found for each image text, and when (a failure is not kept: the next
+    /// review may find the registry up again; a run asks once, as the model asks once per input
+    /// set).
+    found: Mutex<HashMap<String, (Instant, Arc<ImagePlatforms>)>>,
+    warnings: Mutex<Vec<String>>,
+    /// Auth per registry host, read from the Docker config once.
+    auths: Mutex<HashMap<String, RegistryAuth>>,
+}
+
+/// The media types asked for: an index or manifest list, else one image's manifest.
+const MANIFEST_TYPES: [&str; 4] = [
+    oci_client::manifest::OCI_IMAGE_INDEX_MEDIA_TYPE,
+    oci_client::manifest::IMAGE_MANIFEST_LIST_MEDIA_TYPE,
+    oci_client::manifest::OCI_IMAGE_MEDIA_TYPE,
+    oci_client::manifest::IMAGE_MANIFEST_MEDIA_TYPE,
+];
+
+/// Manifests and image configs are small; a larger answer is not one.
+const MAX_DOCUMENT: usize = 4 << 20;
+
+impl Registry {
+    pub fn new(settings: Settings) -> Self {
+        Registry {
+            settings,
+            client: OnceLock::new(),
+            found: Mutex::default(),
+            warnings: Mutex::default(),
+            auths: Mutex::default(),
+        }
+    }
+
+    /// The warnings so far (images whose platforms could not be read), each once; the list is
+    /// emptied.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.warnings))
+    }
+
+    fn warn(&self, message: String) {
+        let mut warnings = lock(&self.warnings);
+        if !warnings.contains(&message) {
+            tracing::warn!(message = message.as_str(), "image not resolved");
+            warnings.push(message);
+        }
+    }
+
+    fn client(&self) -> &oci_client::Client {
+        self.client.get_or_init(|| {
+            // reqwest is built without a crypto provider of its own: the process's (ring, as
+            // the webhook's TLS uses) is installed if none is yet.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let config = oci_client::client::ClientConfig {
+                protocol: if self.settings.insecure_registries.is_empty() {
+                    oci_client::client::ClientProtocol::Https
+                } else {
+                    oci_client::client::ClientProtocol::HttpsExcept(
+                        self.settings.insecure_registries.clone(),
+                    )
+                },
+                connect_timeout: Some(Duration::from_secs(5)),
+                read_timeout: Some(Duration::from_secs(15)),
+                user_agent: concat!("winguard/", env!("CARGO_PKG_VERSION")),
+                ..Default::default()
+            };
+            oci_client::Client::new(config)
+        })
+    }
+
+    /// The platforms of `image`: from this run's memory, the cache, or its registry.
+    fn resolve(&self, image: &str) -> Option<Arc<ImagePlatforms>> {
+        let text = image.trim();
+        if text.is_empty() {
+            return None;
+        }
+        if let Some(stated) = self.settings.stated(text) {
+            return Some(stated);
+        }
+        if !self.settings.read_registries {
+            return None;
+        }
+        if let Some((at, found)) = lock(&self.found).get(text)
+            && at.elapsed() < self.settings.tag_ttl
+        {
+            return Some(found.clone());
+        }
+        let reference: Reference = match text.parse() {
+            Ok(r) => r,
+            Err(e) => {
+                self.warn(format!(
+                    "image `{text}`: not an image reference ({e}); judged by its name"
+                ));
+                return None;
+            }
+        };
+        let found = Arc::new(self.resolve_reference(text, &reference)?);
+        lock(&self.found).insert(text.to_string(), (Instant::now(), found.clone()));
+        Some(found)
+    }
+
+    fn resolve_reference(&self, text: &str, reference: &Reference) -> Option<ImagePlatforms> {
+        let cached_tag = match reference.digest() {
+            Some(_) => None,
+            None => cache::read_tag(reference),
+        };
+        let digest = match (reference.digest(), &cached_tag) {
+            (Some(d), _) => Some(d.to_string()),
+            (None, Some(entry)) if self.settings.offline || entry.fresh(self.settings.tag_ttl) => {
+                Some(entry.digest.clone())
+            }
+            _ => None,
+        };
+        if let Some(digest) = &digest
+            && let Some(platforms) = cache::read_digest(digest)
+        {
+            return Some(platforms);
+        }
+        if self.settings.offline {
+            self.warn(format!(
+                "image `{text}`: its platforms are not in the cache and --offline reads no \
+                 registry; judged by its name"
+            ));
+            return None;
+        }
+        match self.read_registry(reference) {
+            Ok(platforms) => {
+                cache::write_digest(&platforms);
+                if reference.digest().is_none() {
+                    cache::write_tag(reference, &platforms.digest);
+                }
+                Some(platforms)
+            }
+            Err(e) => {
+                // A registry that is down leaves a tag read before as it was: used, and said.
+                let stale = cached_tag.and_then(|entry| {
+                    cache::read_digest(&entry.digest).map(|p| (p, entry.read_at))
+                });
+                match stale {
+                    Some((platforms, read_at)) => {
+                        self.warn(format!(
+                            "image `{text}`: cannot read its registry ({e}); using its digest \
+                             as read at {read_at}"
+                        ));
+                        Some(platforms)
+                    }
+                    None => {
+                        self.warn(format!(
+                            "image `{text}`: cannot read its platforms from its registry ({e}); \
+                             judged by its name"
+                        ));
+                        None
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads the manifest `reference` names and, for a single image, its config.
+    fn read_registry(&self, reference: &Reference) -> Result<ImagePlatforms, String> {
+        let client = self.client().clone();
+        let auth = self.auth_for(reference);
+        let reference = reference.clone();
+        let read = async move {
+            let (bytes, digest) = client
+                .pull_manifest_raw(&reference, &auth, &MANIFEST_TYPES)
+                .await
+                .map_err(|e| error_chain(&e))?;
+            if bytes.len() > MAX_DOCUMENT {
+                return Err(format!("its manifest is over {MAX_DOCUMENT} bytes"));
+            }
+            let manifest: ManifestDoc = serde_json::from_slice(&bytes)
+                .map_err(|e| format!("its manifest is not JSON a registry serves: {e}"))?;
+            let platforms = match (manifest.manifests, manifest.config) {
+                (Some(entries), _) => entries
+                    .into_iter()
+                    .filter_map(|e| e.platform)
+                    // Build attestations are listed as `unknown/unknown`.
+                    .filter(|p| p.os != "unknown")
+                    .collect(),
+                (None, Some(config)) => {
+                    let mut blob = Vec::new();
+                    client
+                        .pull_blob(&reference, config.digest.as_str(), &mut blob)
+                        .await
+                        .map_err(|e| error_chain(&e))?;
+                    let config: Platform = serde_json::from_slice(&blob)
+                        .map_err(|e| format!("its image config has no platform: {e}"))?;
+                    vec![Platform {
+                        os: config.os,
+                        os_version: config.os_version,
+                        architecture: config.architecture,
+                        variant: config.variant,
+                    }]
+                }
+                (None, None) => {
+                    return Err("its manifest is neither an index nor an image".to_string());
+                }
+            };
+            Ok(ImagePlatforms {
+                digest,
+                platforms,
+                stated_in: None,
+            })
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        runtime().spawn(async move {
+            let _ = tx.send(read.await);
+        });
+        rx.recv()
+            .unwrap_or_else(|_| Err("the registry read was cut short".to_string()))
+    }
+
+    /// The Docker config's credentials for the image's registry, else anonymous (the client
+    /// then asks the registry for an anonymous bearer token if it wants one).
+    fn auth_for(&self, reference: &Reference) -> RegistryAuth {
+        let host = reference.registry().to_string();
+        if let Some(auth) = lock(&self.auths).get(&host) {
+            return auth.clone();
+        }
+        let mut names = vec![host.clone(), format!("https://{host}")];
+        if host == "docker.io" || host == "index.docker.io" {
+            // `docker login` keeps Docker Hub's under its old address.
+            names.insert(0, "https://index.docker.io/v1/".to_string());
+        }
+        let mut auth = RegistryAuth::Anonymous;
+        for name in &names {
+            use docker_credential::{CredentialRetrievalError as E, DockerCredential};
+            match docker_credential::get_credential(name) {
+                Ok(DockerCredential::UsernamePassword(user, password)) => {
+                    auth = RegistryAuth::Basic(user, password);
+                    break;
+                }
+                Ok(DockerCredential::IdentityToken(_)) => {
+                    self.warn(format!(
+                        "registry `{host}`: the Docker config holds an identity token, which \
+                         winguard does not exchange; reading it anonymously"
+                    ));
+                    break;
+                }
+                Err(E::NoCredentialConfigured | E::ConfigNotFound | E::ConfigReadError) => {}
+                Err(e) => {
+                    self.warn(format!(
+                        "registry `{host}`: cannot read its credentials from the Docker config \
+                         ({e}); reading it anonymously"
+                    ));
+                    break;
+                }
+            }
+        }
+        lock(&self.auths).insert(host, auth.clone());
+        auth
+    }
+}
+
+impl ImagePlatformSource for Registry {
+    fn platforms(&self, image: &str) -> Option<Arc<ImagePlatforms>> {
+        self.resolve(image)
+    }
+}
+
+/// The fields of a manifest or index that say its platforms.
+#[derive(serde::Deserialize)]
+struct ManifestDoc {
+    #[serde(default)]
+    manifests: Option<Vec<IndexEntry>>,
+    #[serde(default)]
+    config: Option<ConfigRef>,
+}
+
+#[derive(serde::Deserialize)]
+struct IndexEntry {
+    #[serde(default)]
+    platform: Option<Platform>,
+}
+
+#[derive(serde::Deserialize)]
+struct ConfigRef {
+    digest: String,
+}
+
+/// The runtime registry reads run on, apart from any the caller runs in (the webhook's): a
+/// reader blocks on a channel, never on a runtime, so it may be called from anywhere.
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("winguard-registry")
+            .enable_all()
+            .build()
+            .expect("a runtime with two threads can be built")
+    })
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A poisoned lock only means another thread panicked mid-insert: the map is still whole.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// An error and its causes in one line (reqwest's own message names only the URL).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut message = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        source = cause.source();
+    }
+    message
+}
+
+/// The image entries of the cache directory: `images/digests/<algorithm>-<hex>.json` holds a
+/// digest's platforms (kept: a digest names its content), `images/tags/<reference>.json` a
+/// tag's digest and when it was read (the reference percent-encoded).
+mod cache {
+    use super::*;
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    pub(super) struct TagEntry {
+        pub reference: String,
+        pub digest: String,
+        #[serde(rename = "readAt")]
+        pub read_at: jiff::Timestamp,
+    }
+
+    impl TagEntry {
+        pub(super) fn fresh(&self, ttl: Duration) -> bool {
+            let age = jiff::Timestamp::now().duration_since(self.read_at);
+            age.is_positive() && age.unsigned_abs() < ttl
+        }
+    }
+
+    fn digest_entry(digest: &str) -> Option<String> {
+        let (algorithm, hex) = digest.split_once(':')?;
+        let plain = |s: &str| {
+            !s.is_empty()
+                && s.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'+' || b == b'.')
+        };
+        (plain(algorithm) && plain(hex)).then(|| format!("images/digests/{algorithm}-{hex}.json"))
+    }
+
+    fn tag_entry(reference: &Reference) -> String {
+        const KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+            .remove(b'-')
+            .remove(b'.')
+            .remove(b'_');
+        let whole = reference.whole();
+        format!(
+            "images/tags/{}.json",
+            percent_encoding::utf8_percent_encode(&whole, KEEP)
+        )
+    }
+
+    pub(super) fn read_digest(digest: &str) -> Option<ImagePlatforms> {
+        let bytes = crate::cache::read(&digest_entry(digest)?)?;
+        serde_json::from_slice::<ImagePlatforms>(&bytes)
+            .ok()
+            .filter(|p| p.digest == digest)
+    }
+
+    pub(super) fn write_digest(platforms: &ImagePlatforms) {
+        if let Some(entry) = digest_entry(&platforms.digest) {
+            crate::cache::write_kept(&entry, || {
+                serde_json::to_vec_pretty(platforms).unwrap_or_default()
+            });
+        }
+    }
+
+    pub(super) fn read_tag(reference: &Reference) -> Option<TagEntry> {
+        let bytes = crate::cache::read(&tag_entry(reference))?;
+        serde_json::from_slice::<TagEntry>(&bytes)
+            .ok()
+            .filter(|t| t.reference == reference.whole())
+    }
+
+    pub(super) fn write_tag(reference: &Reference, digest: &str) {
+        let entry = TagEntry {
+            reference: reference.whole(),
+            digest: digest.to_string(),
+            read_at: jiff::Timestamp::now(),
+        };
+        crate::cache::write_kept(&tag_entry(reference), || {
+            serde_json::to_vec_pretty(&entry).unwrap_or_default()
+        });
+    }
+}
