@@ -20,13 +20,17 @@ use common::*;
 struct Registry {
     child: Child,
     port: u16,
-    _dir: tempfile::TempDir,
+    /// The token service, for a registry with token auth.
+    token_server: Option<Child>,
+    dir: tempfile::TempDir,
 }
 
 impl Drop for Registry {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        for child in std::iter::once(&mut self.child).chain(self.token_server.as_mut()) {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
@@ -40,6 +44,8 @@ impl Registry {
 enum Access {
     Tls,
     TlsBasicAuth,
+    /// The registry's token auth: anonymous bearer tokens from a token service.
+    TlsToken,
     PlainHttp,
 }
 
@@ -65,6 +71,17 @@ fn fixture(args: &[&str]) -> String {
     let r = run_cmd(c, None);
     assert_eq!(r.code, 0, "registry_fixture.py {args:?}: {}", r.stderr);
     r.stdout
+}
+
+fn wait_for_port(port: u16, what: &str) {
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{what} did not listen on {port}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn free_port() -> u16 {
@@ -99,6 +116,25 @@ fn start(access: Access) -> (Registry, HashMap<String, String>) {
             htpasswd.display()
         ));
     }
+    let mut token_server = None;
+    if access == Access::TlsToken {
+        let token_port = free_port();
+        let log = dir.path().join("token-scopes.log");
+        let child = Command::new(python_exe())
+            .arg(root().join("tests/tools/registry_fixture.py"))
+            .args(["token-server", &token_port.to_string()])
+            .arg(certs())
+            .arg(&log)
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        token_server = Some(child);
+        wait_for_port(token_port, "the token service");
+        config.push_str(&format!(
+            "auth:\n  token: {{realm: 'http://127.0.0.1:{token_port}/token', service: winguard-tests, issuer: winguard-test-issuer, rootcertbundle: {}}}\n",
+            certs().join("ca.pem").display()
+        ));
+    }
     let config_file = dir.path().join("config.yml");
     std::fs::write(&config_file, config).unwrap();
     let child = Command::new(tool("docker-registry"))
@@ -111,16 +147,10 @@ fn start(access: Access) -> (Registry, HashMap<String, String>) {
     let registry = Registry {
         child,
         port,
-        _dir: dir,
+        token_server,
+        dir,
     };
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "docker-registry did not listen on {port}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_port(port, "docker-registry");
     let scheme = if access == Access::PlainHttp {
         "http"
     } else {
@@ -450,4 +480,28 @@ fn an_unreachable_registry_is_a_warning_naming_the_image() {
         &host,
         "cannot read its platforms from its registry (",
     );
+}
+
+#[test]
+fn a_registry_with_token_auth_is_read_with_an_anonymous_bearer_token() {
+    let (registry, pushed) = start(Access::TlsToken);
+    let host = registry.host();
+    let ws = Workspace::new(&host, CONFIG);
+    let log = registry.dir.path().join("token-scopes.log");
+    std::fs::remove_file(&log).unwrap();
+
+    let (code, findings, stderr) = ws.lint(&["--resolve-images"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    assert_resolved(&findings, &host, &pushed);
+    // Each repository was read with a pull token of its own, asked for anonymously.
+    let scopes = std::fs::read_to_string(&log).unwrap();
+    for repository in ["orders", "log-agent", "tools", "win2022"] {
+        assert!(
+            scopes
+                .lines()
+                .any(|s| s == format!("repository:contoso/{repository}:pull")),
+            "{scopes}"
+        );
+    }
 }

@@ -1161,3 +1161,32 @@ fn the_nodes_file_is_reloaded_when_it_changes() {
         false
     );
 }
+
+#[test]
+fn the_webhook_judges_images_by_the_platforms_the_config_states() {
+    // The pinned pod's image, stated in the config as Linux-only: the review that passed by the
+    // image's name is denied, naming the config that states the platforms.
+    let dir = tempfile::tempdir().unwrap();
+    let pod = fixture("pod-windows-pinned-v1.json");
+    let review: Value = serde_json::from_str(&std::fs::read_to_string(&pod).unwrap()).unwrap();
+    let image = review["request"]["object"]["spec"]["containers"][0]["image"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let config = dir.path().join("winguard.yaml");
+    std::fs::write(
+        &config,
+        format!("images:\n  platforms:\n    '{image}': [{{os: linux, architecture: amd64}}]\n"),
+    )
+    .unwrap();
+    let (server, ca) = self_signed(dir.path(), &["--config", config.to_str().unwrap()]);
+    let reply = post(&server, &ca, "/validate", &pod);
+    assert_eq!(response(&reply)["allowed"], false, "{reply}");
+    let message = response(&reply)["status"]["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("windows-image-os-mismatch")
+            && message.contains("is published only for linux/amd64")
+            && message.contains("winguard.yaml"),
+        "{reply}"
+    );
+}

@@ -7,19 +7,31 @@ winguard's reader.
     registry_fixture.py certs DIR            ca.pem, server.pem, server-key.pem (trustme)
     registry_fixture.py htpasswd FILE USER PASSWORD
     registry_fixture.py push BASE_URL [--ca FILE] [--user USER --password PASSWORD]
+    registry_fixture.py token-server PORT CERTS_DIR LOG
 
 `push` pushes the images below and prints a JSON object: each pushed reference (`repo:tag`)
-→ the digest of the manifest or index its tag names.
+→ the digest of the manifest or index its tag names. When the registry asks for a bearer token,
+`push` gets one from the realm its challenge names, as a registry client does.
+
+`token-server` is the token service of the distribution registry's token auth, for anyone: on
+127.0.0.1:PORT it grants every scope asked for, in a JWT signed with the test certificate
+(`server.pem`, ES256, the certificate in `x5c`; the registry trusts the test CA), and appends
+each scope asked for to LOG.
 """
 
 import base64
 import hashlib
 import json
+import re
 import ssl
 import sys
+import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
+
+TOKEN_ISSUER = "winguard-test-issuer"
 
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -80,7 +92,7 @@ class Registry:
             token = base64.b64encode(f"{user}:{password}".encode()).decode()
             self.auth = f"Basic {token}"
 
-    def request(self, method, url, body=None, headers=None):
+    def request(self, method, url, body=None, headers=None, retried=False):
         if not url.startswith("http"):
             url = self.base + url
         req = urllib.request.Request(url, data=body, method=method, headers=dict(headers or {}))
@@ -90,7 +102,21 @@ class Registry:
             with urllib.request.urlopen(req, context=self.context) as resp:
                 return resp.status, dict(resp.headers), resp.read()
         except urllib.error.HTTPError as e:
+            challenge = e.headers.get("WWW-Authenticate", "")
+            if e.code == 401 and challenge.startswith("Bearer ") and not retried:
+                self.auth = "Bearer " + self.token(challenge)
+                return self.request(method, url, body, headers, retried=True)
             raise SystemExit(f"{method} {url}: {e.code} {e.read().decode(errors='replace')}")
+
+    def token(self, challenge):
+        """A token from the realm a `Bearer realm=…,service=…,scope=…` challenge names."""
+        params = dict(re.findall(r'(\w+)="([^"]*)"', challenge))
+        query = {"service": params.get("service", "")}
+        if "scope" in params:
+            query["scope"] = params["scope"]
+        url = params["realm"] + "?" + urllib.parse.urlencode(query)
+        with urllib.request.urlopen(url, context=self.context) as resp:
+            return json.load(resp)["token"]
 
     def blob(self, repo, data):
         digest = "sha256:" + hashlib.sha256(data).hexdigest()
@@ -152,11 +178,64 @@ def push(base, ca=None, user=None, password=None):
     print(json.dumps(digests))
 
 
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def token_server(port, certs_dir, log):
+    """Grants every scope asked for (the registry's token auth, for tests)."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+
+    certs_dir = Path(certs_dir)
+    key = serialization.load_pem_private_key((certs_dir / "server-key.pem").read_bytes(), None)
+    cert = x509.load_pem_x509_certificates((certs_dir / "server.pem").read_bytes())[0]
+    x5c = [base64.b64encode(cert.public_bytes(serialization.Encoding.DER)).decode()]
+
+    def sign(claims):
+        header = {"typ": "JWT", "alg": "ES256", "x5c": x5c}
+        signing_input = (b64url(json.dumps(header).encode()) + "."
+                         + b64url(json.dumps(claims).encode()))
+        r, s = decode_dss_signature(key.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256())))
+        return signing_input + "." + b64url(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            url = urllib.parse.urlparse(self.path)
+            query = urllib.parse.parse_qs(url.query)
+            access = []
+            for scope in query.get("scope", []):
+                with open(log, "a") as f:
+                    f.write(scope + "\n")
+                kind, name, actions = scope.split(":")
+                access.append({"type": kind, "name": name, "actions": actions.split(",")})
+            now = int(time.time())
+            token = sign({"iss": TOKEN_ISSUER, "sub": "", "aud": query.get("service", [""])[0],
+                          "exp": now + 300, "nbf": now - 10, "iat": now,
+                          "jti": str(time.monotonic_ns()), "access": access})
+            body = json.dumps({"token": token, "access_token": token, "expires_in": 300}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    ThreadingHTTPServer(("127.0.0.1", int(port)), Handler).serve_forever()
+
+
 def main(argv):
     if argv[:1] == ["certs"] and len(argv) == 2:
         certs(argv[1])
     elif argv[:1] == ["htpasswd"] and len(argv) == 4:
         htpasswd(*argv[1:])
+    elif argv[:1] == ["token-server"] and len(argv) == 4:
+        token_server(*argv[1:])
     elif argv[:1] == ["push"] and len(argv) >= 2:
         options = dict(zip(argv[2::2], argv[3::2]))
         push(argv[1], options.get("--ca"), options.get("--user"), options.get("--password"))
