@@ -217,6 +217,10 @@ pub struct WindowsConfig {
     #[serde(skip)]
     #[schemars(skip)]
     pub nodes_file: Option<String>,
+    /// Its nodes.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub nodes: std::sync::Arc<Vec<crate::windows::nodes::Node>>,
 }
 
 impl Default for WindowsConfig {
@@ -233,6 +237,7 @@ impl Default for WindowsConfig {
             dsr: false,
             lb_backend_limit: None,
             nodes_file: None,
+            nodes: Default::default(),
         }
     }
 }
@@ -879,6 +884,7 @@ impl Config {
         self.windows.node_builds_raw = builds.into_iter().map(Value::from).collect();
         self.windows.taints = Some(taints);
         self.windows.nodes_file = Some(file.to_string());
+        self.windows.nodes = std::sync::Arc::new(nodes.to_vec());
         Ok(())
     }
 
@@ -909,6 +915,11 @@ impl Config {
             version: self.version(),
             feature_gates: self.feature_gates.clone(),
             node_builds: self.windows.node_builds.clone(),
+            nodes: self
+                .windows
+                .nodes_file
+                .clone()
+                .map(|file| (file, self.windows.nodes.clone())),
             runtime_classes: self
                 .windows
                 .runtime_classes

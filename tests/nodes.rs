@@ -100,3 +100,55 @@ fn a_nodes_file_that_cannot_be_used_is_an_error_naming_it() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("cannot read nodes file"), "{}", r.stderr);
 }
+
+#[test]
+fn the_nodes_a_pool_selection_matches_tell_the_pods_os_and_builds() {
+    const POOLS: &str = "testdata/nodes/pools.yaml";
+    let rules_of = |findings: &[(String, String)]| -> Vec<String> {
+        findings.iter().map(|(r, _)| r.clone()).collect()
+    };
+    // Without the nodes, `agentpool: npwin` says nothing: the billing pod is Windows by its
+    // image only, and selects no Windows node as far as winguard can tell.
+    let (_, assumed) = findings(&["lint", POOLS]);
+    assert!(
+        rules_of(&assumed).contains(&"windows-os-selector-missing".to_string()),
+        "{assumed:?}"
+    );
+
+    // With them, the pool is two Windows Server 2022 nodes: the pod selects Windows (no
+    // selector finding), its LTSC 2019 image can't run there, and it tolerates their taint.
+    let (code, real) = findings(&["lint", POOLS, "--nodes", NODES]);
+    assert_eq!(code, 1, "{real:?}");
+    let rules = rules_of(&real);
+    for absent in ["windows-os-selector-missing", "windows-toleration-missing"] {
+        assert!(!rules.contains(&absent.to_string()), "{real:?}");
+    }
+    let mismatch: Vec<&String> = real
+        .iter()
+        .filter(|(r, _)| r == "windows-image-build-mismatch")
+        .map(|(_, m)| m)
+        .collect();
+    assert_eq!(mismatch.len(), 1, "{real:?}");
+    assert!(
+        mismatch[0].contains(
+            "but the pod can land on Windows Server 2022 (10.0.20348) (the nodes its selection matches in `testdata/nodes/mixed-cluster.json`)"
+        ),
+        "{}",
+        mismatch[0]
+    );
+
+    // The reports pod requires the Linux `user` pool by affinity, with a Windows image.
+    let conflict: Vec<&String> = real
+        .iter()
+        .filter(|(r, _)| r == "windows-target-conflict")
+        .map(|(_, m)| m)
+        .collect();
+    assert_eq!(conflict.len(), 1, "{real:?}");
+    assert!(
+        conflict[0].starts_with(
+            "pod targets Linux because its node selection matches 1 node in `testdata/nodes/mixed-cluster.json`, a Linux node, but it also points to windows"
+        ),
+        "{}",
+        conflict[0]
+    );
+}

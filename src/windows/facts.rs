@@ -11,9 +11,10 @@ use crate::value::Value;
 
 use super::command::windows_shell;
 use super::{
-    BuildCompat, ImageFacts, ModelContext, OS_KEYS, Source, affinity_values, analyse_command,
-    build_compat, build_selectors, compat_rank, control_plane_selection, escape_pointer_token,
-    os_of, runtime_class_facts, selected_builds, str_map, unsupported_fields,
+    BuildCompat, ImageFacts, ModelContext, NodesSelected, OS_KEYS, Source, affinity_values,
+    analyse_command, build_compat, build_selectors, compat_rank, control_plane_selection,
+    escape_pointer_token, nodes_selected, os_of, runtime_class_facts, selected_builds, str_map,
+    unsupported_fields,
 };
 use crate::expr::{Record, RecordList, Val};
 
@@ -44,7 +45,7 @@ fields!(PodField {
     BuildSource = "buildSource" : "dyn" : "where the selected builds come from: `{kind, pointer}`, or null",
     Conflicts = "conflicts" : "list(dyn)" : "the target-OS sources that contradict the deciding one: `{os, kind, reason, pointer}`",
     Containers = "containers" : "list(container)" : "the container records (init, app and ephemeral containers, in that order)",
-    DecidedBy = "decidedBy" : "string" : "the kind of source that decided the OS (`os.name`, `nodeSelector`, `affinity`, `runtimeClass`, `hostProcess`, `image`, `default`)",
+    DecidedBy = "decidedBy" : "string" : "the kind of source that decided the OS (`os.name`, `nodeSelector`, `affinity`, `nodes` (the nodes of `--nodes` its selection matches), `runtimeClass`, `hostProcess`, `image`, `default`)",
     HostProcess = "hostProcess" : "bool" : "some container (or the pod) is HostProcess",
     ImageBuild = "imageBuild" : "dyn" : "the Windows build of the first Windows image with a known build, or null",
     ImageBuildLabel = "imageBuildLabel" : "dyn" : "that build as the node label writes it (`10.0.20348`)",
@@ -382,10 +383,22 @@ impl<'a> PodFacts<'a> {
             .and_then(Value::as_str)
             .filter(|_| ctx.profile.gate("IdentifyPodOS", Some((1, 24))));
         let runtime_class = runtime_class_facts(ctx, spec);
-        let mut sources = scheduling_sources(spec, spec_path, os_name, runtime_class.as_ref());
+        let by_nodes = nodes_selected(ctx, spec, spec_path, runtime_class.as_ref());
+        let mut sources = scheduling_sources(
+            spec,
+            spec_path,
+            os_name,
+            runtime_class.as_ref(),
+            by_nodes.as_ref(),
+        );
         // Node builds the pod can land on.
-        let (selected_builds, build_source) =
-            selected_builds(ctx, spec, runtime_class.as_ref(), spec_path);
+        let (selected_builds, build_source) = selected_builds(
+            ctx,
+            spec,
+            runtime_class.as_ref(),
+            by_nodes.as_ref(),
+            spec_path,
+        );
         let pod_host_process = spec
             .pointer("/securityContext/windowsOptions/hostProcess")
             .and_then(Value::as_bool);
@@ -486,7 +499,7 @@ impl<'a> PodFacts<'a> {
         self.sources.iter().any(|s| {
             matches!(
                 s.kind,
-                "nodeSelector" | "affinity" | "runtimeClass" | "controlPlane"
+                "nodeSelector" | "affinity" | "nodes" | "runtimeClass" | "controlPlane"
             ) && s.os == os
         })
     }
@@ -653,6 +666,7 @@ fn scheduling_sources(
     spec_path: &str,
     os_name: Option<&str>,
     runtime_class: Option<&Value>,
+    by_nodes: Option<&NodesSelected>,
 ) -> Vec<Source> {
     let mut sources: Vec<Source> = Vec::new();
     let p = |rest: &str| [spec_path, rest].concat();
@@ -698,6 +712,31 @@ fn scheduling_sources(
                 from_registry: false,
             });
         }
+    }
+    // The cluster's nodes the selection matches, when it names pools rather than an OS.
+    if let Some(n) = by_nodes
+        && !sources
+            .iter()
+            .any(|s| matches!(s.kind, "nodeSelector" | "affinity"))
+    {
+        let (os_name, plural) = match (n.os, n.count) {
+            ("windows", 1) => ("a Windows node", ""),
+            ("windows", _) => ("Windows nodes", "s"),
+            (_, 1) => ("a Linux node", ""),
+            _ => ("Linux nodes", "s"),
+        };
+        sources.push(Source {
+            os: n.os,
+            kind: "nodes",
+            reason: format!(
+                "its node selection matches {count} node{plural} in `{file}`, {only}{os_name}",
+                count = n.count,
+                file = n.file,
+                only = if n.count == 1 { "" } else { "all " },
+            ),
+            pointer: n.pointer.clone(),
+            from_registry: false,
+        });
     }
     // Control-plane nodes are Linux nodes: requiring one keeps the pod off Windows.
     if let Some((key, pointer)) = control_plane_selection(spec) {

@@ -915,6 +915,81 @@ fn str_map(v: Option<&Value>) -> impl Iterator<Item = (&crate::value::Str, &str)
         .filter_map(|(k, v)| Some((k, v.as_str()?)))
 }
 
+/// The nodes of the cluster (`--nodes`) a pod's node selection matches, when they are all of
+/// one OS: what its selection means in this cluster when it names pools rather than an OS
+/// (`agentpool: npwin`).
+pub(crate) struct NodesSelected {
+    pub os: &'static str,
+    /// How many nodes match.
+    pub count: usize,
+    /// The Windows builds of the matching nodes.
+    pub builds: Vec<u64>,
+    pub file: String,
+    /// Where the selection is written (its nodeSelector, else its required affinity).
+    pub pointer: String,
+}
+
+/// [`NodesSelected`] for a pod: `None` without a nodes file, when the pod selects by OS and
+/// build labels only (the OS and build selectors say that already), selects nothing, matches no
+/// node, or matches nodes of both OSes.
+fn nodes_selected(
+    ctx: &ModelContext<'_>,
+    spec: &Value,
+    spec_path: &str,
+    runtime_class: Option<&Value>,
+) -> Option<NodesSelected> {
+    let (file, nodes) = ctx.profile.nodes.as_ref()?;
+    let mut selector: Vec<(&str, &str)> = str_map(spec.get("nodeSelector"))
+        .map(|(k, v)| (k.as_str(), v))
+        .collect();
+    selector.extend(
+        str_map(runtime_class.and_then(|rc| rc.get("nodeSelector"))).map(|(k, v)| (k.as_str(), v)),
+    );
+    let terms: Vec<&Value> = spec
+        .pointer("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")
+        .and_then(Value::as_array)
+        .map(|t| t.iter().collect())
+        .unwrap_or_default();
+    let keys_of_terms = terms.iter().flat_map(|t| {
+        t.get("matchExpressions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.get("key").and_then(Value::as_str))
+    });
+    let os_or_build = |k: &str| OS_KEYS.contains(&k) || k == BUILD_KEY;
+    let names_more = selector.iter().any(|(k, _)| !os_or_build(k))
+        || keys_of_terms.clone().any(|k| !os_or_build(k));
+    if !names_more {
+        return None;
+    }
+    let mut matched = Vec::new();
+    for node in nodes.iter() {
+        if node.selected_by(&selector, &terms)? {
+            matched.push(node);
+        }
+    }
+    let first = matched.first()?;
+    if !matched.iter().all(|n| n.windows == first.windows) {
+        return None;
+    }
+    let mut builds: Vec<u64> = matched.iter().filter_map(|n| n.build).collect();
+    builds.sort_unstable();
+    builds.dedup();
+    let pointer = if selector.iter().any(|(k, _)| !os_or_build(k)) {
+        format!("{spec_path}/nodeSelector")
+    } else {
+        format!("{spec_path}/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution")
+    };
+    Some(NodesSelected {
+        os: if first.windows { "windows" } else { "linux" },
+        count: matched.len(),
+        builds,
+        file: file.clone(),
+        pointer,
+    })
+}
+
 /// The RuntimeClass a pod names, from the input set or the config, with the OS it schedules onto.
 fn runtime_class_facts(ctx: &ModelContext<'_>, spec: &Value) -> Option<Value> {
     let name = spec.get("runtimeClassName")?.as_str()?;
@@ -965,6 +1040,7 @@ fn selected_builds(
     ctx: &ModelContext<'_>,
     spec: &Value,
     runtime_class: Option<&Value>,
+    nodes: Option<&NodesSelected>,
     spec_path: &str,
 ) -> (Vec<u64>, Value) {
     let catalog = ctx.catalog;
@@ -1009,6 +1085,16 @@ fn selected_builds(
                     "pointer",
                     Value::from(format!("{spec_path}/runtimeClassName")),
                 ),
+            ]),
+        );
+    }
+    // The builds of the Windows nodes the pod's selection matches.
+    if let Some(n) = nodes.filter(|n| n.os == "windows" && !n.builds.is_empty()) {
+        return (
+            n.builds.clone(),
+            Value::object([
+                ("kind", Value::from("nodes")),
+                ("pointer", Value::from(n.pointer.as_str())),
             ]),
         );
     }

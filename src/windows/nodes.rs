@@ -15,6 +15,78 @@ pub struct Node {
     pub build: Option<u64>,
     /// `spec.taints`, each as `{key, value, effect}`.
     pub taints: Vec<Value>,
+    /// `metadata.labels`: what nodeSelectors and node affinity match.
+    pub labels: std::collections::BTreeMap<String, String>,
+}
+
+impl Node {
+    /// Whether a pod's node selection takes this node: every `nodeSelector` label (a
+    /// RuntimeClass's merged in), and one of the required affinity's terms, as the scheduler
+    /// matches them. `None` when a term reads what a node file doesn't say (`matchFields`).
+    pub(crate) fn selected_by(
+        &self,
+        node_selector: &[(&str, &str)],
+        terms: &[&Value],
+    ) -> Option<bool> {
+        if !node_selector
+            .iter()
+            .all(|(k, v)| self.labels.get(*k).map(String::as_str) == Some(*v))
+        {
+            return Some(false);
+        }
+        if terms.is_empty() {
+            return Some(true);
+        }
+        let mut any = false;
+        for term in terms {
+            if term
+                .get("matchFields")
+                .and_then(Value::as_array)
+                .is_some_and(|f| !f.is_empty())
+            {
+                return None;
+            }
+            let expressions = term.get("matchExpressions").and_then(Value::as_array);
+            // A term with no expressions matches no node (the scheduler's rule).
+            let Some(expressions) = expressions.filter(|e| !e.is_empty()) else {
+                continue;
+            };
+            any |= expressions.iter().all(|e| self.matches(e));
+        }
+        Some(any)
+    }
+
+    /// One `matchExpressions` requirement (`In`, `NotIn`, `Exists`, `DoesNotExist`, `Gt`, `Lt`).
+    fn matches(&self, expression: &Value) -> bool {
+        let key = expression.get("key").and_then(Value::as_str).unwrap_or("");
+        let values: Vec<&str> = expression
+            .get("values")
+            .and_then(Value::as_array)
+            .map(|v| v.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let label = self.labels.get(key).map(String::as_str);
+        let number = |s: &str| s.parse::<i64>().ok();
+        let compare = |want: std::cmp::Ordering| match (
+            label.and_then(number),
+            values.first().copied().and_then(number),
+        ) {
+            (Some(l), Some(v)) => l.cmp(&v) == want,
+            _ => false,
+        };
+        match expression
+            .get("operator")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+        {
+            "In" => label.is_some_and(|l| values.contains(&l)),
+            "NotIn" => label.is_none_or(|l| !values.contains(&l)),
+            "Exists" => label.is_some(),
+            "DoesNotExist" => label.is_none(),
+            "Gt" => compare(std::cmp::Ordering::Greater),
+            "Lt" => compare(std::cmp::Ordering::Less),
+            _ => false,
+        }
+    }
 }
 
 /// Reads a nodes file's text; `file` names it in errors.
@@ -58,6 +130,15 @@ pub(crate) fn read_nodes(text: &str, file: &str) -> Result<Vec<Node>, Error> {
 
 fn node(item: &serde_json::Value) -> Node {
     let text = |pointer: &str| item.pointer(pointer).and_then(|v| v.as_str());
+    let labels = item
+        .pointer("/metadata/labels")
+        .and_then(|l| l.as_object())
+        .map(|l| {
+            l.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default();
     let label = |name: &str| {
         item.get("metadata")
             .and_then(|m| m.get("labels"))
@@ -91,6 +172,7 @@ fn node(item: &serde_json::Value) -> Node {
         windows,
         build,
         taints,
+        labels,
     }
 }
 
@@ -116,6 +198,51 @@ mod tests {
             node(r#"{"kubernetes.io/os": "linux"}"#, "5.10.0-28-cloud-amd64"),
             None
         );
+    }
+
+    #[test]
+    fn node_selection_matches_as_the_scheduler_does() {
+        let node = Node {
+            windows: true,
+            build: Some(20348),
+            taints: Vec::new(),
+            labels: [("agentpool", "npwin"), ("gen", "3")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        };
+        let term = |e: serde_json::Value| Value::from(serde_json::json!({"matchExpressions": e}));
+        let expr = |op: &str, key: &str, values: &[&str]| {
+            term(serde_json::json!([{"key": key, "operator": op, "values": values}]))
+        };
+        let takes = |selector: &[(&str, &str)], terms: &[Value]| {
+            node.selected_by(selector, &terms.iter().collect::<Vec<_>>())
+        };
+        assert_eq!(takes(&[("agentpool", "npwin")], &[]), Some(true));
+        assert_eq!(takes(&[("agentpool", "user")], &[]), Some(false));
+        assert_eq!(
+            takes(&[], &[expr("In", "agentpool", &["a", "npwin"])]),
+            Some(true)
+        );
+        assert_eq!(
+            takes(&[], &[expr("NotIn", "agentpool", &["npwin"])]),
+            Some(false)
+        );
+        assert_eq!(takes(&[], &[expr("NotIn", "zone", &["a"])]), Some(true));
+        assert_eq!(takes(&[], &[expr("Exists", "gen", &[])]), Some(true));
+        assert_eq!(takes(&[], &[expr("DoesNotExist", "gen", &[])]), Some(false));
+        assert_eq!(takes(&[], &[expr("Gt", "gen", &["2"])]), Some(true));
+        assert_eq!(takes(&[], &[expr("Lt", "gen", &["2"])]), Some(false));
+        // Terms are ORed; an empty term matches nothing; matchFields can't be judged here.
+        let none = term(serde_json::json!([]));
+        assert_eq!(takes(&[], std::slice::from_ref(&none)), Some(false));
+        assert_eq!(
+            takes(&[], &[none, expr("In", "agentpool", &["npwin"])]),
+            Some(true)
+        );
+        let fields = Value::from(serde_json::json!({"matchFields": [
+            {"key": "metadata.name", "operator": "In", "values": ["akswin000000"]}]}));
+        assert_eq!(takes(&[], &[fields]), None);
     }
 
     #[test]

@@ -18,6 +18,9 @@ pub struct ClusterProfile {
     pub node_builds: Vec<u64>,
     /// RuntimeClasses defined outside the inputs that schedule onto Windows nodes.
     pub runtime_classes: Vec<WindowsRuntimeClass>,
+    /// The cluster's nodes and the file they were read from (`--nodes`), when known: which
+    /// nodes a pod's node selection matches tells its OS and builds.
+    pub nodes: Option<(String, std::sync::Arc<Vec<super::nodes::Node>>)>,
 }
 
 /// A RuntimeClass the cluster has that schedules onto Windows nodes.
