@@ -3,7 +3,7 @@
 every finding for review (issue 17: the world is the oracle in review).
 
     python3 tests/corpus/windows_review.py CORPUS [--winguard BIN] [--config FILE]
-        [--severity error|warning] [--json OUT]
+        [--nodes FILE] [--severity error|warning] [--json OUT]
 
 CORPUS holds `manifests/<owner>__<repo>__<path>.yaml` (plain manifests copied from public
 repositories), `kustomize/<owner>__<repo>__<name>/` and `charts/<owner>__<repo>__<chart>/` (whole
@@ -16,7 +16,9 @@ for all: the clusters those manifests run on taint Windows nodes as their platfo
 that taint is what the toleration rule must be checked against. Prints one block per input: its
 input errors, then each finding at or above --severity (default: error) as
 `severity rule file:line (Kind name): message`, and a totals line per rule. --json writes every
-finding and error, for building the review table.
+finding and error, for building the review table. --nodes lints every input against one
+cluster's nodes (`kubectl get nodes -o json`, e.g. testdata/nodes/mixed-cluster.json): its
+Windows builds and taints instead of each profile's assumption.
 """
 
 import argparse
@@ -68,6 +70,8 @@ def main():
     ap.add_argument("corpus", type=pathlib.Path)
     ap.add_argument("--winguard", default=str(ROOT / "target/release/winguard"))
     ap.add_argument("--config", help="winguard.yaml to lint under (default: the defaults)")
+    ap.add_argument("--nodes", type=pathlib.Path,
+                    help="the cluster's nodes (kubectl get nodes -o json) to lint against")
     ap.add_argument("--severity", default="error", choices=LEVELS)
     ap.add_argument("--json", type=pathlib.Path)
     args = ap.parse_args()
@@ -84,6 +88,8 @@ def main():
         cmd = [args.winguard, "lint", *argv, "--format", "json", "--fail-on", "never"]
         profile = platform_profile(label)
         cmd += ["--config", args.config or profile_config[profile]]
+        if args.nodes:
+            cmd += ["--nodes", str(args.nodes.resolve())]
         run = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=args.corpus)
         try:
             report = json.loads(run.stdout)
