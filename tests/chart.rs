@@ -383,3 +383,68 @@ fn the_nodes_configmap_is_mounted_and_given_to_serve() {
         "nodes.configMap",
     );
 }
+
+/// With `config.images.resolve`, the pods may reach DNS and the registries' ports (nothing else),
+/// keep their cache in an emptyDir, and read a Docker config from the Secret named.
+#[test]
+fn resolving_images_opens_egress_to_registries_only_and_mounts_a_cache() {
+    let values = r#"{"config": {"images": {"resolve": true}},
+                     "registry": {"egressCIDRs": ["10.20.0.0/16"], "dockerConfigSecret": "regcred"}}"#;
+    let stream = render(values);
+    let rendered = objects(&stream);
+    let policy = of_kind(&rendered, "NetworkPolicy")[0];
+    let egress = policy["spec"]["egress"].as_array().unwrap();
+    let ports = |rule: &Value| -> Vec<String> {
+        rule["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| format!("{}/{}", p["port"], p["protocol"].as_str().unwrap()))
+            .collect()
+    };
+    assert_eq!(egress.len(), 2, "{policy:#}");
+    assert_eq!(ports(&egress[0]), ["53/UDP", "53/TCP"]);
+    assert_eq!(ports(&egress[1]), ["443/TCP"]);
+    assert_eq!(egress[1]["to"][0]["ipBlock"]["cidr"], "10.20.0.0/16");
+
+    let pod = &of_kind(&rendered, "Deployment")[0]["spec"]["template"]["spec"];
+    let container = &pod["containers"][0];
+    let env: Vec<String> = container["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            format!(
+                "{}={}",
+                e["name"].as_str().unwrap(),
+                e["value"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(env, ["WINGUARD_CACHE_DIR=/cache", "DOCKER_CONFIG=/docker"]);
+    let volumes = pod["volumes"].as_array().unwrap();
+    assert!(
+        volumes
+            .iter()
+            .any(|v| v["name"] == "cache" && v["emptyDir"].is_object())
+            && volumes
+                .iter()
+                .any(|v| v["name"] == "docker-config" && v["secret"]["secretName"] == "regcred"),
+        "{pod:#}"
+    );
+    passes_winguard(&stream, "config.images.resolve");
+
+    // Without it, no egress at all.
+    let plain = objects(&render("{}"));
+    let policy = of_kind(&plain, "NetworkPolicy")[0];
+    assert_eq!(
+        policy["spec"]["egress"],
+        serde_json::json!([]),
+        "{policy:#}"
+    );
+    assert!(
+        of_kind(&plain, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]
+            .get("env")
+            .is_none()
+    );
+}

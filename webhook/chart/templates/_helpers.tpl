@@ -29,3 +29,8 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- define "winguard.tlsSecret" -}}
 {{ include "winguard.fullname" . }}-tls
 {{- end -}}
+
+{{/* Non-empty when the config reads images' platforms from their registries. */}}
+{{- define "winguard.resolvesImages" -}}
+{{- if dig "images" "resolve" false (.Values.config | default dict) }}true{{ end }}
+{{- end }}
