@@ -37,19 +37,41 @@ pub struct Settings {
 impl Settings {
     /// The platforms the config states for `image` (references compared as the registry reads
     /// them: `busybox` is `docker.io/library/busybox:latest`).
-    fn stated(&self, image: &str) -> Option<Arc<ImagePlatforms>> {
-        if self.stated.is_empty() {
-            return None;
-        }
-        let key = |text: &str| {
-            text.parse::<Reference>()
-                .map_or_else(|_| text.to_string(), |r| r.whole())
-        };
-        let wanted = key(image);
+    fn stated(&self, image: &Wanted) -> Option<Arc<ImagePlatforms>> {
         self.stated
             .iter()
-            .find(|(k, _)| key(k) == wanted)
+            .find(|(k, _)| Wanted::new(k).canonical == image.canonical)
             .map(|(_, p)| p.clone())
+    }
+}
+
+/// An image as asked for: its text, and the one form the cache and the config's keys are
+/// compared in (the repository as Docker normalises it, `:latest` when no tag is given). Read
+/// with the model's image parser: the distribution reference grammar (`oci_client::Reference`)
+/// is a regex that takes longer to build than a whole lint of a small file, so it is built only
+/// when a registry is read.
+struct Wanted {
+    text: String,
+    canonical: String,
+    digest: Option<String>,
+}
+
+impl Wanted {
+    fn new(text: &str) -> Self {
+        let image = crate::windows::parse_image(text);
+        let canonical = match &image.digest {
+            Some(d) => format!("{}@{d}", image.repository),
+            None => format!(
+                "{}:{}",
+                image.repository,
+                image.tag.as_deref().unwrap_or("latest")
+            ),
+        };
+        Wanted {
+            text: text.trim().to_string(),
+            canonical,
+            digest: image.digest,
+        }
     }
 }
 
@@ -130,7 +152,10 @@ impl Registry {
         if text.is_empty() {
             return None;
         }
-        if let Some(stated) = self.settings.stated(text) {
+        let wanted = Wanted::new(text);
+        if !self.settings.stated.is_empty()
+            && let Some(stated) = self.settings.stated(&wanted)
+        {
             return Some(stated);
         }
         if !self.settings.read_registries {
@@ -141,26 +166,18 @@ impl Registry {
         {
             return Some(found.clone());
         }
-        let reference: Reference = match text.parse() {
-            Ok(r) => r,
-            Err(e) => {
-                self.warn(format!(
-                    "image `{text}`: not an image reference ({e}); judged by its name"
-                ));
-                return None;
-            }
-        };
-        let found = Arc::new(self.resolve_reference(text, &reference)?);
+        let found = Arc::new(self.resolve_wanted(&wanted)?);
         lock(&self.found).insert(text.to_string(), (Instant::now(), found.clone()));
         Some(found)
     }
 
-    fn resolve_reference(&self, text: &str, reference: &Reference) -> Option<ImagePlatforms> {
-        let cached_tag = match reference.digest() {
+    fn resolve_wanted(&self, wanted: &Wanted) -> Option<ImagePlatforms> {
+        let text = wanted.text.as_str();
+        let cached_tag = match &wanted.digest {
             Some(_) => None,
-            None => cache::read_tag(reference),
+            None => cache::read_tag(&wanted.canonical),
         };
-        let digest = match (reference.digest(), &cached_tag) {
+        let digest = match (wanted.digest.as_deref(), &cached_tag) {
             (Some(d), _) => Some(d.to_string()),
             (None, Some(entry)) if self.settings.offline || entry.fresh(self.settings.tag_ttl) => {
                 Some(entry.digest.clone())
@@ -179,11 +196,20 @@ impl Registry {
             ));
             return None;
         }
-        match self.read_registry(reference) {
+        let reference: Reference = match text.parse() {
+            Ok(r) => r,
+            Err(e) => {
+                self.warn(format!(
+                    "image `{text}`: not an image reference ({e}); judged by its name"
+                ));
+                return None;
+            }
+        };
+        match self.read_registry(&reference) {
             Ok(platforms) => {
                 cache::write_digest(&platforms);
-                if reference.digest().is_none() {
-                    cache::write_tag(reference, &platforms.digest);
+                if wanted.digest.is_none() {
+                    cache::write_tag(&wanted.canonical, &platforms.digest);
                 }
                 Some(platforms)
             }
@@ -400,15 +426,14 @@ mod cache {
         (plain(algorithm) && plain(hex)).then(|| format!("images/digests/{algorithm}-{hex}.json"))
     }
 
-    fn tag_entry(reference: &Reference) -> String {
+    fn tag_entry(canonical: &str) -> String {
         const KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
             .remove(b'-')
             .remove(b'.')
             .remove(b'_');
-        let whole = reference.whole();
         format!(
             "images/tags/{}.json",
-            percent_encoding::utf8_percent_encode(&whole, KEEP)
+            percent_encoding::utf8_percent_encode(canonical, KEEP)
         )
     }
 
@@ -427,20 +452,20 @@ mod cache {
         }
     }
 
-    pub(super) fn read_tag(reference: &Reference) -> Option<TagEntry> {
-        let bytes = crate::cache::read(&tag_entry(reference))?;
+    pub(super) fn read_tag(canonical: &str) -> Option<TagEntry> {
+        let bytes = crate::cache::read(&tag_entry(canonical))?;
         serde_json::from_slice::<TagEntry>(&bytes)
             .ok()
-            .filter(|t| t.reference == reference.whole())
+            .filter(|t| t.reference == canonical)
     }
 
-    pub(super) fn write_tag(reference: &Reference, digest: &str) {
+    pub(super) fn write_tag(canonical: &str, digest: &str) {
         let entry = TagEntry {
-            reference: reference.whole(),
+            reference: canonical.to_string(),
             digest: digest.to_string(),
             read_at: jiff::Timestamp::now(),
         };
-        crate::cache::write_kept(&tag_entry(reference), || {
+        crate::cache::write_kept(&tag_entry(canonical), || {
             serde_json::to_vec_pretty(&entry).unwrap_or_default()
         });
     }
