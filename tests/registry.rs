@@ -326,6 +326,38 @@ fn platforms_read_from_a_registry_decide_the_findings_and_are_cached() {
     assert!(!stderr.contains("warning"), "{stderr}");
     assert_resolved(&findings, &registry.host(), &pushed);
 
+    // An index entry that names no platform leaves the image's platforms unknown, and says so.
+    std::fs::write(
+        ws.path("unlabelled.yaml"),
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: u}}\nspec:\n  nodeSelector: {{kubernetes.io/os: windows}}\n  containers:\n  - {{name: u, image: {}/contoso/unlabelled:1}}\n",
+            registry.host()
+        ),
+    )
+    .unwrap();
+    let mut c = winguard();
+    c.args([
+        "lint",
+        "unlabelled.yaml",
+        "--resolve-images",
+        "--format",
+        "json",
+    ])
+    .current_dir(ws.dir.path())
+    .env("WINGUARD_CACHE_DIR", ws.path("cache"))
+    .env("SSL_CERT_FILE", certs().join("ca.pem"));
+    let r = run_cmd(c, None);
+    assert!(
+        !r.stdout.contains("windows-image-os-mismatch"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stderr.contains("contoso/unlabelled:1`: cannot read its platforms from its registry (entry 1 of its index names no platform)"),
+        "{}",
+        r.stderr
+    );
+
     // The cache holds each digest's platforms as the registry listed them.
     let digest = &pushed["contoso/tools:3"];
     let entry = ws

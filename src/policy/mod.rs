@@ -357,7 +357,8 @@ fn registry_settings(
                 platforms: platforms
                     .iter()
                     .map(|p| crate::windows::platforms::Platform {
-                        os: p.os.clone(),
+                        // As Kubernetes and the registries write it (`Windows` is `windows`).
+                        os: p.os.to_lowercase(),
                         os_version: p.os_version.clone(),
                         architecture: p.architecture.clone(),
                         variant: None,

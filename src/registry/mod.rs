@@ -30,8 +30,9 @@ pub struct Settings {
     pub insecure_registries: Vec<String>,
     /// How long a tag's digest is trusted before the registry is asked again.
     pub tag_ttl: Duration,
-    /// Images' platforms the config states (`images.platforms`), by reference.
-    pub stated: HashMap<String, Arc<ImagePlatforms>>,
+    /// Images' platforms the config states (`images.platforms`), by reference, in the
+    /// config's order (the first of two keys naming one image holds).
+    pub stated: Vec<(String, Arc<ImagePlatforms>)>,
 }
 
 impl Settings {
@@ -79,14 +80,24 @@ impl Wanted {
 pub struct Registry {
     settings: Settings,
     client: OnceLock<oci_client::Client>,
-    /// The platforms found for each image text, and when (a failure is not kept: the next
-    /// review may find the registry up again; a run asks once, as the model asks once per input
-    /// set).
-    found: Mutex<HashMap<String, (Instant, Arc<ImagePlatforms>)>>,
+    /// What was found for each image text, until when: platforms read or cached until the tag's
+    /// time to live runs out; a failure (or a stale digest used for one) for
+    /// [`FAILURE_MEMORY`], so a run, or a server's reviews for a while, ask a failing registry once.
+    found: Mutex<HashMap<String, Found>>,
     warnings: Mutex<Vec<String>>,
     /// Auth per registry host, read from the Docker config once.
     auths: Mutex<HashMap<String, RegistryAuth>>,
 }
+
+/// What is known of one image, and until when.
+type Found = (Instant, Option<Arc<ImagePlatforms>>);
+
+/// How long a registry that could not be read is not asked again.
+const FAILURE_MEMORY: Duration = Duration::from_secs(60);
+
+/// The longest one image's reads may take, all requests together: a registry that trickles
+/// bytes never trips the per-read timeout, and a review must not wait on it without end.
+const READ_DEADLINE: Duration = Duration::from_secs(10);
 
 /// The media types asked for: an index or manifest list, else one image's manifest.
 const MANIFEST_TYPES: [&str; 4] = [
@@ -96,7 +107,8 @@ const MANIFEST_TYPES: [&str; 4] = [
     oci_client::manifest::IMAGE_MANIFEST_MEDIA_TYPE,
 ];
 
-/// Manifests and image configs are small; a larger answer is not one.
+/// Manifests and image configs are small; a larger one is refused (a config by the size its
+/// manifest gives, before it is fetched; a manifest once read: oci-client reads whole bodies).
 const MAX_DOCUMENT: usize = 4 << 20;
 
 impl Registry {
@@ -161,40 +173,50 @@ impl Registry {
         if !self.settings.read_registries {
             return None;
         }
-        if let Some((at, found)) = lock(&self.found).get(text)
-            && at.elapsed() < self.settings.tag_ttl
+        if let Some((until, found)) = lock(&self.found).get(text)
+            && Instant::now() < *until
         {
-            return Some(found.clone());
+            return found.clone();
         }
-        let found = Arc::new(self.resolve_wanted(&wanted)?);
-        lock(&self.found).insert(text.to_string(), (Instant::now(), found.clone()));
-        Some(found)
+        let (found, for_how_long) = self.resolve_wanted(&wanted);
+        let found = found.map(Arc::new);
+        lock(&self.found).insert(
+            text.to_string(),
+            (Instant::now() + for_how_long, found.clone()),
+        );
+        found
     }
 
-    fn resolve_wanted(&self, wanted: &Wanted) -> Option<ImagePlatforms> {
+    /// The platforms of `wanted`, and how long they hold: a fresh tag's digest for what is left
+    /// of its time to live, a failure for [`FAILURE_MEMORY`].
+    fn resolve_wanted(&self, wanted: &Wanted) -> (Option<ImagePlatforms>, Duration) {
+        let ttl = self.settings.tag_ttl;
         let text = wanted.text.as_str();
         let cached_tag = match &wanted.digest {
             Some(_) => None,
             None => cache::read_tag(&wanted.canonical),
         };
         let digest = match (wanted.digest.as_deref(), &cached_tag) {
-            (Some(d), _) => Some(d.to_string()),
-            (None, Some(entry)) if self.settings.offline || entry.fresh(self.settings.tag_ttl) => {
-                Some(entry.digest.clone())
+            (Some(d), _) => Some((d.to_string(), ttl)),
+            (None, Some(entry)) if self.settings.offline => {
+                Some((entry.digest.clone(), FAILURE_MEMORY))
             }
+            (None, Some(entry)) => entry
+                .time_left(ttl)
+                .map(|left| (entry.digest.clone(), left)),
             _ => None,
         };
-        if let Some(digest) = &digest
+        if let Some((digest, left)) = &digest
             && let Some(platforms) = cache::read_digest(digest)
         {
-            return Some(platforms);
+            return (Some(platforms), *left);
         }
         if self.settings.offline {
             self.warn(format!(
                 "image `{text}`: its platforms are not in the cache and --offline reads no \
                  registry; judged by its name"
             ));
-            return None;
+            return (None, FAILURE_MEMORY);
         }
         let reference: Reference = match text.parse() {
             Ok(r) => r,
@@ -202,38 +224,37 @@ impl Registry {
                 self.warn(format!(
                     "image `{text}`: not an image reference ({e}); judged by its name"
                 ));
-                return None;
+                return (None, ttl);
             }
         };
-        match self.read_registry(&reference) {
+        let e = match self.read_registry(&reference) {
             Ok(platforms) => {
                 cache::write_digest(&platforms);
                 if wanted.digest.is_none() {
                     cache::write_tag(&wanted.canonical, &platforms.digest);
                 }
-                Some(platforms)
+                return (Some(platforms), ttl);
             }
-            Err(e) => {
-                // A registry that is down leaves a tag read before as it was: used, and said.
-                let stale = cached_tag.and_then(|entry| {
-                    cache::read_digest(&entry.digest).map(|p| (p, entry.read_at))
-                });
-                match stale {
-                    Some((platforms, read_at)) => {
-                        self.warn(format!(
-                            "image `{text}`: cannot read its registry ({e}); using its digest \
-                             as read at {read_at}"
-                        ));
-                        Some(platforms)
-                    }
-                    None => {
-                        self.warn(format!(
-                            "image `{text}`: cannot read its platforms from its registry ({e}); \
-                             judged by its name"
-                        ));
-                        None
-                    }
-                }
+            Err(e) => e,
+        };
+        // A registry that is down leaves a tag read before as it was: used, and said, and
+        // asked again soon.
+        let stale = cached_tag
+            .and_then(|entry| cache::read_digest(&entry.digest).map(|p| (p, entry.read_at)));
+        match stale {
+            Some((platforms, read_at)) => {
+                self.warn(format!(
+                    "image `{text}`: cannot read its registry ({e}); using its digest as read \
+                     at {read_at}"
+                ));
+                (Some(platforms), FAILURE_MEMORY)
+            }
+            None => {
+                self.warn(format!(
+                    "image `{text}`: cannot read its platforms from its registry ({e}); judged \
+                     by its name"
+                ));
+                (None, FAILURE_MEMORY)
             }
         }
     }
@@ -254,13 +275,23 @@ impl Registry {
             let manifest: ManifestDoc = serde_json::from_slice(&bytes)
                 .map_err(|e| format!("its manifest is not JSON a registry serves: {e}"))?;
             let platforms = match (manifest.manifests, manifest.config) {
-                (Some(entries), _) => entries
-                    .into_iter()
-                    .filter_map(|e| e.platform)
-                    // Build attestations are listed as `unknown/unknown`.
-                    .filter(|p| p.os != "unknown")
-                    .collect(),
+                (Some(entries), _) => {
+                    // An entry that names no platform (a nested index, say) could hold any OS:
+                    // the image's platforms are then not known, rather than known without it.
+                    if let Some(i) = entries.iter().position(|e| e.platform.is_none()) {
+                        return Err(format!("entry {i} of its index names no platform"));
+                    }
+                    entries
+                        .into_iter()
+                        .filter_map(|e| e.platform)
+                        // Build attestations are listed as `unknown/unknown`.
+                        .filter(|p| p.os != "unknown")
+                        .collect::<Vec<_>>()
+                }
                 (None, Some(config)) => {
+                    if config.size.is_some_and(|size| size > MAX_DOCUMENT as u64) {
+                        return Err(format!("its image config is over {MAX_DOCUMENT} bytes"));
+                    }
                     let mut blob = Vec::new();
                     client
                         .pull_blob(&reference, config.digest.as_str(), &mut blob)
@@ -279,6 +310,9 @@ impl Registry {
                     return Err("its manifest is neither an index nor an image".to_string());
                 }
             };
+            if platforms.is_empty() {
+                return Err("it lists no platform".to_string());
+            }
             Ok(ImagePlatforms {
                 digest,
                 platforms,
@@ -287,7 +321,10 @@ impl Registry {
         };
         let (tx, rx) = std::sync::mpsc::channel();
         runtime().spawn(async move {
-            let _ = tx.send(read.await);
+            let read = tokio::time::timeout(READ_DEADLINE, read)
+                .await
+                .unwrap_or_else(|_| Err(format!("no answer within {} s", READ_DEADLINE.as_secs())));
+            let _ = tx.send(read);
         });
         rx.recv()
             .unwrap_or_else(|_| Err("the registry read was cut short".to_string()))
@@ -320,7 +357,14 @@ impl Registry {
                     ));
                     break;
                 }
-                Err(E::NoCredentialConfigured | E::ConfigNotFound | E::ConfigReadError) => {}
+                // A credential store without an entry for this registry fails as its helper
+                // does: as docker does, the registry is then read anonymously, unannounced.
+                Err(
+                    E::NoCredentialConfigured
+                    | E::ConfigNotFound
+                    | E::ConfigReadError
+                    | E::HelperFailure { .. },
+                ) => {}
                 Err(e) => {
                     self.warn(format!(
                         "registry `{host}`: cannot read its credentials from the Docker config \
@@ -359,6 +403,8 @@ struct IndexEntry {
 #[derive(serde::Deserialize)]
 struct ConfigRef {
     digest: String,
+    #[serde(default)]
+    size: Option<u64>,
 }
 
 /// The runtime registry reads run on, apart from any the caller runs in (the webhook's): a
@@ -410,9 +456,15 @@ mod cache {
     }
 
     impl TagEntry {
-        pub(super) fn fresh(&self, ttl: Duration) -> bool {
+        /// What is left of its time to live, if anything (none for a `readAt` in the future:
+        /// a clock that went back).
+        pub(super) fn time_left(&self, ttl: Duration) -> Option<Duration> {
             let age = jiff::Timestamp::now().duration_since(self.read_at);
-            age.is_positive() && age.unsigned_abs() < ttl
+            if age.is_negative() {
+                return None;
+            }
+            ttl.checked_sub(age.unsigned_abs())
+                .filter(|left| !left.is_zero())
         }
     }
 

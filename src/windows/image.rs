@@ -40,7 +40,15 @@ pub(crate) fn parse_image(image: &str) -> ImageRef {
     let mut parts: Vec<&str> = name.split('/').collect();
     let has_registry = parts.len() > 1
         && (parts[0].contains('.') || parts[0].contains(':') || parts[0] == "localhost");
-    let repository = if has_registry {
+    let docker_hub = has_registry
+        && (parts[0].eq_ignore_ascii_case("docker.io")
+            || parts[0].eq_ignore_ascii_case("index.docker.io"));
+    let repository = if docker_hub {
+        // Docker Hub by its name or its old index name: as without one.
+        let path = &parts[1..];
+        let library = if path.len() == 1 { "library/" } else { "" };
+        format!("docker.io/{library}{}", path.join("/")).to_lowercase()
+    } else if has_registry {
         name.to_lowercase()
     } else {
         if parts.len() == 1 {
@@ -93,6 +101,14 @@ mod tests {
         );
         assert_eq!(
             parse_image("microsoft/iis:nanoserver").repository,
+            "docker.io/microsoft/iis"
+        );
+        // Docker Hub named, by either name: the same repository as unnamed.
+        for named in ["docker.io/busybox", "index.docker.io/library/busybox:1"] {
+            assert_eq!(parse_image(named).repository, "docker.io/library/busybox");
+        }
+        assert_eq!(
+            parse_image("Docker.io/Microsoft/IIS").repository,
             "docker.io/microsoft/iis"
         );
         let p = parse_image("localhost:5000/app:1.0@sha256:abc");

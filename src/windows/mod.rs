@@ -925,7 +925,8 @@ pub(crate) struct NodesSelected {
     /// The Windows builds of the matching nodes.
     pub builds: Vec<u64>,
     pub file: String,
-    /// Where the selection is written (its nodeSelector, else its required affinity).
+    /// Where the selection is written (its nodeSelector, else its required affinity, else its
+    /// RuntimeClass).
     pub pointer: String,
 }
 
@@ -942,6 +943,7 @@ fn nodes_selected(
     let mut selector: Vec<(&str, &str)> = str_map(spec.get("nodeSelector"))
         .map(|(k, v)| (k.as_str(), v))
         .collect();
+    let own_selector = selector.len();
     selector.extend(
         str_map(runtime_class.and_then(|rc| rc.get("nodeSelector"))).map(|(k, v)| (k.as_str(), v)),
     );
@@ -976,10 +978,15 @@ fn nodes_selected(
     let mut builds: Vec<u64> = matched.iter().filter_map(|n| n.build).collect();
     builds.sort_unstable();
     builds.dedup();
-    let pointer = if selector.iter().any(|(k, _)| !os_or_build(k)) {
+    let pointer = if selector[..own_selector]
+        .iter()
+        .any(|(k, _)| !os_or_build(k))
+    {
         format!("{spec_path}/nodeSelector")
-    } else {
+    } else if keys_of_terms.clone().any(|k| !os_or_build(k)) {
         format!("{spec_path}/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution")
+    } else {
+        format!("{spec_path}/runtimeClassName")
     };
     Some(NodesSelected {
         os: if first.windows { "windows" } else { "linux" },

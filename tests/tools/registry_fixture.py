@@ -59,6 +59,8 @@ IMAGES = {
     ),
     # A Windows Server 2022 image as Docker's own manifest list.
     "contoso/win2022:1": ("docker-list", [("windows", "amd64", WS2022)]),
+    # An index with an entry that names no platform: its platforms are not known.
+    "contoso/unlabelled:1": ("oci-index", [("linux", "amd64", None), (None, None, None)]),
 }
 
 
@@ -167,6 +169,9 @@ def push(base, ca=None, user=None, password=None):
         docker = kind == "docker-list"
         entries = []
         for os, arch, version in platforms:
+            if os is None:
+                entries.append(registry.image(repo, "windows", "amd64", WS2022, docker=docker))
+                continue
             entry = registry.image(repo, os, arch, version, docker=docker)
             platform = {"architecture": arch, "os": os}
             if version:
