@@ -537,3 +537,34 @@ fn a_registry_with_token_auth_is_read_with_an_anonymous_bearer_token() {
         );
     }
 }
+
+#[test]
+fn a_bad_images_config_is_an_error_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for (config, want) in [
+        (
+            "images:\n  tagTtl: soon\n",
+            ":2:3: images.tagTtl: `soon` is not a duration (write `24h`, `30m` or `0s`)",
+        ),
+        (
+            "images:\n  platforms:\n    contoso/app:1: [{os: windows}]\n",
+            ":3:21: images.platforms.contoso/app:1[0]: \"architecture\" is a required property",
+        ),
+    ] {
+        let file = dir.path().join("winguard.yaml");
+        std::fs::write(&file, config).unwrap();
+        let r = run(&[
+            "lint",
+            "testdata/cli/clean.yaml",
+            "--config",
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 2, "{config}: {}", r.stderr);
+        assert!(
+            r.stderr
+                .contains(&format!("error: {}{want}", file.display())),
+            "{config}: {}",
+            r.stderr
+        );
+    }
+}
