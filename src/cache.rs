@@ -31,19 +31,25 @@ pub fn read(name: &str) -> Option<Vec<u8>> {
 /// atomically, and keeps it: entries that stay true (what a digest names) are not pruned.
 /// Best effort, as [`write`].
 pub fn write_kept(path: &str, bytes: impl FnOnce() -> Vec<u8>) {
-    let Some(dir) = dir() else {
-        return;
-    };
-    let target = dir.join(path);
-    let Some(folder) = target.parent() else {
-        return;
-    };
-    let _ = std::fs::create_dir_all(folder).and_then(|()| {
-        let mut file = tempfile::NamedTempFile::new_in(folder)?;
-        std::io::Write::write_all(&mut file, &bytes())?;
-        file.persist(&target).map_err(|e| e.error)?;
-        Ok(())
-    });
+    if let Some(dir) = dir() {
+        let _ = write_atomically(&dir.join(path), bytes);
+    }
+}
+
+/// Writes `target` through a temporary file beside it (a reader sees the old file, none, or the
+/// whole new one), making its folder if needed.
+fn write_atomically(
+    target: &std::path::Path,
+    bytes: impl FnOnce() -> Vec<u8>,
+) -> std::io::Result<()> {
+    let folder = target
+        .parent()
+        .ok_or_else(|| std::io::Error::other("a cache entry outside any folder"))?;
+    std::fs::create_dir_all(folder)?;
+    let mut file = tempfile::NamedTempFile::new_in(folder)?;
+    std::io::Write::write_all(&mut file, &bytes())?;
+    file.persist(target).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// How many entries of one kind the cache keeps: a few builds used side by side (an installed
@@ -58,13 +64,7 @@ pub fn write(kind: &str, name: &str, bytes: impl FnOnce() -> Vec<u8>) {
     let Some(dir) = dir() else {
         return;
     };
-    let written = std::fs::create_dir_all(&dir).and_then(|()| {
-        let mut file = tempfile::NamedTempFile::new_in(&dir)?;
-        std::io::Write::write_all(&mut file, &bytes())?;
-        file.persist(dir.join(name)).map_err(|e| e.error)?;
-        Ok(())
-    });
-    if written.is_err() {
+    if write_atomically(&dir.join(name), bytes).is_err() {
         return;
     }
     let Ok(entries) = std::fs::read_dir(&dir) else {

@@ -123,11 +123,13 @@ fn the_nodes_a_pool_selection_matches_tell_the_pods_os_and_builds() {
     for absent in ["windows-os-selector-missing", "windows-toleration-missing"] {
         assert!(!rules.contains(&absent.to_string()), "{real:?}");
     }
-    let mismatch: Vec<&String> = real
-        .iter()
-        .filter(|(r, _)| r == "windows-image-build-mismatch")
-        .map(|(_, m)| m)
-        .collect();
+    let messages = |rule: &str| -> Vec<&String> {
+        real.iter()
+            .filter(|(r, _)| r == rule)
+            .map(|(_, m)| m)
+            .collect()
+    };
+    let mismatch = messages("windows-image-build-mismatch");
     assert_eq!(mismatch.len(), 1, "{real:?}");
     assert!(
         mismatch[0].contains(
@@ -138,11 +140,7 @@ fn the_nodes_a_pool_selection_matches_tell_the_pods_os_and_builds() {
     );
 
     // The reports pod requires the Linux `user` pool by affinity, with a Windows image.
-    let conflict: Vec<&String> = real
-        .iter()
-        .filter(|(r, _)| r == "windows-target-conflict")
-        .map(|(_, m)| m)
-        .collect();
+    let conflict = messages("windows-target-conflict");
     assert_eq!(conflict.len(), 1, "{real:?}");
     assert!(
         conflict[0].starts_with(

@@ -191,7 +191,7 @@ impl Workspace {
     }
 
     fn lint(&self, extra: &[&str]) -> (i32, Vec<(String, String, String)>, String) {
-        self.lint_with(extra, &[])
+        self.lint_file("apps.yaml", extra, &[])
     }
 
     /// [`Workspace::lint`] with more environment variables.
@@ -200,8 +200,19 @@ impl Workspace {
         extra: &[&str],
         env: &[(&str, String)],
     ) -> (i32, Vec<(String, String, String)>, String) {
+        self.lint_file("apps.yaml", extra, env)
+    }
+
+    /// Lints `file` of the workspace: its exit code, `(object, rule, message)` of each finding,
+    /// and its stderr.
+    fn lint_file(
+        &self,
+        file: &str,
+        extra: &[&str],
+        env: &[(&str, String)],
+    ) -> (i32, Vec<(String, String, String)>, String) {
         let mut c = winguard();
-        c.args(["lint", "apps.yaml", "--format", "json"])
+        c.args(["lint", file, "--format", "json"])
             .args(extra)
             .current_dir(self.dir.path())
             .env("WINGUARD_CACHE_DIR", self.path("cache"))
@@ -335,27 +346,16 @@ fn platforms_read_from_a_registry_decide_the_findings_and_are_cached() {
         ),
     )
     .unwrap();
-    let mut c = winguard();
-    c.args([
-        "lint",
-        "unlabelled.yaml",
-        "--resolve-images",
-        "--format",
-        "json",
-    ])
-    .current_dir(ws.dir.path())
-    .env("WINGUARD_CACHE_DIR", ws.path("cache"))
-    .env("SSL_CERT_FILE", certs().join("ca.pem"));
-    let r = run_cmd(c, None);
+    let (_, unlabelled, stderr) = ws.lint_file("unlabelled.yaml", &["--resolve-images"], &[]);
     assert!(
-        !r.stdout.contains("windows-image-os-mismatch"),
-        "{}",
-        r.stdout
+        unlabelled
+            .iter()
+            .all(|(_, r, _)| r != "windows-image-os-mismatch"),
+        "{unlabelled:#?}"
     );
     assert!(
-        r.stderr.contains("contoso/unlabelled:1`: cannot read its platforms from its registry (entry 1 of its index names no platform)"),
-        "{}",
-        r.stderr
+        stderr.contains("contoso/unlabelled:1`: cannot read its platforms from its registry (entry 1 of its index names no platform)"),
+        "{stderr}"
     );
 
     // The cache holds each digest's platforms as the registry listed them.

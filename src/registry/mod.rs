@@ -35,17 +35,6 @@ pub struct Settings {
     pub stated: Vec<(String, Arc<ImagePlatforms>)>,
 }
 
-impl Settings {
-    /// The platforms the config states for `image` (references compared as the registry reads
-    /// them: `busybox` is `docker.io/library/busybox:latest`).
-    fn stated(&self, image: &Wanted) -> Option<Arc<ImagePlatforms>> {
-        self.stated
-            .iter()
-            .find(|(k, _)| Wanted::new(k).canonical == image.canonical)
-            .map(|(_, p)| p.clone())
-    }
-}
-
 /// An image as asked for: its text, and the one form the cache and the config's keys are
 /// compared in (the repository as Docker normalises it, `:latest` when no tag is given). Read
 /// with the model's image parser: the distribution reference grammar (`oci_client::Reference`)
@@ -87,6 +76,9 @@ pub struct Registry {
     warnings: Mutex<Vec<String>>,
     /// Auth per registry host, read from the Docker config once.
     auths: Mutex<HashMap<String, RegistryAuth>>,
+    /// The stated platforms by canonical reference (`busybox` is
+    /// `docker.io/library/busybox:latest`), each key read once.
+    stated: Vec<(String, Arc<ImagePlatforms>)>,
 }
 
 /// What is known of one image, and until when.
@@ -113,7 +105,13 @@ const MAX_DOCUMENT: usize = 4 << 20;
 
 impl Registry {
     pub fn new(settings: Settings) -> Self {
+        let stated = settings
+            .stated
+            .iter()
+            .map(|(image, platforms)| (Wanted::new(image).canonical, platforms.clone()))
+            .collect();
         Registry {
+            stated,
             settings,
             client: OnceLock::new(),
             found: Mutex::default(),
@@ -165,10 +163,8 @@ impl Registry {
             return None;
         }
         let wanted = Wanted::new(text);
-        if !self.settings.stated.is_empty()
-            && let Some(stated) = self.settings.stated(&wanted)
-        {
-            return Some(stated);
+        if let Some((_, stated)) = self.stated.iter().find(|(k, _)| *k == wanted.canonical) {
+            return Some(stated.clone());
         }
         if !self.settings.read_registries {
             return None;

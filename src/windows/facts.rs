@@ -220,11 +220,7 @@ impl<'a> ContainerFacts<'a> {
                 [one] => Some(*one),
                 _ => None,
             }),
-            F::BuildOrigin => Value::from(match &self.of_image.registry {
-                _ if self.of_image.builds.is_empty() => None,
-                Some(r) if self.of_image.builds_from_registry() => Some(r.origin()),
-                _ => Some("its tag".to_string()),
-            }),
+            F::BuildOrigin => Value::from(self.of_image.build_origin.as_deref()),
             F::Builds => Value::Array(
                 self.of_image
                     .builds

@@ -598,6 +598,9 @@ pub(crate) struct ImageFacts {
     pub builds: Vec<u64>,
     /// What the registry lists for it, when the run resolved it.
     pub registry: Option<std::sync::Arc<platforms::ImagePlatforms>>,
+    /// Where its builds come from, for messages: `its tag`, or the registry's (or config's)
+    /// [`platforms::ImagePlatforms::origin`]; none without builds.
+    pub build_origin: Option<String>,
 }
 
 impl ImageFacts {
@@ -627,7 +630,7 @@ impl ImageFacts {
         };
         // The registry's platforms are the truth when it listed any; its name only fills in.
         let listed = registry.as_ref().filter(|r| !r.platforms.is_empty());
-        let (os, os_reason, builds) = match listed {
+        let (os, os_reason, builds, build_origin) = match listed {
             Some(r) => {
                 let oses = r.oses();
                 let os = match oses.as_slice() {
@@ -643,38 +646,31 @@ impl ImageFacts {
                         short_digest(&r.digest)
                     ),
                 });
-                let builds = r.windows_builds();
+                let listed_builds = r.windows_builds();
                 // A Windows platform without `os.version` tells no build: the tag may.
-                let builds = if builds.is_empty() && oses.contains(&"windows") {
-                    tag_builds()
+                let (builds, origin) = if !listed_builds.is_empty() {
+                    (listed_builds, Some(r.origin()))
+                } else if oses.contains(&"windows") {
+                    (tag_builds(), Some("its tag".to_string()))
                 } else {
-                    builds
+                    (Vec::new(), None)
                 };
-                (os, reason, builds)
+                (os, reason, builds, origin)
             }
-            None => {
-                let builds = if os == Some("windows") {
-                    tag_builds()
-                } else {
-                    Vec::new()
-                };
-                (os, os_reason, builds)
+            None if os == Some("windows") => {
+                (os, os_reason, tag_builds(), Some("its tag".to_string()))
             }
+            None => (os, os_reason, Vec::new(), None),
         };
+        let build_origin = build_origin.filter(|_| !builds.is_empty());
         ImageFacts {
             image,
             os,
             os_reason,
             builds,
             registry: listed.cloned(),
+            build_origin,
         }
-    }
-
-    /// Whether its builds are the registry's (else its tag's).
-    pub(crate) fn builds_from_registry(&self) -> bool {
-        self.registry
-            .as_ref()
-            .is_some_and(|r| !r.windows_builds().is_empty())
     }
 }
 
