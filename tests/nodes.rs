@@ -25,6 +25,15 @@ fn findings(args: &[&str]) -> (i32, Vec<(String, String)>) {
     (code, list)
 }
 
+/// The messages of `rule`'s findings.
+fn messages<'a>(findings: &'a [(String, String)], rule: &str) -> Vec<&'a String> {
+    findings
+        .iter()
+        .filter(|(r, _)| r == rule)
+        .map(|(_, m)| m)
+        .collect()
+}
+
 #[test]
 fn the_nodes_taints_and_builds_replace_the_assumed_ones() {
     // Under the assumption (the generic profile's `os=windows` taint, no known builds) the pod
@@ -43,13 +52,7 @@ fn the_nodes_taints_and_builds_replace_the_assumed_ones() {
     // node) and run Windows Server 2022.
     let (code, real) = findings(&["lint", PODS, "--nodes", NODES]);
     assert_eq!(code, 1, "{real:?}");
-    let of = |rule: &str| -> Vec<&String> {
-        real.iter()
-            .filter(|(r, _)| r == rule)
-            .map(|(_, m)| m)
-            .collect()
-    };
-    let toleration = of("windows-toleration-missing");
+    let toleration = messages(&real, "windows-toleration-missing");
     assert_eq!(toleration.len(), 1, "{real:?}");
     assert!(
         toleration[0].contains("`sku=Windows:NoSchedule` (every Windows node in `testdata/nodes/mixed-cluster.json` has it)"),
@@ -62,7 +65,7 @@ fn the_nodes_taints_and_builds_replace_the_assumed_ones() {
         "{}",
         toleration[0]
     );
-    let build = of("windows-image-build-mismatch");
+    let build = messages(&real, "windows-image-build-mismatch");
     assert_eq!(build.len(), 1, "{real:?}");
     assert!(
         build[0].contains("Windows Server 2022 (10.0.20348) (the Windows nodes in `testdata/nodes/mixed-cluster.json`)"),
@@ -123,13 +126,7 @@ fn the_nodes_a_pool_selection_matches_tell_the_pods_os_and_builds() {
     for absent in ["windows-os-selector-missing", "windows-toleration-missing"] {
         assert!(!rules.contains(&absent.to_string()), "{real:?}");
     }
-    let messages = |rule: &str| -> Vec<&String> {
-        real.iter()
-            .filter(|(r, _)| r == rule)
-            .map(|(_, m)| m)
-            .collect()
-    };
-    let mismatch = messages("windows-image-build-mismatch");
+    let mismatch = messages(&real, "windows-image-build-mismatch");
     assert_eq!(mismatch.len(), 1, "{real:?}");
     assert!(
         mismatch[0].contains(
@@ -140,7 +137,7 @@ fn the_nodes_a_pool_selection_matches_tell_the_pods_os_and_builds() {
     );
 
     // The reports pod requires the Linux `user` pool by affinity, with a Windows image.
-    let conflict = messages("windows-target-conflict");
+    let conflict = messages(&real, "windows-target-conflict");
     assert_eq!(conflict.len(), 1, "{real:?}");
     assert!(
         conflict[0].starts_with(
