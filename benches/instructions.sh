@@ -18,11 +18,25 @@ for only in setup lint parse; do
       valgrind --tool=callgrind --callgrind-out-file=/dev/null "$lint" 2>&1 >/dev/null | collected)
   echo "lint-bench $only $n"
 done
-for case in validate mutate; do
-  n=$(WINGUARD_BENCH_ONLY=$case WINGUARD_BENCH_REVIEWS=400 \
-      valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-      --toggle-collect='winguard::admission::review' "$review" 2>&1 >/dev/null | collected)
-  echo "review-bench $case-400 $n"
+# One call's instructions: a bench case counted with callgrind (`--toggle-collect=$2`) at 400 and
+# at 800 calls, the difference over 400, so the bench's loading and what only the first call does
+# (compiling the catalog patterns its image reaches) cancel out.
+per_call() {
+  local counts=()
+  for reviews in 400 800; do
+    counts+=("$(WINGUARD_BENCH_ONLY=$1 WINGUARD_BENCH_REVIEWS=$reviews \
+      valgrind --tool=callgrind --callgrind-out-file=/dev/null --toggle-collect="$2" \
+      "$review" 2>&1 >/dev/null | collected)")
+  done
+  echo $(( (counts[1] - counts[0]) / 400 ))
+}
+for case in validate validate-no-rules mutate; do
+  echo "review-bench $case per-review $(per_call "$case" 'winguard::admission::review')"
+done
+# Reading the review's body into a document and dropping it: winguard's value tree, and sonic-rs's
+# arena document as the baseline (the bench's `read` and `read-sonic` cases).
+for case in read read-sonic; do
+  echo "review-bench $case per-read $(per_call "$case" 'review::read_*')"
 done
 # A one-file lint, as pre-commit runs it: the built-in rules read back from the cache (a first
 # run writes it) and, for comparison, compiled (WINGUARD_NO_CACHE).

@@ -10,6 +10,11 @@
 //! with different `WINGUARD_BENCH_REVIEWS` and divide the difference by the difference in
 //! reviews, which cancels the loading. `WINGUARD_BENCH_RULE=NAME` keeps that one rule on in
 //! `validate-no-rules`: its cost is the difference from the floor.
+//!
+//! Two more `WINGUARD_BENCH_ONLY` cases read the same body into a document and drop it, nothing
+//! left out (no review is answered): `read`, winguard's value tree (`yaml_value::parse`), and
+//! `read-sonic`, sonic-rs's arena document, the baseline for what a document read per request
+//! can cost (BENCHMARKS.md, "One admission review").
 
 // The same allocator as the `winguard` binary (src/main.rs).
 #[global_allocator]
@@ -92,6 +97,32 @@ fn run(setup: &Policy, endpoint: Endpoint, body: &[u8], n: usize) -> usize {
     answered
 }
 
+/// The document reads `WINGUARD_BENCH_ONLY` can name.
+fn document_read(case: &str) -> Option<fn(&str) -> usize> {
+    match case {
+        "read" => Some(read_value_tree),
+        "read-sonic" => Some(read_sonic_document),
+        _ => None,
+    }
+}
+
+// Each reads the whole body into its document, counts the top-level keys (so the read cannot be
+// optimised away) and drops it; not inlined, so callgrind can count them by name
+// (`--toggle-collect='review::read_*'`).
+
+#[inline(never)]
+fn read_value_tree(text: &str) -> usize {
+    let parsed = winguard::value::parse::parse(text, &[]).expect("the body is JSON");
+    parsed.value.as_object().map_or(0, |m| m.len())
+}
+
+#[inline(never)]
+fn read_sonic_document(text: &str) -> usize {
+    use sonic_rs::JsonContainerTrait;
+    let value: sonic_rs::Value = sonic_rs::from_str(text).expect("the body is JSON");
+    value.as_object().map_or(0, |m| m.len())
+}
+
 fn main() {
     let reviews: usize = std::env::var("WINGUARD_BENCH_REVIEWS")
         .ok()
@@ -108,7 +139,11 @@ fn main() {
         }
     };
     if let Ok(only) = std::env::var("WINGUARD_BENCH_ONLY") {
-        if only != "setup" {
+        if let Some(read) = document_read(&only) {
+            let text = std::str::from_utf8(&body).expect("the body is UTF-8");
+            let nodes: usize = (0..reviews).map(|_| read(text)).sum();
+            eprintln!("{only}: {reviews} reads, {nodes} top-level keys");
+        } else if only != "setup" {
             let case = CASES
                 .iter()
                 .find(|c| c.name == only)
