@@ -33,9 +33,10 @@ per_call() {
 for case in validate validate-no-rules mutate; do
   echo "review-bench $case per-review $(per_call "$case" 'winguard::admission::review')"
 done
-# Reading the review's body into a document and dropping it: winguard's value tree, and sonic-rs's
-# arena document as the baseline (the bench's `read` and `read-sonic` cases).
-for case in read read-sonic; do
+# Reading the review's body into a document and dropping it: winguard's value tree owning its
+# strings and borrowing them, and sonic-rs's arena document as the baseline (the bench's `read`,
+# `read-borrowed` and `read-sonic` cases).
+for case in read read-borrowed read-sonic; do
   echo "review-bench $case per-read $(per_call "$case" 'review::read_*')"
 done
 # A one-file lint, as pre-commit runs it: the built-in rules read back from the cache (a first

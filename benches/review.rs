@@ -12,9 +12,11 @@
 //! `validate-no-rules`: its cost is the difference from the floor.
 //!
 //! Two more `WINGUARD_BENCH_ONLY` cases read the same body into a document and drop it, nothing
-//! left out (no review is answered): `read`, winguard's value tree (`yaml_value::parse`), and
-//! `read-sonic`, sonic-rs's arena document, the baseline for what a document read per request
-//! can cost (BENCHMARKS.md, "One admission review").
+//! left out (no review is answered): `read`, winguard's value tree owning its strings
+//! (`yaml_value::parse`), `read-borrowed`, the same borrowing them from the body as a review's
+//! object is read (`yaml_value::parse::parse_borrowed`), and `read-sonic`, sonic-rs's arena
+//! document, the baseline for what a document read per request can cost (BENCHMARKS.md, "One
+//! admission review").
 
 // The same allocator as the `winguard` binary (src/main.rs).
 #[global_allocator]
@@ -101,6 +103,7 @@ fn run(setup: &Policy, endpoint: Endpoint, body: &[u8], n: usize) -> usize {
 fn document_read(case: &str) -> Option<fn(&str) -> usize> {
     match case {
         "read" => Some(read_value_tree),
+        "read-borrowed" => Some(read_borrowed_tree),
         "read-sonic" => Some(read_sonic_document),
         _ => None,
     }
@@ -113,6 +116,12 @@ fn document_read(case: &str) -> Option<fn(&str) -> usize> {
 #[inline(never)]
 fn read_value_tree(text: &str) -> usize {
     let parsed = winguard::value::parse::parse(text, &[]).expect("the body is JSON");
+    parsed.value.as_object().map_or(0, |m| m.len())
+}
+
+#[inline(never)]
+fn read_borrowed_tree(text: &str) -> usize {
+    let parsed = winguard::value::parse::parse_borrowed(text, &[]).expect("the body is JSON");
     parsed.value.as_object().map_or(0, |m| m.len())
 }
 

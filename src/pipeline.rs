@@ -13,7 +13,7 @@
 //!    (`crate::admission`).
 
 use crate::error::{Error, ErrorKind};
-use crate::value::Value;
+use crate::value::{Doc, Value};
 
 use crate::engine::{Context, Finding, evaluate, evaluate_batch};
 use crate::k8s::shape::{self, ShapeError};
@@ -23,7 +23,7 @@ use crate::report::{Located, Report};
 
 /// Stage 1: whether the rules can read `object` (the fields the rules and the Windows model
 /// read have the shapes the API server gives them), or the problems that stop it.
-pub fn admit(object: &Value) -> Result<(), Vec<ShapeError>> {
+pub fn admit(object: &Doc<'_>) -> Result<(), Vec<ShapeError>> {
     let problems = shape::check(object);
     if problems.is_empty() {
         Ok(())
@@ -34,12 +34,12 @@ pub fn admit(object: &Value) -> Result<(), Vec<ShapeError>> {
 
 /// Stage 2: an object that names no namespace takes `namespace`, its request's. On CREATE the
 /// API server fills the namespace in only after admission; exemptions and messages need it.
-pub fn default_namespace(object: &mut Value, namespace: &str) {
-    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut)
+pub fn default_namespace(object: &mut Doc<'_>, namespace: &str) {
+    if let Some(meta) = object.get_mut("metadata").and_then(Doc::as_object_mut)
         && !meta.contains_key("namespace")
         && !namespace.is_empty()
     {
-        meta.insert("namespace", Value::from(namespace));
+        meta.insert("namespace", Doc::from(namespace));
     }
 }
 
@@ -60,7 +60,7 @@ pub struct InputSet<'a> {
 
 impl<'a> InputSet<'a> {
     /// Every object of a run: cross-object rules see each other's objects (`fix`).
-    pub fn of_objects(policy: &'a Policy, objects: &[&'a Value]) -> Self {
+    pub fn of_objects(policy: &'a Policy, objects: &[&'a Doc<'a>]) -> Self {
         InputSet {
             policy,
             ctx: Context::new(policy.basis(), objects),
@@ -88,12 +88,12 @@ impl<'a> InputSet<'a> {
     }
 
     /// Stage 4: the findings of the policy's rules on an admitted object.
-    pub fn findings(&self, object: &Value) -> Vec<Finding> {
+    pub fn findings(&self, object: &Doc<'_>) -> Vec<Finding> {
         evaluate(&self.policy.rules, &self.ctx, object)
     }
 
     /// The findings of each of `objects`, evaluated together.
-    pub fn findings_batch(&self, objects: &[&Value]) -> Vec<Vec<Finding>> {
+    pub fn findings_batch(&self, objects: &[&Doc<'_>]) -> Vec<Vec<Finding>> {
         evaluate_batch(&self.policy.rules, &self.ctx, objects)
     }
 }
@@ -262,7 +262,7 @@ impl<'t> Documents<'t> {
             }
         }
         out.objects += checked.len();
-        let values: Vec<&Value> = checked.iter().map(|o| &o.value).collect();
+        let values: Vec<&Doc<'_>> = checked.iter().map(|o| &o.value).collect();
         let results = set.findings_batch(&values);
         for (o, findings) in checked.into_iter().zip(results) {
             out.findings.extend(Located::all(findings, o));

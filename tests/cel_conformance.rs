@@ -201,7 +201,7 @@ fn same(got: &Val<'_>, want: &Json) -> Result<bool, String> {
             let w = double(inner);
             let d = match got {
                 V::Double(d) => Some(*d),
-                V::Ref(winguard::value::Value::Number(n)) => n.as_f64(),
+                V::Ref(winguard::value::Doc::Number(n)) => n.as_f64(),
                 _ => None,
             };
             kind == "double" && d.is_some_and(|d| d == w || (d.is_nan() && w.is_nan()))

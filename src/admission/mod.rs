@@ -13,8 +13,8 @@
 //! precisely, `containers: {}` naming the field), and the parts of the review no rule reads
 //! (userInfo, oldObject, managedFields) are skipped unbuilt.
 
-use crate::value::Value;
 use crate::value::parse::Prune;
+use crate::value::{Doc, Value};
 use json_patch::PatchOperation;
 use kube::core::admission::{AdmissionResponse, META_KIND, Operation};
 use kube::core::{GroupVersionKind, Status};
@@ -186,14 +186,15 @@ struct ProbeRequest {
 /// What the adapter needs of a review: its API version (the response's), the request, and the
 /// object as the engine reads it.
 #[cfg_attr(test, derive(Debug, PartialEq))]
-struct Read {
+struct Read<'body> {
     api_version: String,
     uid: String,
     kind: String,
     name: String,
     namespace: String,
     operation: Operation,
-    object: Option<Value>,
+    /// Its strings borrowed from the request's body where it was read by winguard's reader.
+    object: Option<Doc<'body>>,
 }
 
 /// What the webhook leaves out of a review as it reads it: the request's `oldObject` (as large as
@@ -212,7 +213,7 @@ static REVIEW_PRUNE: [(&str, Prune); 1] = [(
 )];
 
 /// Reads the review: envelope, request fields and object in one pass.
-fn read(body: &[u8]) -> Result<Read, Unreadable> {
+fn read(body: &[u8]) -> Result<Read<'_>, Unreadable> {
     // Checked as UTF-8 once, whole: parsing from a `str` spares serde_json checking every string
     // on its own.
     let text = std::str::from_utf8(body).map_err(|e| Unreadable {
@@ -231,7 +232,7 @@ fn read(body: &[u8]) -> Result<Read, Unreadable> {
 /// The review read with serde_json: the envelope typed, the object as a [`Value`]. Only bodies
 /// the fast reader declined come here, so the object is built whole and `managedFields` dropped
 /// after, as both readers must give the same object.
-fn read_with_serde_json(text: &str) -> Result<Read, Unreadable> {
+fn read_with_serde_json(text: &str) -> Result<Read<'static>, Unreadable> {
     let body = text.as_bytes();
     let envelope: Envelope = serde_json::from_str(text).map_err(|e| {
         let probe = serde_json::from_slice::<Probe>(body).ok();
@@ -327,12 +328,12 @@ fn read_with_serde_json(text: &str) -> Result<Read, Unreadable> {
 /// pass: `None` for anything else — not JSON, a field missing or of the wrong type, a key given
 /// twice — which [`read`] then reads with serde_json for its error message. What this accepts
 /// is what the serde_json path accepts, read the same way (a test compares the two).
-fn read_well_formed(text: &str) -> Option<Read> {
-    let parsed = crate::value::parse::parse(text, &REVIEW_PRUNE)?;
+fn read_well_formed(text: &str) -> Option<Read<'_>> {
+    let parsed = crate::value::parse::parse_borrowed(text, &REVIEW_PRUNE)?;
     if parsed.repeated_keys {
         return None;
     }
-    let Value::Object(mut root) = parsed.value else {
+    let Doc::Object(mut root) = parsed.value else {
         return None;
     };
     let api_version = root.get("apiVersion")?.as_str()?;
@@ -340,7 +341,7 @@ fn read_well_formed(text: &str) -> Option<Read> {
         return None;
     }
     let api_version = api_version.to_string();
-    let Value::Object(mut request) = root.remove("request")? else {
+    let Doc::Object(mut request) = root.remove("request")? else {
         return None;
     };
     let uid = request.get("uid")?.as_str()?;
@@ -354,7 +355,7 @@ fn read_well_formed(text: &str) -> Option<Read> {
         Some(v) => v.as_str()?,
     };
     let namespace = match request.get("namespace") {
-        None | Some(Value::Null) => "",
+        None | Some(Doc::Null) => "",
         Some(v) => v.as_str()?,
     };
     let operation = match request.get("operation")?.as_str()? {
@@ -387,7 +388,7 @@ fn read_well_formed(text: &str) -> Option<Read> {
 
 /// An allowing response to a request (`kube`'s type; its constructor from a typed request is
 /// not used because the request is read without typing its object).
-fn allow(read: &Read) -> AdmissionResponse {
+fn allow(read: &Read<'_>) -> AdmissionResponse {
     let mut response = AdmissionResponse::invalid("");
     response.types.api_version = read.api_version.clone();
     response.uid = read.uid.clone();
@@ -396,7 +397,7 @@ fn allow(read: &Read) -> AdmissionResponse {
     response
 }
 
-fn decide(setup: &Policy, endpoint: Endpoint, read: Read) -> Answer {
+fn decide(setup: &Policy, endpoint: Endpoint, read: Read<'_>) -> Answer {
     let policy = &setup.config.webhook;
     let namespace = read.namespace.clone();
     let response = allow(&read);
@@ -430,7 +431,7 @@ fn decide(setup: &Policy, endpoint: Endpoint, read: Read) -> Answer {
         answer.name = object
             .pointer("/metadata/name")
             .or_else(|| object.pointer("/metadata/generateName"))
-            .and_then(Value::as_str)
+            .and_then(Doc::as_str)
             .unwrap_or_default()
             .to_string();
     }
@@ -512,12 +513,12 @@ const VALIDATE_WEBHOOK: &str = "validate.winguard.io";
 /// `/spec/containers/0/image` → `spec.containers[0].image`, a key that is not a plain name in
 /// brackets (`spec.nodeSelector[kubernetes.io/os]`). List indexes are told from keys by walking
 /// the object. Written onto `out`.
-fn push_field_path(out: &mut String, object: &Value, pointer: &str) {
+fn push_field_path(out: &mut String, object: &Doc<'_>, pointer: &str) {
     let start = out.len();
     let mut at = Some(object);
     for token in pointer.split('/').skip(1) {
         let token = crate::value::unescape_pointer_token(token);
-        let in_list = matches!(at, Some(Value::Array(_)));
+        let in_list = matches!(at, Some(Doc::Array(_)));
         let plain = !token.is_empty()
             && token
                 .bytes()
@@ -533,15 +534,15 @@ fn push_field_path(out: &mut String, object: &Value, pointer: &str) {
             out.push_str(&token);
         }
         at = match at {
-            Some(Value::Array(items)) => token.parse::<usize>().ok().and_then(|i| items.get(i)),
-            Some(Value::Object(map)) => map.get(token.as_ref()),
+            Some(Doc::Array(items)) => token.parse::<usize>().ok().and_then(|i| items.get(i)),
+            Some(Doc::Object(map)) => map.get(token.as_ref()),
             _ => None,
         };
     }
 }
 
 #[cfg(test)]
-fn field_path(object: &Value, pointer: &str) -> String {
+fn field_path(object: &Doc<'_>, pointer: &str) -> String {
     let mut out = String::new();
     push_field_path(&mut out, object, pointer);
     out
@@ -577,7 +578,7 @@ fn cut_at_word(mut text: String, limit: usize) -> String {
 /// A finding as one warning: `severity rule: field: message`, in audit mode `would deny: …` for
 /// what enforcing would deny; control characters (which make the API server drop a warning)
 /// become spaces, and the whole is cut at a word to [`WARNING_LIMIT`] characters.
-fn warning(f: &Finding, object: &Value, would_deny: bool) -> String {
+fn warning(f: &Finding, object: &Doc<'_>, would_deny: bool) -> String {
     let mut text = String::with_capacity(f.rule.len() + f.message.len() + f.pointer.len() + 32);
     if would_deny {
         text.push_str("would deny: ");
@@ -606,7 +607,7 @@ fn warning(f: &Finding, object: &Value, would_deny: bool) -> String {
 
 /// The warnings of a review: one per finding while they fit the API server's total, then one
 /// saying how many more there are and where the audit log lists them all.
-fn warnings(findings: &[(&Finding, bool)], object: &Value) -> Vec<String> {
+fn warnings(findings: &[(&Finding, bool)], object: &Doc<'_>) -> Vec<String> {
     let all: Vec<String> = findings
         .iter()
         .map(|(f, would_deny)| warning(f, object, *would_deny))
@@ -710,7 +711,7 @@ fn validate(
     answer: &mut Answer,
     response: AdmissionResponse,
     findings: &[Finding],
-    object: &Value,
+    object: &Doc<'_>,
     enforcement: Enforcement,
     deny_on: crate::rules::Severity,
 ) -> AdmissionResponse {
@@ -766,7 +767,7 @@ fn mutate(
     answer: &mut Answer,
     response: AdmissionResponse,
     findings: &[Finding],
-    object: &Value,
+    object: &Doc<'_>,
 ) -> AdmissionResponse {
     let safe: Vec<&Finding> = findings
         .iter()
@@ -879,6 +880,15 @@ mod tests {
             crate::json!({"name": "p", "labels": {"a": "b"}})
         );
         assert_eq!(object["spec"]["containers"][0]["image"], "busybox");
+        // The object's strings are the body's, not copies.
+        let borrowed = |v: &Doc<'_>| {
+            let text = v.as_str().unwrap();
+            let body = body.as_ptr_range();
+            matches!(v, Doc::String(crate::value::Text::Borrowed(_)))
+                && body.contains(&text.as_ptr())
+        };
+        assert!(borrowed(&object["spec"]["containers"][0]["image"]));
+        assert!(borrowed(&object["metadata"]["labels"]["a"]));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use rustc_hash::FxHashMap;
 
-use crate::value::{Value, jsonpath};
+use crate::value::{Doc, Value, jsonpath};
 
 use crate::expr::{self, Activation, Args, EvalError, Val};
 use crate::k8s::{pod_template_paths, selector_matches};
@@ -68,7 +68,7 @@ pub trait Domain: Sync {
     /// index some, as the Windows model indexes RuntimeClasses).
     fn input_set<'a>(
         &'a self,
-        by_kind: &HashMap<&'a str, Vec<&'a Value>>,
+        by_kind: &HashMap<&'a str, Vec<&'a Doc<'a>>>,
     ) -> Box<dyn InputSet<'a> + 'a>;
 }
 
@@ -78,7 +78,7 @@ pub trait InputSet<'a>: Sync + Send {
     /// `pod`. `spec_path` and `meta_path` point to the spec and its metadata in the object.
     fn pod<'s>(
         &'s self,
-        spec: &'s Value,
+        spec: &'s Doc<'s>,
         spec_path: &'static str,
         meta_path: &'static str,
     ) -> Box<dyn PodScope + 's>;
@@ -88,7 +88,7 @@ pub trait InputSet<'a>: Sync + Send {
 pub trait PodScope: expr::Record {
     fn containers(&self) -> usize;
     /// Container `index`: its facts, the container as written, and its JSON pointer.
-    fn container(&self, index: usize) -> (&dyn expr::Record, &Value, &str);
+    fn container(&self, index: usize) -> (&dyn expr::Record, &Doc<'_>, &str);
     /// What every finding about this pod notes, unless its message says it already (the
     /// Windows model: why the pod targets the OS it does).
     fn note(&self) -> Option<&str>;
@@ -125,7 +125,7 @@ pub struct Context<'a> {
     /// The domain model of this input set.
     model: Box<dyn InputSet<'a> + 'a>,
     /// Per kind, the input objects of that kind (for `objects(kind)` and the indexes).
-    objects_by_kind: HashMap<&'a str, Vec<&'a Value>>,
+    objects_by_kind: HashMap<&'a str, Vec<&'a Doc<'a>>>,
     /// Indexes over `objects_by_kind` for the cross-object lookups, built once per context.
     cross: CrossIndex<'a>,
     /// Today's date, for exemption expiry (passed in so evaluation stays deterministic).
@@ -173,10 +173,10 @@ impl<'a> Context<'a> {
 
     /// Builds the context for one input set. `objects` are all objects of the run (for
     /// RuntimeClass lookups and cross-object rules); for the webhook, just the one under review.
-    pub fn new(basis: Basis<'a>, objects: &[&'a Value]) -> Self {
-        let mut objects_by_kind: HashMap<&'a str, Vec<&'a Value>> = HashMap::new();
+    pub fn new(basis: Basis<'a>, objects: &[&'a Doc<'a>]) -> Self {
+        let mut objects_by_kind: HashMap<&'a str, Vec<&'a Doc<'a>>> = HashMap::new();
         for o in objects {
-            let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
+            let kind = o.get("kind").and_then(Doc::as_str).unwrap_or("");
             objects_by_kind.entry(kind).or_default().push(o);
         }
         Self::assemble(basis, objects_by_kind)
@@ -193,7 +193,7 @@ impl<'a> Context<'a> {
         Self::assemble(basis, objects_by_kind)
     }
 
-    fn assemble(basis: Basis<'a>, objects_by_kind: HashMap<&'a str, Vec<&'a Value>>) -> Self {
+    fn assemble(basis: Basis<'a>, objects_by_kind: HashMap<&'a str, Vec<&'a Doc<'a>>>) -> Self {
         let Basis {
             rules,
             settings,
@@ -253,15 +253,15 @@ struct CrossIndex<'a> {
     services: FxHashMap<(&'a str, &'a str, Cow<'a, str>), Vec<usize>>,
 }
 
-fn namespace_of(o: &Value) -> &str {
+fn namespace_of<'a>(o: &'a Doc<'_>) -> &'a str {
     o.pointer("/metadata/namespace")
-        .and_then(Value::as_str)
+        .and_then(Doc::as_str)
         .unwrap_or("")
 }
 
 /// A label value as the text a selector compares (labels are strings; a number compares as
 /// its JSON text).
-fn label_text(v: &Value) -> Cow<'_, str> {
+fn label_text<'a>(v: &'a Doc<'_>) -> Cow<'a, str> {
     v.as_str()
         .map_or_else(|| Cow::Owned(v.to_string()), Cow::Borrowed)
 }
@@ -271,7 +271,7 @@ fn label_text(v: &Value) -> Cow<'_, str> {
 const PARALLEL_INDEXING: usize = 4096;
 
 impl<'a> CrossIndex<'a> {
-    fn build(by_kind: &HashMap<&str, Vec<&'a Value>>) -> Self {
+    fn build(by_kind: &HashMap<&str, Vec<&'a Doc<'a>>>) -> Self {
         let list = |kind: &str| by_kind.get(kind).map(Vec::as_slice).unwrap_or_default();
         let (hpas, services) = (list("HorizontalPodAutoscaler"), list("Service"));
         // Sized once: growing by rehashing would touch fresh memory at every doubling, serially.
@@ -281,7 +281,7 @@ impl<'a> CrossIndex<'a> {
         };
         for (i, hpa) in hpas.iter().enumerate() {
             let target = hpa.pointer("/spec/scaleTargetRef");
-            let field = |f: &str| target.and_then(|t| t.get(f)).and_then(Value::as_str);
+            let field = |f: &str| target.and_then(|t| t.get(f)).and_then(Doc::as_str);
             let key = (
                 namespace_of(hpa),
                 field("kind").unwrap_or(""),
@@ -292,7 +292,7 @@ impl<'a> CrossIndex<'a> {
         for (i, service) in services.iter().enumerate() {
             let first = service
                 .pointer("/spec/selector")
-                .and_then(Value::as_object)
+                .and_then(Doc::as_object)
                 .and_then(|m| m.iter().next());
             if let Some((k, v)) = first {
                 let key = (namespace_of(service), k.as_str(), label_text(v));
@@ -304,7 +304,7 @@ impl<'a> CrossIndex<'a> {
 }
 
 impl Context<'_> {
-    fn of_kind(&self, kind: &str) -> &[&Value] {
+    fn of_kind(&self, kind: &str) -> &[&Doc<'_>] {
         self.objects_by_kind
             .get(kind)
             .map(Vec::as_slice)
@@ -313,7 +313,7 @@ impl Context<'_> {
 
     /// The HorizontalPodAutoscalers in `namespace` whose `scaleTargetRef` names `kind`/`name`,
     /// in input order.
-    pub fn autoscalers_of(&self, namespace: &str, kind: &str, name: &str) -> Vec<&Value> {
+    pub fn autoscalers_of(&self, namespace: &str, kind: &str, name: &str) -> Vec<&Doc<'_>> {
         let Some(found) = self.cross.autoscalers.get(&(namespace, kind, name)) else {
             return Vec::new();
         };
@@ -323,7 +323,7 @@ impl Context<'_> {
 
     /// The Services in `namespace` whose (non-empty) selector selects `pod_labels`, in input
     /// order.
-    pub fn services_selecting(&self, namespace: &str, pod_labels: &Value) -> Vec<&Value> {
+    pub fn services_selecting(&self, namespace: &str, pod_labels: &Doc<'_>) -> Vec<&Doc<'_>> {
         let Some(labels) = pod_labels.as_object() else {
             return Vec::new();
         };
@@ -336,7 +336,7 @@ impl Context<'_> {
                     .get(&(namespace, k.as_str(), label_text(v)))
             {
                 found.extend(candidates.iter().copied().filter(|&i| {
-                    let selector = list[i].pointer("/spec/selector").unwrap_or(&Value::Null);
+                    let selector = list[i].pointer("/spec/selector").unwrap_or(&Doc::Null);
                     selector_matches(selector, pod_labels)
                 }));
             }
@@ -349,7 +349,7 @@ impl Context<'_> {
 /// The cross-object functions rules call, answered from the context's indexes.
 impl expr::Host for Context<'_> {
     fn call<'a>(&'a self, name: &str, args: &mut Args<'a>) -> Result<Val<'a>, EvalError> {
-        let refs = |found: Vec<&'a Value>| Val::list(found.into_iter().map(Val::Ref).collect());
+        let refs = |found: Vec<&'a Doc<'a>>| Val::list(found.into_iter().map(Val::Ref).collect());
         match name {
             "objects" => {
                 let kind = args[0].as_str().unwrap_or("");
@@ -358,7 +358,7 @@ impl expr::Host for Context<'_> {
             "autoscalersOf" => {
                 // Borrowed: this runs for every workload, and the object can be large.
                 let object = args[0].as_json();
-                let text = |p: &str| object.pointer(p).and_then(Value::as_str).unwrap_or("");
+                let text = |p: &str| object.pointer(p).and_then(Doc::as_str).unwrap_or("");
                 Ok(refs(self.autoscalers_of(
                     text("/metadata/namespace"),
                     text("/kind"),
@@ -481,7 +481,7 @@ impl<'a> expr::Rows<'a> for PathRows<'a> {
 
 /// Evaluates every active rule on one object. `rules` must be the rule set the context was built
 /// with.
-pub fn evaluate(rules: &RuleSet, ctx: &Context<'_>, object: &Value) -> Vec<Finding> {
+pub fn evaluate(rules: &RuleSet, ctx: &Context<'_>, object: &Doc<'_>) -> Vec<Finding> {
     evaluate_batch(rules, ctx, &[object])
         .pop()
         .expect("one list per object")
@@ -491,8 +491,8 @@ pub fn evaluate(rules: &RuleSet, ctx: &Context<'_>, object: &Value) -> Vec<Findi
 struct PodTemplate<'v> {
     spec_path: &'static str,
     meta_path: &'static str,
-    spec: &'v Value,
-    meta: &'v Value,
+    spec: &'v Doc<'v>,
+    meta: &'v Doc<'v>,
 }
 
 /// Evaluates every active rule on each of `objects`: the findings of each object, in the order
@@ -502,14 +502,18 @@ struct PodTemplate<'v> {
 /// then run many times in a row, which keeps their code and data in the caches (`winguard lint`
 /// evaluates documents in batches for this reason). A rule's findings on one object come in the
 /// order they would alone; findings of different rules are not in rule-file order.
-pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) -> Vec<Vec<Finding>> {
+pub fn evaluate_batch(
+    rules: &RuleSet,
+    ctx: &Context<'_>,
+    objects: &[&Doc<'_>],
+) -> Vec<Vec<Finding>> {
     debug_assert!(
         std::ptr::eq(rules, ctx.rules),
         "a context serves its own rule set"
     );
     let kinds: Vec<&str> = objects
         .iter()
-        .map(|o| o.get("kind").and_then(Value::as_str).unwrap_or(""))
+        .map(|o| o.get("kind").and_then(Doc::as_str).unwrap_or(""))
         .collect();
     let templates: Vec<Option<PodTemplate>> = objects
         .iter()
@@ -517,7 +521,7 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
         .map(|(object, kind)| {
             let (spec_path, meta_path) = pod_template_paths(kind)?;
             let spec = object.pointer(spec_path).filter(|s| s.is_object())?;
-            let meta = object.pointer(meta_path).unwrap_or(&Value::Null);
+            let meta = object.pointer(meta_path).unwrap_or(&Doc::Null);
             Some(PodTemplate {
                 spec_path,
                 meta_path,
@@ -554,7 +558,7 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
                 act.set(slot::POD_SPEC, Val::Ref(t.spec));
                 // A template without metadata reads as empty metadata.
                 static EMPTY: std::sync::LazyLock<Value> =
-                    std::sync::LazyLock::new(|| Value::Object(crate::value::Map::new()));
+                    std::sync::LazyLock::new(|| Doc::Object(crate::value::Map::new()));
                 act.set(
                     slot::POD_META,
                     Val::Ref(if t.meta.is_null() { &EMPTY } else { t.meta }),
@@ -615,8 +619,8 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
         .map(|((object, template), findings)| {
             // Where suppression annotations may sit: the object's metadata, and a workload's pod
             // template metadata (for a Pod they are the same place, read once).
-            let mut metas: Vec<(&str, &Value)> =
-                vec![("/metadata", object.get("metadata").unwrap_or(&Value::Null))];
+            let mut metas: Vec<(&str, &Doc<'_>)> =
+                vec![("/metadata", object.get("metadata").unwrap_or(&Doc::Null))];
             if let Some(t) = template
                 && t.meta_path != "/metadata"
             {
@@ -631,8 +635,8 @@ pub fn evaluate_batch(rules: &RuleSet, ctx: &Context<'_>, objects: &[&Value]) ->
 /// value's JSON pointer.
 #[derive(Clone, Copy)]
 struct Here<'v> {
-    object: &'v Value,
-    value: Option<&'v Value>,
+    object: &'v Doc<'v>,
+    value: Option<&'v Doc<'v>>,
     pointer: &'v str,
     /// Whether findings carry their fix (see [`Context::fixes`]).
     fixes: bool,
@@ -705,7 +709,7 @@ fn run_rule<'a>(
             for (pointer, value) in query.matches(scope_value, scope_pointer) {
                 // A matched map is the item with its `pointer` added (unless it has one).
                 let item = match value {
-                    Value::Object(m) => {
+                    Doc::Object(m) => {
                         let mut entries: Vec<(Val<'a>, Val<'a>)> = m
                             .iter()
                             .map(|(k, v)| (Val::Text(k.as_str()), Val::Ref(v)))
@@ -786,15 +790,15 @@ fn make_finding<'a>(
 /// Applies suppression annotations (object and pod template) and config exemptions.
 fn suppress(
     ctx: &Context<'_>,
-    object: &Value,
-    metas: &[(&str, &Value)],
+    object: &Doc<'_>,
+    metas: &[(&str, &Doc<'_>)],
     findings: Vec<Finding>,
 ) -> Vec<Finding> {
     let mut notes = Vec::new();
     // (rule or "*", reason) from annotations.
     let mut ignored: Vec<(String, bool)> = Vec::new();
     for (meta_path, meta) in metas {
-        let Some(annotations) = meta.get("annotations").and_then(Value::as_object) else {
+        let Some(annotations) = meta.get("annotations").and_then(Doc::as_object) else {
             continue;
         };
         let base = format!("{meta_path}/annotations");
@@ -847,11 +851,11 @@ fn suppress(
     let meta_str = |key: &str| {
         metadata
             .and_then(|m| m.get(key))
-            .and_then(Value::as_str)
+            .and_then(Doc::as_str)
             .unwrap_or("")
     };
     let (namespace, name) = (meta_str("namespace"), meta_str("name"));
-    let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+    let kind = object.get("kind").and_then(Doc::as_str).unwrap_or("");
     let mut out: Vec<Finding> = findings
         .into_iter()
         .filter_map(|mut f| {
@@ -1020,13 +1024,13 @@ mod tests {
         ];
         let mut objects: Vec<Value> = services.clone();
         objects.extend(hpas.clone());
-        let refs: Vec<&Value> = objects.iter().collect();
+        let refs: Vec<&Doc<'_>> = objects.iter().collect();
         // The indexes are the engine's own: no rules and no domain model take part.
         struct NoModel;
         impl Domain for NoModel {
             fn input_set<'a>(
                 &'a self,
-                _: &HashMap<&'a str, Vec<&'a Value>>,
+                _: &HashMap<&'a str, Vec<&'a Doc<'a>>>,
             ) -> Box<dyn InputSet<'a> + 'a> {
                 Box::new(NoModel)
             }
@@ -1034,7 +1038,7 @@ mod tests {
         impl<'a> InputSet<'a> for NoModel {
             fn pod<'s>(
                 &'s self,
-                _: &'s Value,
+                _: &'s Doc<'s>,
                 _: &'static str,
                 _: &'static str,
             ) -> Box<dyn PodScope + 's> {
@@ -1051,7 +1055,7 @@ mod tests {
             today: jiff::civil::date(2026, 12, 1),
         };
         let ctx = Context::new(basis, &refs);
-        let names = |found: Vec<&Value>| -> Vec<String> {
+        let names = |found: Vec<&Doc<'_>>| -> Vec<String> {
             found
                 .iter()
                 .map(|o| o["metadata"]["name"].as_str().unwrap().to_string())
@@ -1074,7 +1078,7 @@ mod tests {
             ("ops", json!({"app": "web"})),
             ("", json!({"app": "web"})),
         ] {
-            let scanned: Vec<&Value> = services
+            let scanned: Vec<&Doc<'_>> = services
                 .iter()
                 .filter(|s| {
                     namespace_of(s) == ns && selector_matches(&s["spec"]["selector"], &labels)

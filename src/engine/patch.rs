@@ -4,7 +4,7 @@
 //! `tolerations: []`) are added here, first, by trying each operation on a scratch copy. Patches
 //! are `json-patch`'s operations; they are applied here (see [`apply`]).
 
-use crate::value::{Value, list_index};
+use crate::value::{Doc, list_index};
 use json_patch::jsonptr::PointerBuf;
 use json_patch::{AddOperation, MoveOperation, PatchOperation, RemoveOperation, ReplaceOperation};
 
@@ -16,7 +16,7 @@ use crate::value::unescape_pointer_token;
 /// object: a path exists if the patch added it, or if the object has it and the patch did not
 /// remove it (or a parent of it).
 struct Overlay<'o> {
-    object: &'o Value,
+    object: &'o Doc<'o>,
     added: Vec<String>,
     removed: Vec<String>,
 }
@@ -43,14 +43,14 @@ fn pointer(path: &str) -> Option<PointerBuf> {
 /// The patch of one fix against `object`, with parents created and no-ops dropped. Operations are
 /// `json-patch`'s own types (a JSON map per operation would allocate a tree of its own, and this
 /// runs for every finding with a fix).
-pub fn build<'a>(fix: &'a Fix, act: &Activation<'a>, object: &Value) -> Vec<PatchOperation> {
+pub fn build<'a>(fix: &'a Fix, act: &Activation<'a>, object: &Doc<'_>) -> Vec<PatchOperation> {
     build_checked(fix, act, object).unwrap_or_default()
 }
 
 fn build_checked<'a>(
     fix: &'a Fix,
     act: &Activation<'a>,
-    object: &Value,
+    object: &Doc<'_>,
 ) -> Option<Vec<PatchOperation>> {
     let mut overlay = Overlay {
         object,
@@ -130,8 +130,8 @@ fn add_parents(overlay: &mut Overlay<'_>, path: &str, ops: &mut Vec<PatchOperati
         prefix.push_str(tokens[i]);
         let exists = if plain {
             cursor = cursor.and_then(|v| match v {
-                Value::Object(m) => m.get(unescape_pointer_token(tokens[i]).as_ref()),
-                Value::Array(a) => tokens[i].parse::<usize>().ok().and_then(|n| a.get(n)),
+                Doc::Object(m) => m.get(unescape_pointer_token(tokens[i]).as_ref()),
+                Doc::Array(a) => tokens[i].parse::<usize>().ok().and_then(|n| a.get(n)),
                 _ => None,
             });
             cursor.is_some_and(|v| !v.is_null())
@@ -158,7 +158,7 @@ fn add_parents(overlay: &mut Overlay<'_>, path: &str, ops: &mut Vec<PatchOperati
 
 /// Whether `op` adds an empty map or list where `target` already has a value: a parent one fix
 /// creates that an earlier fix (or the object) already has.
-fn adds_existing_parent(target: &Value, op: &PatchOperation) -> bool {
+fn adds_existing_parent(target: &Doc<'_>, op: &PatchOperation) -> bool {
     match op {
         PatchOperation::Add(AddOperation { path, value }) => {
             let empty = match value {
@@ -177,7 +177,7 @@ fn adds_existing_parent(target: &Value, op: &PatchOperation) -> bool {
 /// what an earlier fix added; so are removals of what is already gone. Returns the operations
 /// actually applied.
 pub fn apply_all<'a>(
-    target: &mut Value,
+    target: &mut Doc<'_>,
     patches: impl IntoIterator<Item = &'a [PatchOperation]>,
 ) -> Vec<PatchOperation> {
     let mut applied = Vec::new();
@@ -205,13 +205,13 @@ pub fn apply_all<'a>(
 /// By hand, not with `json-patch` (whose types the patches are): that crate applies operations to
 /// `serde_json`'s values only, and converting the object there and back would copy it whole
 /// twice per `/mutate` review. A test checks this against `json-patch` operation by operation.
-pub fn apply(target: &mut Value, op: &PatchOperation) -> Option<()> {
+pub fn apply(target: &mut Doc<'_>, op: &PatchOperation) -> Option<()> {
     match op {
-        PatchOperation::Add(o) => add(target, &o.path, Value::from(o.value.clone())),
+        PatchOperation::Add(o) => add(target, &o.path, Doc::from(o.value.clone())),
         PatchOperation::Remove(o) => remove(target, &o.path).map(drop),
         PatchOperation::Replace(o) => {
             let slot = target.pointer_mut(o.path.as_str())?;
-            *slot = Value::from(o.value.clone());
+            *slot = Doc::from(o.value.clone());
             Some(())
         }
         PatchOperation::Move(o) => {
@@ -236,17 +236,17 @@ pub fn apply(target: &mut Value, op: &PatchOperation) -> Option<()> {
             add(target, &o.path, value)
         }
         PatchOperation::Test(o) => {
-            (target.pointer(o.path.as_str())? == &Value::from(o.value.clone())).then_some(())
+            (target.pointer(o.path.as_str())? == &Doc::from(o.value.clone())).then_some(())
         }
     }
 }
 
 /// The parent of `path` in `target` and the last token, decoded; `None` for the root or a
 /// missing parent.
-fn parent_of<'t>(
-    target: &'t mut Value,
+fn parent_of<'t, 'd>(
+    target: &'t mut Doc<'d>,
     path: &json_patch::jsonptr::Pointer,
-) -> Option<(&'t mut Value, String)> {
+) -> Option<(&'t mut Doc<'d>, String)> {
     let (parent, last) = path.split_back()?;
     Some((
         target.pointer_mut(parent.as_str())?,
@@ -254,17 +254,21 @@ fn parent_of<'t>(
     ))
 }
 
-fn add(target: &mut Value, path: &json_patch::jsonptr::Pointer, value: Value) -> Option<()> {
+fn add<'d>(
+    target: &mut Doc<'d>,
+    path: &json_patch::jsonptr::Pointer,
+    value: Doc<'d>,
+) -> Option<()> {
     if path.is_root() {
         *target = value;
         return Some(());
     }
     let (parent, last) = parent_of(target, path)?;
     match parent {
-        Value::Object(m) => {
+        Doc::Object(m) => {
             m.insert(last, value);
         }
-        Value::Array(a) => {
+        Doc::Array(a) => {
             let i = if last == "-" {
                 a.len()
             } else {
@@ -280,11 +284,11 @@ fn add(target: &mut Value, path: &json_patch::jsonptr::Pointer, value: Value) ->
     Some(())
 }
 
-fn remove(target: &mut Value, path: &json_patch::jsonptr::Pointer) -> Option<Value> {
+fn remove<'d>(target: &mut Doc<'d>, path: &json_patch::jsonptr::Pointer) -> Option<Doc<'d>> {
     let (parent, last) = parent_of(target, path)?;
     match parent {
-        Value::Object(m) => m.remove(&last),
-        Value::Array(a) => {
+        Doc::Object(m) => m.remove(&last),
+        Doc::Array(a) => {
             let i = list_index(&last)?;
             (i < a.len()).then(|| a.remove(i))
         }
@@ -337,7 +341,7 @@ mod tests {
         for op in &ops {
             let mut theirs = doc.clone();
             let their_result = json_patch::patch(&mut theirs, std::slice::from_ref(op));
-            let mut ours = Value::from(doc.clone());
+            let mut ours = Doc::from(doc.clone());
             let our_result = apply(&mut ours, op);
             assert_eq!(our_result.is_some(), their_result.is_ok(), "{op:?}");
             assert_eq!(serde_json::Value::from(&ours), theirs, "{op:?}");

@@ -16,7 +16,7 @@ use super::net::Net;
 use super::quantity::Quantity;
 use super::semver::Semver;
 use super::types::Type;
-use crate::value::{Map, Number, Value};
+use crate::value::{Doc, Map, Number, Value};
 
 /// A run-time error: what went wrong, as cel-go words it (`no such key: name`).
 #[derive(Debug, Clone, PartialEq)]
@@ -51,7 +51,7 @@ pub trait Record {
     /// The fields' names, in declaration order (for a field read through a `dyn` value).
     fn names(&self) -> &'static [&'static str];
     /// The whole record as a JSON map (for a record used as a value: in a message, a list).
-    fn value(&self) -> &Value;
+    fn value(&self) -> &Doc<'_>;
 }
 
 /// A list of records (`pod.containers`), walked by macros without building any record's map.
@@ -102,7 +102,7 @@ pub enum Val<'a> {
     /// A borrowed string (a map key, a part of a borrowed string).
     Text(&'a str),
     /// A borrowed JSON value of any kind.
-    Ref(&'a Value),
+    Ref(&'a Doc<'a>),
     List(Rc<Vec<Val<'a>>>),
     /// A map built by the expression: entries in insertion order, keys unique.
     Map(Rc<Vec<(Val<'a>, Val<'a>)>>),
@@ -114,7 +114,7 @@ pub enum Val<'a> {
     Row(Rc<dyn Rows<'a> + 'a>, u32),
     Opt(Option<Rc<Val<'a>>>),
     /// An optional holding a borrowed value: `a.?b` on the input, without an allocation.
-    OptRef(&'a Value),
+    OptRef(&'a Doc<'a>),
     /// A Kubernetes quantity, as its exact decimal value (boxed: 32 bytes would double the
     /// size of every value).
     Quantity(Rc<Quantity>),
@@ -185,7 +185,7 @@ impl<'a> Val<'a> {
     /// A list of `items`; an empty one borrows a shared empty list (rules build many: filters
     /// that find nothing, `cond ? [...] : []`) instead of allocating.
     pub fn list(items: Vec<Val<'a>>) -> Val<'a> {
-        static EMPTY: Value = Value::Array(Vec::new());
+        static EMPTY: Value = Doc::Array(Vec::new());
         if items.is_empty() {
             return Val::Ref(&EMPTY);
         }
@@ -203,12 +203,12 @@ impl<'a> Val<'a> {
             Val::Str(s) => Kind::Str(s),
             Val::Text(s) => Kind::Str(s),
             Val::Ref(v) => match v {
-                Value::Null => Kind::Null,
-                Value::Bool(b) => Kind::Bool(*b),
-                Value::Number(n) => number(n),
-                Value::String(s) => Kind::Str(s),
-                Value::Array(_) => Kind::List,
-                Value::Object(_) => Kind::Map,
+                Doc::Null => Kind::Null,
+                Doc::Bool(b) => Kind::Bool(*b),
+                Doc::Number(n) => number(n),
+                Doc::String(s) => Kind::Str(s),
+                Doc::Array(_) => Kind::List,
+                Doc::Object(_) => Kind::Map,
             },
             Val::List(_) | Val::Recs(_) | Val::Rows(_) => Kind::List,
             Val::Map(_) | Val::Row(..) => Kind::Map,
@@ -302,8 +302,8 @@ impl<'a> Val<'a> {
     /// The items of a list, or the keys of a map (what a macro ranges over).
     pub fn items(&self) -> Result<Items<'_, 'a>, EvalError> {
         Ok(match self {
-            Val::Ref(Value::Array(a)) => Items::Json(a.iter()),
-            Val::Ref(Value::Object(m)) => Items::Keys(m.entries().iter()),
+            Val::Ref(Doc::Array(a)) => Items::Json(a.iter()),
+            Val::Ref(Doc::Object(m)) => Items::Keys(m.entries().iter()),
             Val::List(l) => Items::Vals(l.iter()),
             Val::Map(m) => Items::MapKeys(m.iter()),
             Val::Recs(r) => Items::Recs(*r, 0..r.len()),
@@ -321,8 +321,8 @@ impl<'a> Val<'a> {
     /// The length of a list, map or string (in code points, as CEL counts).
     pub fn size(&self) -> Option<i64> {
         Some(match self {
-            Val::Ref(Value::Array(a)) => a.len(),
-            Val::Ref(Value::Object(m)) => m.len(),
+            Val::Ref(Doc::Array(a)) => a.len(),
+            Val::Ref(Doc::Object(m)) => m.len(),
             Val::List(l) => l.len(),
             Val::Map(m) => m.len(),
             Val::Recs(r) => r.len(),
@@ -336,7 +336,7 @@ impl<'a> Val<'a> {
     /// The value at a list index.
     pub fn at(&self, index: usize) -> Option<Val<'a>> {
         match self {
-            Val::Ref(Value::Array(a)) => a.get(index).map(Val::Ref),
+            Val::Ref(Doc::Array(a)) => a.get(index).map(Val::Ref),
             Val::List(l) => l.get(index).cloned(),
             Val::Recs(r) => (index < r.len()).then(|| Val::Rec(r.get(index))),
             Val::Rows(r) => (index < r.len()).then(|| Val::Row(r.clone(), index as u32)),
@@ -349,7 +349,7 @@ impl<'a> Val<'a> {
     /// that is not a map.
     pub fn get(&self, key: &Val<'_>) -> Result<Option<Val<'a>>, EvalError> {
         match self {
-            Val::Ref(Value::Object(m)) => Ok(key
+            Val::Ref(Doc::Object(m)) => Ok(key
                 .as_str()
                 .and_then(|k| m.get(k))
                 .filter(|v| !v.is_null())
@@ -384,7 +384,7 @@ impl<'a> Val<'a> {
     }
 
     /// The value as JSON, borrowed where it already is JSON (for functions that read JSON).
-    pub fn as_json(&self) -> std::borrow::Cow<'_, Value> {
+    pub fn as_json(&self) -> std::borrow::Cow<'_, Doc<'a>> {
         match self {
             Val::Ref(v) => std::borrow::Cow::Borrowed(*v),
             other => std::borrow::Cow::Owned(other.to_value()),
@@ -394,40 +394,44 @@ impl<'a> Val<'a> {
     /// The value as JSON (for a finding's message parts, its patch values, `each` items).
     pub fn to_value(&self) -> Value {
         match self {
-            Val::Null => Value::Null,
-            Val::Bool(b) => Value::Bool(*b),
-            Val::Int(i) => Value::from(*i),
-            Val::Uint(u) => Value::from(*u),
-            Val::Double(d) => Value::from(*d),
-            Val::Str(s) => Value::String(s.as_str().into()),
-            Val::Text(s) => Value::String((*s).into()),
-            Val::Ref(v) => (*v).clone(),
-            Val::List(l) => Value::Array(l.iter().map(Val::to_value).collect()),
-            Val::Map(m) => Value::Object(Map::from_entries(
+            Val::Null => Doc::Null,
+            Val::Bool(b) => Doc::Bool(*b),
+            Val::Int(i) => Doc::from(*i),
+            Val::Uint(u) => Doc::from(*u),
+            Val::Double(d) => Doc::from(*d),
+            Val::Str(s) => Doc::String(s.as_str().into()),
+            Val::Text(s) => Doc::String((*s).into()),
+            Val::Ref(v) => v.to_owned_value(),
+            Val::List(l) => Doc::Array(l.iter().map(Val::to_value).collect()),
+            Val::Map(m) => Doc::Object(Map::from_entries(
                 m.iter()
                     .map(|(k, v)| (k.display().into(), v.to_value()))
                     .collect(),
             )),
-            Val::Rec(r) => r.value().clone(),
-            Val::Recs(r) => Value::Array((0..r.len()).map(|i| r.get(i).value().clone()).collect()),
-            Val::Rows(r) => Value::Array(
+            Val::Rec(r) => r.value().to_owned_value(),
+            Val::Recs(r) => Doc::Array(
+                (0..r.len())
+                    .map(|i| r.get(i).value().to_owned_value())
+                    .collect(),
+            ),
+            Val::Rows(r) => Doc::Array(
                 (0..r.len())
                     .map(|i| Val::Row(r.clone(), i as u32).to_value())
                     .collect(),
             ),
-            Val::Row(r, row) => Value::Object(Map::from_entries(
+            Val::Row(r, row) => Doc::Object(Map::from_entries(
                 r.names()
                     .iter()
                     .enumerate()
                     .map(|(i, n)| ((*n).into(), r.field(*row as usize, i).to_value()))
                     .collect(),
             )),
-            Val::Opt(o) => o.as_ref().map_or(Value::Null, |v| v.to_value()),
-            Val::OptRef(v) => (*v).clone(),
-            Val::Quantity(q) => Value::String(q.to_decimal_string().into()),
-            Val::Semver(v) => Value::String(v.text().into()),
-            Val::Net(n) => Value::String(n.to_string().into()),
-            Val::Type(t) => Value::String(t.to_string().into()),
+            Val::Opt(o) => o.as_ref().map_or(Doc::Null, |v| v.to_value()),
+            Val::OptRef(v) => v.to_owned_value(),
+            Val::Quantity(q) => Doc::String(q.to_decimal_string().into()),
+            Val::Semver(v) => Doc::String(v.text().into()),
+            Val::Net(n) => Doc::String(n.to_string().into()),
+            Val::Type(t) => Doc::String(t.to_string().into()),
         }
     }
 
@@ -461,8 +465,8 @@ impl<'a> Val<'a> {
 
 /// What a macro ranges over, item by item.
 pub enum Items<'v, 'a> {
-    Json(std::slice::Iter<'a, Value>),
-    Keys(std::slice::Iter<'a, (crate::value::Str, Value)>),
+    Json(std::slice::Iter<'a, Doc<'a>>),
+    Keys(std::slice::Iter<'a, (crate::value::Text<'a>, Doc<'a>)>),
     Vals(std::slice::Iter<'v, Val<'a>>),
     MapKeys(std::slice::Iter<'v, (Val<'a>, Val<'a>)>),
     Recs(&'a (dyn RecordList + 'a), std::ops::Range<usize>),
@@ -960,8 +964,8 @@ fn call<'a>(
 fn path<'a>(mut value: Val<'a>, steps: &[(String, bool)]) -> Result<Val<'a>, EvalError> {
     for (field, step_optional) in steps {
         let (map, optional) = match value {
-            Val::Ref(Value::Object(map)) => (map, *step_optional),
-            Val::OptRef(Value::Object(map)) => (map, true),
+            Val::Ref(Doc::Object(map)) => (map, *step_optional),
+            Val::OptRef(Doc::Object(map)) => (map, true),
             Val::Opt(None) => return Ok(Val::Opt(None)),
             other => {
                 value = match other.optional_value() {

@@ -6,7 +6,7 @@
 pub mod api_lifecycle;
 pub mod shape;
 
-use crate::value::Value;
+use crate::value::Doc;
 
 /// Where a workload kind keeps its pod template: the pointers of the spec and of its metadata.
 pub fn pod_template_paths(kind: &str) -> Option<(&'static str, &'static str)> {
@@ -28,7 +28,7 @@ pub fn pod_template_paths(kind: &str) -> Option<(&'static str, &'static str)> {
 
 /// Whether an equality label selector (a map) selects a label set; an empty selector selects
 /// nothing (a Service without a selector has its endpoints managed by hand).
-pub(crate) fn selector_matches(selector: &Value, labels: &Value) -> bool {
+pub(crate) fn selector_matches(selector: &Doc<'_>, labels: &Doc<'_>) -> bool {
     let Some(sel) = selector.as_object() else {
         return false;
     };

@@ -4,7 +4,7 @@
 //! Kept to the fields the model and rules read, so valid manifests the API server accepts (with
 //! numbers for quantities, for example) are never refused here.
 
-use crate::value::Value;
+use crate::value::Doc;
 
 use crate::k8s::pod_template_paths;
 use crate::value::escape_pointer_token;
@@ -24,7 +24,7 @@ enum Shape {
 }
 
 impl Shape {
-    fn check(self, v: &Value) -> Result<(), String> {
+    fn check(self, v: &Doc<'_>) -> Result<(), String> {
         let ok = match self {
             Shape::Str => v.is_string(),
             Shape::Int => v.as_i64().is_some() || v.as_u64().is_some(),
@@ -73,14 +73,14 @@ impl Shape {
     }
 }
 
-fn describe(v: &Value) -> String {
+fn describe(v: &Doc<'_>) -> String {
     match v {
-        Value::Null => "null".into(),
-        Value::Bool(b) => format!("the boolean {b}"),
-        Value::Number(n) => format!("the number {n}"),
-        Value::String(s) => format!("the string \"{}\"", s.chars().take(40).collect::<String>()),
-        Value::Array(_) => "a list".into(),
-        Value::Object(_) => "a map".into(),
+        Doc::Null => "null".into(),
+        Doc::Bool(b) => format!("the boolean {b}"),
+        Doc::Number(n) => format!("the number {n}"),
+        Doc::String(s) => format!("the string \"{}\"", s.chars().take(40).collect::<String>()),
+        Doc::Array(_) => "a list".into(),
+        Doc::Object(_) => "a map".into(),
     }
 }
 
@@ -126,7 +126,7 @@ pub struct ShapeError {
 /// Checks `value`'s fields against `table`; `base` makes the value's pointer, only for an error
 /// (almost every container of every object has none, so a pointer built for each is wasted).
 fn check_fields(
-    value: &Value,
+    value: &Doc<'_>,
     base: impl Fn() -> String,
     table: &[(&str, Shape)],
     errors: &mut Vec<ShapeError>,
@@ -150,7 +150,7 @@ fn pointer_to_dotted(p: &str) -> String {
 }
 
 /// Checks the fields winguard reads; returns every problem found.
-pub fn check(object: &Value) -> Vec<ShapeError> {
+pub fn check(object: &Doc<'_>) -> Vec<ShapeError> {
     let mut errors = Vec::new();
     if let Some(meta) = object.get("metadata") {
         if !meta.is_object() && !meta.is_null() {
@@ -161,7 +161,7 @@ pub fn check(object: &Value) -> Vec<ShapeError> {
         }
         check_fields(meta, || "/metadata".to_string(), METADATA, &mut errors);
     }
-    let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+    let kind = object.get("kind").and_then(Doc::as_str).unwrap_or("");
     let Some((spec_path, meta_path)) = pod_template_paths(kind) else {
         return errors;
     };
@@ -211,7 +211,7 @@ pub fn check(object: &Value) -> Vec<ShapeError> {
     for list in ["initContainers", "containers", "ephemeralContainers"] {
         for (i, c) in spec
             .get(list)
-            .and_then(Value::as_array)
+            .and_then(Doc::as_array)
             .into_iter()
             .flatten()
             .enumerate()

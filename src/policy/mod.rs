@@ -9,8 +9,6 @@ use std::path::PathBuf;
 
 use crate::config::Profile;
 
-use crate::value::Value;
-
 use crate::config::Config;
 use crate::rules::RuleSet;
 use crate::windows::{Catalog, ClusterProfile, EMBEDDED_CATALOG};
@@ -74,7 +72,7 @@ pub struct Policy {
 impl crate::engine::Domain for Policy {
     fn input_set<'a>(
         &'a self,
-        by_kind: &HashMap<&'a str, Vec<&'a Value>>,
+        by_kind: &HashMap<&'a str, Vec<&'a crate::value::Doc<'a>>>,
     ) -> Box<dyn crate::engine::InputSet<'a> + 'a> {
         let images = self
             .images

@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 
-use crate::value::Value;
+use crate::value::{Doc, Value};
 
 use super::CommandTables;
 
@@ -26,7 +26,7 @@ fn basename(word: &str) -> &str {
 /// as the catalog names it: evidence that the container is a Windows container.
 pub(super) fn windows_shell<'t>(
     tables: &'t CommandTables,
-    command: Option<&Value>,
+    command: Option<&Doc<'_>>,
 ) -> Option<&'t str> {
     let first = command?.as_array()?.first()?.as_str()?;
     let name = basename(first);
@@ -184,19 +184,19 @@ fn is_service_monitor<S: AsRef<str>>(tables: &CommandTables, words: &[S]) -> boo
 /// Analyses `command` + `args` (either may be absent). Returns `null` when neither is set.
 pub(crate) fn analyse_command(
     tables: &CommandTables,
-    command: Option<&Value>,
-    args: Option<&Value>,
+    command: Option<&Doc<'_>>,
+    args: Option<&Doc<'_>>,
 ) -> Value {
     if command.is_none() && args.is_none() {
-        return Value::Null;
+        return Doc::Null;
     }
     let words: Vec<Cow<'_, str>> = command
         .into_iter()
         .chain(args)
-        .filter_map(Value::as_array)
+        .filter_map(Doc::as_array)
         .flatten()
         .map(|w| match w {
-            Value::String(s) => Cow::Borrowed(s.as_str()),
+            Doc::String(s) => Cow::Borrowed(s.as_str()),
             other => Cow::Owned(other.to_string()),
         })
         .collect();
@@ -232,11 +232,11 @@ pub(crate) fn analyse_command(
             };
             script = script_words.join(" ");
             (
-                Value::from(first.to_lowercase()),
+                Doc::from(first.to_lowercase()),
                 split_steps(&script).into_iter().map(split_words).collect(),
             )
         }
-        None => (Value::Null, vec![words.clone()]),
+        None => (Doc::Null, vec![words.clone()]),
     };
     let steps: Vec<Vec<Cow<'_, str>>> = steps.into_iter().filter(|s| !s.is_empty()).collect();
     let monitor_at = steps.iter().position(|s| is_service_monitor(tables, s));
@@ -244,23 +244,20 @@ pub(crate) fn analyse_command(
         .iter()
         .filter_map(|s| {
             copy_source(tables, s).map(|src| {
-                Value::object([
-                    ("source", Value::from(src)),
-                    ("step", Value::from(s.join(" "))),
-                ])
+                Doc::object([("source", Doc::from(src)), ("step", Doc::from(s.join(" ")))])
             })
         })
         .collect();
-    Value::object([
+    Doc::object([
         ("shell", shell_name),
         ("steps", steps.iter().map(|s| s.join(" ")).collect()),
-        ("serviceMonitor", Value::from(monitor_at.is_some())),
+        ("serviceMonitor", Doc::from(monitor_at.is_some())),
         (
             "serviceMonitorLast",
-            Value::from(monitor_at.is_some_and(|i| i + 1 == steps.len())),
+            Doc::from(monitor_at.is_some_and(|i| i + 1 == steps.len())),
         ),
-        ("lastStep", Value::from(steps.last().map(|s| s.join(" ")))),
-        ("copies", Value::Array(copies)),
+        ("lastStep", Doc::from(steps.last().map(|s| s.join(" ")))),
+        ("copies", Doc::Array(copies)),
     ])
 }
 

@@ -7,7 +7,7 @@
 
 use std::cell::OnceCell;
 
-use crate::value::Value;
+use crate::value::Doc;
 
 use super::command::windows_shell;
 use super::{
@@ -96,8 +96,8 @@ fields!(ContainerField {
 });
 
 /// A record's every field as one JSON map (for a rule that uses the whole record as a value).
-fn whole_map<'r, F: Copy>(fields: &[(F, &str)], get: impl Fn(F) -> &'r Value) -> Value {
-    Value::Object(
+fn whole_map<'r, 'd: 'r, F: Copy>(fields: &[(F, &str)], get: impl Fn(F) -> &'r Doc<'d>) -> Doc<'d> {
+    Doc::Object(
         fields
             .iter()
             .map(|(f, name)| (name.to_string(), get(*f).clone()))
@@ -112,7 +112,7 @@ const CONTAINER_FIELDS: usize = ContainerField::ALL.len();
 pub struct ContainerFacts<'a> {
     ctx: &'a ModelContext<'a>,
     /// The container as written.
-    pub raw: &'a Value,
+    pub raw: &'a Doc<'a>,
     /// `containers`, `initContainers` or `ephemeralContainers`.
     pub kind: &'static str,
     /// JSON pointer to the container in the object.
@@ -125,25 +125,25 @@ pub struct ContainerFacts<'a> {
     host_process: bool,
     compat: Option<&'static str>,
     compat_hosts: Vec<u64>,
-    cells: [OnceCell<Value>; CONTAINER_FIELDS],
-    whole: OnceCell<Value>,
+    cells: [OnceCell<Doc<'a>>; CONTAINER_FIELDS],
+    whole: OnceCell<Doc<'a>>,
 }
 
 impl<'a> ContainerFacts<'a> {
     fn new(
         ctx: &'a ModelContext<'a>,
-        raw: &'a Value,
+        raw: &'a Doc<'a>,
         kind: &'static str,
         path: String,
         pod_host_process: Option<bool>,
         selected_builds: &[u64],
     ) -> Self {
-        let image_text = raw.get("image").and_then(Value::as_str).unwrap_or("");
+        let image_text = raw.get("image").and_then(Doc::as_str).unwrap_or("");
         let of_image = ctx.image_facts(image_text);
         let builds = of_image.builds.as_slice();
         let host_process = raw
             .pointer("/securityContext/windowsOptions/hostProcess")
-            .and_then(Value::as_bool)
+            .and_then(Doc::as_bool)
             .or(pod_host_process)
             .unwrap_or(false);
         // Can the image run where the pod lands? With a build selection, on every selected build
@@ -195,7 +195,7 @@ impl<'a> ContainerFacts<'a> {
     }
 
     pub fn name(&self) -> &str {
-        self.raw.get("name").and_then(Value::as_str).unwrap_or("")
+        self.raw.get("name").and_then(Doc::as_str).unwrap_or("")
     }
 
     /// The container's OS as far as it shows: its image's, else Windows when its command runs
@@ -204,44 +204,38 @@ impl<'a> ContainerFacts<'a> {
         self.of_image.os.or(self.windows_shell.map(|_| "windows"))
     }
 
-    fn command(&self) -> Option<&'a Value> {
+    fn command(&self) -> Option<&'a Doc<'a>> {
         self.raw.get("command").filter(|v| !v.is_null())
     }
 
-    fn args(&self) -> Option<&'a Value> {
+    fn args(&self) -> Option<&'a Doc<'a>> {
         self.raw.get("args").filter(|v| !v.is_null())
     }
 
-    fn compute(&self, field: ContainerField) -> Value {
+    fn compute(&self, field: ContainerField) -> Doc<'a> {
         use ContainerField as F;
         let catalog = self.ctx.catalog;
         match field {
-            F::Build => Value::from(match self.of_image.builds.as_slice() {
+            F::Build => Doc::from(match self.of_image.builds.as_slice() {
                 [one] => Some(*one),
                 _ => None,
             }),
-            F::BuildOrigin => Value::from(self.of_image.build_origin.as_deref()),
-            F::Builds => Value::Array(
-                self.of_image
-                    .builds
-                    .iter()
-                    .map(|b| Value::from(*b))
-                    .collect(),
-            ),
-            F::BuildCompat => Value::from(self.compat),
-            F::BuildCompatHosts => Value::Array(
+            F::BuildOrigin => Doc::from(self.of_image.build_origin.as_deref()),
+            F::Builds => Doc::Array(self.of_image.builds.iter().map(|b| Doc::from(*b)).collect()),
+            F::BuildCompat => Doc::from(self.compat),
+            F::BuildCompatHosts => Doc::Array(
                 self.compat_hosts
                     .iter()
                     .map(|h| {
-                        Value::object([
-                            ("build", Value::from(*h)),
-                            ("label", Value::from(format!("10.0.{h}"))),
-                            ("name", Value::from(catalog.build_name(*h))),
+                        Doc::object([
+                            ("build", Doc::from(*h)),
+                            ("label", Doc::from(format!("10.0.{h}"))),
+                            ("name", Doc::from(catalog.build_name(*h))),
                         ])
                     })
                     .collect(),
             ),
-            F::BuildLabel => Value::from((!self.of_image.builds.is_empty()).then(|| {
+            F::BuildLabel => Doc::from((!self.of_image.builds.is_empty()).then(|| {
                 let labels: Vec<String> = self
                     .of_image
                     .builds
@@ -250,7 +244,7 @@ impl<'a> ContainerFacts<'a> {
                     .collect();
                 labels.join(", ")
             })),
-            F::BuildName => Value::from((!self.of_image.builds.is_empty()).then(|| {
+            F::BuildName => Doc::from((!self.of_image.builds.is_empty()).then(|| {
                 let names: Vec<String> = self
                     .of_image
                     .builds
@@ -259,47 +253,47 @@ impl<'a> ContainerFacts<'a> {
                     .collect();
                 names.join(", ")
             })),
-            F::DefaultUser => Value::from(catalog.default_user(&self.of_image.image)),
-            F::Digest => Value::from(self.of_image.image.digest.as_deref()),
-            F::HasArgs => Value::Bool(self.args().is_some()),
-            F::HasCommand => Value::Bool(self.command().is_some()),
-            F::HostProcess => Value::Bool(self.host_process),
-            F::Iis => Value::Bool(catalog.iis.reason(&self.of_image.image).is_some()),
-            F::Image => Value::from(self.image_text),
-            F::ImageOs => Value::from(self.of_image.os),
-            F::ImageOsReason => Value::from(self.of_image.os_reason.as_deref()),
-            F::Kind => Value::from(self.kind),
-            F::Name => self.raw.get("name").cloned().unwrap_or(Value::Null),
-            F::Os => Value::from(self.os()),
-            F::OsReason => Value::from(match (self.of_image.os, self.windows_shell) {
+            F::DefaultUser => Doc::from(catalog.default_user(&self.of_image.image)),
+            F::Digest => Doc::from(self.of_image.image.digest.as_deref()),
+            F::HasArgs => Doc::Bool(self.args().is_some()),
+            F::HasCommand => Doc::Bool(self.command().is_some()),
+            F::HostProcess => Doc::Bool(self.host_process),
+            F::Iis => Doc::Bool(catalog.iis.reason(&self.of_image.image).is_some()),
+            F::Image => Doc::from(self.image_text),
+            F::ImageOs => Doc::from(self.of_image.os),
+            F::ImageOsReason => Doc::from(self.of_image.os_reason.as_deref()),
+            F::Kind => Doc::from(self.kind),
+            F::Name => self.raw.get("name").cloned().unwrap_or(Doc::Null),
+            F::Os => Doc::from(self.os()),
+            F::OsReason => Doc::from(match (self.of_image.os, self.windows_shell) {
                 (Some(_), _) => self.of_image.os_reason.clone(),
                 (None, Some(shell)) => Some(format!("its command runs `{shell}`")),
                 (None, None) => None,
             }),
-            F::Path => Value::from(self.path.as_str()),
-            F::PlatformOses => Value::Array(
+            F::Path => Doc::from(self.path.as_str()),
+            F::PlatformOses => Doc::Array(
                 self.of_image
                     .registry
                     .as_ref()
-                    .map(|r| r.oses().into_iter().map(Value::from).collect())
+                    .map(|r| r.oses().into_iter().map(Doc::from).collect())
                     .unwrap_or_default(),
             ),
             F::Platforms => match &self.of_image.registry {
-                None => Value::Null,
-                Some(r) => Value::object([
-                    ("digest", Value::from(r.digest.as_str())),
-                    ("names", Value::from(r.names())),
-                    ("origin", Value::from(r.origin())),
+                None => Doc::Null,
+                Some(r) => Doc::object([
+                    ("digest", Doc::from(r.digest.as_str())),
+                    ("names", Doc::from(r.names())),
+                    ("origin", Doc::from(r.origin())),
                     (
                         "list",
-                        Value::Array(
+                        Doc::Array(
                             r.platforms
                                 .iter()
                                 .map(|p| {
-                                    Value::object([
-                                        ("os", Value::from(p.os.as_str())),
-                                        ("osVersion", Value::from(p.os_version.as_deref())),
-                                        ("architecture", Value::from(p.architecture.as_str())),
+                                    Doc::object([
+                                        ("os", Doc::from(p.os.as_str())),
+                                        ("osVersion", Doc::from(p.os_version.as_deref())),
+                                        ("architecture", Doc::from(p.architecture.as_str())),
                                     ])
                                 })
                                 .collect(),
@@ -307,19 +301,25 @@ impl<'a> ContainerFacts<'a> {
                     ),
                 ]),
             },
-            F::Repository => Value::from(self.of_image.image.repository.as_str()),
-            F::Role => Value::from(match self.kind {
+            F::Repository => Doc::from(self.of_image.image.repository.as_str()),
+            F::Role => Doc::from(match self.kind {
                 "initContainers" => "init container",
                 "ephemeralContainers" => "ephemeral container",
                 _ => "container",
             }),
             F::Script => analyse_command(&catalog.commands, self.command(), self.args()),
-            F::Tag => Value::from(self.of_image.image.tag.as_deref()),
+            F::Tag => Doc::from(self.of_image.image.tag.as_deref()),
         }
     }
 
-    fn get(&self, field: ContainerField) -> &Value {
+    fn get(&self, field: ContainerField) -> &Doc<'a> {
         self.cells[field as usize].get_or_init(|| self.compute(field))
+    }
+
+    /// Every field, as one map (for the container used as a value).
+    fn whole(&self) -> &Doc<'a> {
+        self.whole
+            .get_or_init(|| whole_map(ContainerField::ALL, |f| self.get(f)))
     }
 }
 
@@ -332,16 +332,15 @@ impl Record for ContainerFacts<'_> {
         ContainerField::NAMES
     }
 
-    fn value(&self) -> &Value {
-        self.whole
-            .get_or_init(|| whole_map(ContainerField::ALL, |f| self.get(f)))
+    fn value(&self) -> &Doc<'_> {
+        self.whole()
     }
 }
 
 /// The target-OS facts of one pod spec.
 pub(crate) struct PodFacts<'a> {
     ctx: &'a ModelContext<'a>,
-    spec: &'a Value,
+    spec: &'a Doc<'a>,
     spec_path: &'a str,
     meta_path: &'a str,
     /// `spec.os.name` where the cluster keeps it (from 1.24), as written.
@@ -355,14 +354,14 @@ pub(crate) struct PodFacts<'a> {
     pub os: &'static str,
     reason: String,
     decided_by: &'static str,
-    runtime_class: Option<Value>,
+    runtime_class: Option<Doc<'a>>,
     selected_builds: Vec<u64>,
-    build_source: Value,
+    build_source: Doc<'a>,
     any_host_process: bool,
     all_host_process: bool,
     app_containers: usize,
-    cells: [OnceCell<Value>; POD_FIELDS],
-    whole: OnceCell<Value>,
+    cells: [OnceCell<Doc<'a>>; POD_FIELDS],
+    whole: OnceCell<Doc<'a>>,
 }
 
 impl<'a> PodFacts<'a> {
@@ -370,13 +369,13 @@ impl<'a> PodFacts<'a> {
     /// pointers into the object.
     pub(crate) fn new(
         ctx: &'a ModelContext<'a>,
-        spec: &'a Value,
+        spec: &'a Doc<'a>,
         spec_path: &'a str,
         meta_path: &'a str,
     ) -> Self {
         let os_name = spec
             .pointer("/os/name")
-            .and_then(Value::as_str)
+            .and_then(Doc::as_str)
             .filter(|_| ctx.profile.gate("IdentifyPodOS", Some((1, 24))));
         let runtime_class = runtime_class_facts(ctx, spec);
         let by_nodes = nodes_selected(ctx, spec, spec_path, runtime_class.as_ref());
@@ -397,7 +396,7 @@ impl<'a> PodFacts<'a> {
         );
         let pod_host_process = spec
             .pointer("/securityContext/windowsOptions/hostProcess")
-            .and_then(Value::as_bool);
+            .and_then(Doc::as_bool);
         let containers = containers_of(ctx, spec, spec_path, pod_host_process, &selected_builds);
         let any_host_process =
             pod_host_process == Some(true) || containers.iter().any(|c| c.host_process);
@@ -446,7 +445,7 @@ impl<'a> PodFacts<'a> {
         }
         self.spec
             .get("containers")
-            .and_then(Value::as_array)
+            .and_then(Doc::as_array)
             .into_iter()
             .flatten()
             .position(|c| c.pointer("/securityContext/windowsOptions").is_some())
@@ -456,18 +455,18 @@ impl<'a> PodFacts<'a> {
     /// Contradictions of the deciding source. Images take part only when a non-image source
     /// decided (image against image is `mixed-os-pod`'s business), and only by their names: an
     /// OS the registry listed is `windows-image-os-mismatch`'s, which names the digest.
-    fn conflicts(&self) -> Vec<Value> {
+    fn conflicts(&self) -> Vec<Doc<'a>> {
         let mut conflicts = Vec::new();
         let Some(d) = self.decisive.map(|i| &self.sources[i]) else {
             return conflicts;
         };
         for s in &self.sources {
             if s.os != d.os && !(s.kind == "image" && (d.kind == "image" || s.from_registry)) {
-                conflicts.push(Value::object([
-                    ("os", Value::from(s.os)),
-                    ("kind", Value::from(s.kind)),
-                    ("reason", Value::from(s.reason.as_str())),
-                    ("pointer", Value::from(s.pointer.as_str())),
+                conflicts.push(Doc::object([
+                    ("os", Doc::from(s.os)),
+                    ("kind", Doc::from(s.kind)),
+                    ("reason", Doc::from(s.reason.as_str())),
+                    ("pointer", Doc::from(s.pointer.as_str())),
                 ]));
             }
         }
@@ -476,16 +475,16 @@ impl<'a> PodFacts<'a> {
             && d.os == "linux"
             && let Some(ptr) = self.windows_options_at()
         {
-            conflicts.push(Value::object([
-                ("os", Value::from("windows")),
-                ("kind", Value::from("windowsOptions")),
+            conflicts.push(Doc::object([
+                ("os", Doc::from("windows")),
+                ("kind", Doc::from("windowsOptions")),
                 (
                     "reason",
-                    Value::from(
+                    Doc::from(
                         "`windowsOptions` is set, which the API server forbids for a Linux pod",
                     ),
                 ),
-                ("pointer", Value::from(ptr)),
+                ("pointer", Doc::from(ptr)),
             ]));
         }
         conflicts
@@ -510,28 +509,28 @@ impl<'a> PodFacts<'a> {
             })
     }
 
-    fn compute(&self, field: PodField) -> Value {
+    fn compute(&self, field: PodField) -> Doc<'a> {
         use PodField as F;
         match field {
-            F::AllHostProcess => Value::Bool(self.any_host_process && self.all_host_process),
-            F::AppContainers => Value::from(self.app_containers),
-            F::BuildSelectors => Value::Array(build_selectors(
+            F::AllHostProcess => Doc::Bool(self.any_host_process && self.all_host_process),
+            F::AppContainers => Doc::from(self.app_containers),
+            F::BuildSelectors => Doc::Array(build_selectors(
                 self.ctx,
                 self.spec,
                 self.runtime_class.as_ref(),
                 self.spec_path,
             )),
             F::BuildSource => self.build_source.clone(),
-            F::Conflicts => Value::Array(self.conflicts()),
+            F::Conflicts => Doc::Array(self.conflicts()),
             F::Containers => {
-                Value::Array(self.containers.iter().map(|c| c.value().clone()).collect())
+                Doc::Array(self.containers.iter().map(|c| c.whole().clone()).collect())
             }
-            F::DecidedBy => Value::from(self.decided_by),
-            F::HostProcess => Value::Bool(self.any_host_process),
-            F::ImageBuild => Value::from(self.windows_build()),
-            F::ImageBuildLabel => Value::from(self.windows_build().map(|b| format!("10.0.{b}"))),
-            F::LinuxSelected => Value::Bool(self.selected_by("linux")),
-            F::MetaPath => Value::from(self.meta_path),
+            F::DecidedBy => Doc::from(self.decided_by),
+            F::HostProcess => Doc::Bool(self.any_host_process),
+            F::ImageBuild => Doc::from(self.windows_build()),
+            F::ImageBuildLabel => Doc::from(self.windows_build().map(|b| format!("10.0.{b}"))),
+            F::LinuxSelected => Doc::Bool(self.selected_by("linux")),
+            F::MetaPath => Doc::from(self.meta_path),
             F::NodeBuilds => if self.selected_builds.is_empty() {
                 &self.ctx.profile.node_builds
             } else {
@@ -540,9 +539,9 @@ impl<'a> PodFacts<'a> {
             .iter()
             .copied()
             .collect(),
-            F::Os => Value::from(self.os),
-            F::OsName => Value::from(self.os_name),
-            F::OsReason => Value::from(format!(
+            F::Os => Doc::from(self.os),
+            F::OsName => Doc::from(self.os_name),
+            F::OsReason => Doc::from(format!(
                 "targets {} because {}",
                 if self.os == "windows" {
                     "Windows"
@@ -551,18 +550,18 @@ impl<'a> PodFacts<'a> {
                 },
                 self.reason
             )),
-            F::Path => Value::from(self.spec_path),
-            F::RuntimeClass => self.runtime_class.clone().unwrap_or(Value::Null),
+            F::Path => Doc::from(self.spec_path),
+            F::RuntimeClass => self.runtime_class.clone().unwrap_or(Doc::Null),
             F::SelectedBuilds => self.selected_builds.iter().copied().collect(),
-            F::Sources => Value::Array(
+            F::Sources => Doc::Array(
                 self.sources
                     .iter()
                     .map(|s| {
-                        Value::object([
-                            ("kind", Value::from(s.kind)),
-                            ("os", Value::from(s.os)),
-                            ("pointer", Value::from(s.pointer.as_str())),
-                            ("reason", Value::from(s.reason.as_str())),
+                        Doc::object([
+                            ("kind", Doc::from(s.kind)),
+                            ("os", Doc::from(s.os)),
+                            ("pointer", Doc::from(s.pointer.as_str())),
+                            ("reason", Doc::from(s.reason.as_str())),
                         ])
                     })
                     .collect(),
@@ -570,30 +569,30 @@ impl<'a> PodFacts<'a> {
             // Tolerations, including the RuntimeClass's (they are merged into the pod at
             // admission).
             F::Tolerations => {
-                let mut tolerations: Vec<Value> = self
+                let mut tolerations: Vec<Doc<'a>> = self
                     .spec
                     .get("tolerations")
-                    .and_then(Value::as_array)
+                    .and_then(Doc::as_array)
                     .cloned()
                     .unwrap_or_default();
                 if let Some(extra) = self
                     .runtime_class
                     .as_ref()
                     .and_then(|rc| rc.get("tolerations"))
-                    .and_then(Value::as_array)
+                    .and_then(Doc::as_array)
                 {
                     tolerations.extend(extra.iter().cloned());
                 }
-                Value::Array(tolerations)
+                Doc::Array(tolerations)
             }
             // Linux-only fields matter only where the pod runs on Windows; on a Linux pod they
             // are the norm (hardening sets several).
-            F::UnsupportedFields => Value::Array(if self.os == "windows" {
+            F::UnsupportedFields => Doc::Array(if self.os == "windows" {
                 unsupported_fields(self.ctx, self.spec, self.spec_path, &self.containers)
             } else {
                 Vec::new()
             }),
-            F::WindowsIndicated => Value::from(
+            F::WindowsIndicated => Doc::from(
                 self.sources
                     .iter()
                     .find(|s| {
@@ -601,11 +600,11 @@ impl<'a> PodFacts<'a> {
                     })
                     .map(|s| s.reason.as_str()),
             ),
-            F::WindowsSelected => Value::Bool(self.selected_by("windows")),
+            F::WindowsSelected => Doc::Bool(self.selected_by("windows")),
         }
     }
 
-    fn get(&self, field: PodField) -> &Value {
+    fn get(&self, field: PodField) -> &Doc<'a> {
         self.cells[field as usize].get_or_init(|| self.compute(field))
     }
 }
@@ -615,7 +614,7 @@ impl crate::engine::PodScope for PodFacts<'_> {
         self.containers.len()
     }
 
-    fn container(&self, index: usize) -> (&dyn Record, &Value, &str) {
+    fn container(&self, index: usize) -> (&dyn Record, &Doc<'_>, &str) {
         let c = &self.containers[index];
         (c, c.raw, &c.path)
     }
@@ -639,7 +638,7 @@ impl Record for PodFacts<'_> {
         PodField::NAMES
     }
 
-    fn value(&self) -> &Value {
+    fn value(&self) -> &Doc<'_> {
         self.whole
             .get_or_init(|| whole_map(PodField::ALL, |f| self.get(f)))
     }
@@ -658,10 +657,10 @@ impl RecordList for Vec<ContainerFacts<'_>> {
 /// What selects the pod's OS in its spec, in RULES.md §1 order: `os.name` (where the API server
 /// keeps it), the nodeSelector, required node affinity, control-plane nodes, the RuntimeClass.
 fn scheduling_sources(
-    spec: &Value,
+    spec: &Doc<'_>,
     spec_path: &str,
     os_name: Option<&str>,
-    runtime_class: Option<&Value>,
+    runtime_class: Option<&Doc<'_>>,
     by_nodes: Option<&NodesSelected>,
 ) -> Vec<Source> {
     let mut sources: Vec<Source> = Vec::new();
@@ -746,7 +745,7 @@ fn scheduling_sources(
     }
     // 4. RuntimeClass
     if let Some(rc) = runtime_class
-        && let Some(os) = rc.get("os").and_then(Value::as_str).and_then(os_of)
+        && let Some(os) = rc.get("os").and_then(Doc::as_str).and_then(os_of)
     {
         sources.push(Source {
             os,
@@ -765,13 +764,13 @@ fn scheduling_sources(
 /// The facts of every container of the pod (init, app and ephemeral), in that order.
 fn containers_of<'a>(
     ctx: &'a ModelContext<'a>,
-    spec: &'a Value,
+    spec: &'a Doc<'a>,
     spec_path: &str,
     pod_host_process: Option<bool>,
     selected_builds: &[u64],
 ) -> Vec<ContainerFacts<'a>> {
     let lists = ["initContainers", "containers", "ephemeralContainers"]
-        .map(|kind| (kind, spec.get(kind).and_then(Value::as_array)));
+        .map(|kind| (kind, spec.get(kind).and_then(Doc::as_array)));
     let mut containers = Vec::with_capacity(lists.iter().map(|(_, l)| l.map_or(0, Vec::len)).sum());
     for (kind, list) in lists {
         let Some(list) = list else {

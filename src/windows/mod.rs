@@ -27,7 +27,7 @@ pub(crate) use profile::{ClusterProfile, ImagePatterns, WindowsRuntimeClass, gat
 
 use std::collections::HashMap;
 
-use crate::value::{Map, Value};
+use crate::value::{Doc, Map, Value};
 use regex::Regex;
 use serde::Deserialize;
 
@@ -200,9 +200,9 @@ impl UnsupportedField {
     }
 
     /// Whether a value written for the field is one the API server rejects.
-    fn rejects(&self, v: &Value) -> bool {
+    fn rejects(&self, v: &Doc<'_>) -> bool {
         if self.only_when_true {
-            v == &Value::Bool(true)
+            v == &Doc::Bool(true)
         } else if self.non_empty {
             v.as_array().is_some_and(|a| !a.is_empty())
                 || v.as_object().is_some_and(|m| !m.is_empty())
@@ -251,9 +251,9 @@ impl FieldTable {
     fn set_on<'t>(
         &'t self,
         ctx: &'t ModelContext<'_>,
-        value: &'t Value,
+        value: &'t Doc<'t>,
     ) -> impl Iterator<Item = &'t UnsupportedField> {
-        let heads: Vec<Option<&Value>> = self.heads.iter().map(|h| value.get(h)).collect();
+        let heads: Vec<Option<&Doc<'_>>> = self.heads.iter().map(|h| value.get(h)).collect();
         self.fields
             .iter()
             .filter(move |(f, head, rest)| {
@@ -433,10 +433,10 @@ impl Catalog {
     }
 
     /// A build from config or a selector value: `17763`, `"10.0.17763"`, `"ltsc2019"`.
-    pub fn parse_build(&self, value: &Value) -> Option<u64> {
+    pub fn parse_build(&self, value: &Doc<'_>) -> Option<u64> {
         match value {
-            Value::Number(n) => n.as_u64(),
-            Value::String(s) => {
+            Doc::Number(n) => n.as_u64(),
+            Doc::String(s) => {
                 let s = s.trim();
                 if let Ok(n) = s.parse::<u64>()
                     && n > 9999
@@ -505,14 +505,14 @@ pub(crate) fn build_compat(host: u64, image: u64) -> BuildCompat {
 
 /// Kubernetes' `Toleration.ToleratesTaint`, exactly: empty effect matches all effects, empty key
 /// (with `Exists`) matches all keys, `Equal` (or no operator) compares values case-sensitively.
-pub(crate) fn tolerates(tolerations: &Value, taint: &Value) -> bool {
+pub(crate) fn tolerates(tolerations: &Doc<'_>, taint: &Doc<'_>) -> bool {
     let Some(list) = tolerations.as_array() else {
         return false;
     };
     // Read in place (no copies): every pod's tolerations are matched against every configured
     // taint.
-    fn field<'v>(v: &'v Value, k: &str) -> &'v str {
-        v.get(k).and_then(Value::as_str).unwrap_or("")
+    fn field<'v>(v: &'v Doc<'v>, k: &str) -> &'v str {
+        v.get(k).and_then(Doc::as_str).unwrap_or("")
     }
     let (tk, tv, te) = (
         field(taint, "key"),
@@ -566,7 +566,7 @@ pub(crate) fn path_under(path: &str, prefix: &str) -> bool {
 /// Objects of the input set the model consults (RuntimeClasses).
 #[derive(Default)]
 pub(crate) struct InputIndex<'a> {
-    pub runtime_classes: HashMap<&'a str, &'a Value>,
+    pub runtime_classes: HashMap<&'a str, &'a Doc<'a>>,
 }
 
 /// Everything the model needs: the catalog, the cluster's profile and the input set's
@@ -700,11 +700,11 @@ impl<'a> ModelContext<'a> {
         catalog: &'a Catalog,
         profile: &'a ClusterProfile,
         images: Option<&'a dyn platforms::ImagePlatformSource>,
-        by_kind: &HashMap<&'a str, Vec<&'a Value>>,
+        by_kind: &HashMap<&'a str, Vec<&'a Doc<'a>>>,
     ) -> Self {
         let mut index = InputIndex::default();
         for rc in by_kind.get("RuntimeClass").into_iter().flatten() {
-            if let Some(name) = rc.pointer("/metadata/name").and_then(Value::as_str) {
+            if let Some(name) = rc.pointer("/metadata/name").and_then(Doc::as_str) {
                 index.runtime_classes.insert(name, rc);
             }
         }
@@ -722,7 +722,7 @@ impl<'a> ModelContext<'a> {
 impl<'a> crate::engine::InputSet<'a> for ModelContext<'a> {
     fn pod<'s>(
         &'s self,
-        spec: &'s Value,
+        spec: &'s Doc<'s>,
         spec_path: &'static str,
         meta_path: &'static str,
     ) -> Box<dyn crate::engine::PodScope + 's> {
@@ -760,7 +760,7 @@ const CONTROL_PLANE_KEYS: [&str; 3] = [
 
 /// Where the pod requires control-plane nodes (a JSON pointer below the spec): a nodeSelector
 /// key, or a required affinity whose every term requires one (`Exists`, or `In`).
-fn control_plane_selection(spec: &Value) -> Option<(String, String)> {
+fn control_plane_selection(spec: &Doc<'_>) -> Option<(String, String)> {
     for (key, _) in str_map(spec.get("nodeSelector")) {
         if CONTROL_PLANE_KEYS.contains(&key.as_str()) {
             return Some((
@@ -771,22 +771,22 @@ fn control_plane_selection(spec: &Value) -> Option<(String, String)> {
     }
     let terms = spec
         .pointer("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")
-        .and_then(Value::as_array)?;
+        .and_then(Doc::as_array)?;
     let mut first = None;
     for (ti, term) in terms.iter().enumerate() {
-        let exprs = term.get("matchExpressions").and_then(Value::as_array);
+        let exprs = term.get("matchExpressions").and_then(Doc::as_array);
         let found = exprs.into_iter().flatten().enumerate().find(|(_, e)| {
-            let key = e.get("key").and_then(Value::as_str).unwrap_or("");
+            let key = e.get("key").and_then(Doc::as_str).unwrap_or("");
             CONTROL_PLANE_KEYS.contains(&key)
                 && matches!(
-                    e.get("operator").and_then(Value::as_str),
+                    e.get("operator").and_then(Doc::as_str),
                     Some("Exists" | "In")
                 )
         });
         let (ei, e) = found?;
         first.get_or_insert_with(|| {
             (
-                e.get("key").and_then(Value::as_str).unwrap_or("").to_string(),
+                e.get("key").and_then(Doc::as_str).unwrap_or("").to_string(),
                 format!("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/{ti}/matchExpressions/{ei}"),
             )
         });
@@ -800,14 +800,14 @@ fn control_plane_selection(spec: &Value) -> Option<(String, String)> {
 /// (`ltsc2022`, `10.0.17763.1234`), with that build's label.
 fn build_selectors(
     ctx: &ModelContext<'_>,
-    spec: &Value,
-    runtime_class: Option<&Value>,
+    spec: &Doc<'_>,
+    runtime_class: Option<&Doc<'_>>,
     spec_path: &str,
 ) -> Vec<Value> {
     let mut out = Vec::new();
-    let mut push = |site: &str, value: &Value, pointer: String| {
+    let mut push = |site: &str, value: &Doc<'_>, pointer: String| {
         let text = match value {
-            Value::String(s) => s.to_string(),
+            Doc::String(s) => s.to_string(),
             other => other.to_string(),
         };
         let valid = {
@@ -817,14 +817,14 @@ fn build_selectors(
                     .iter()
                     .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
         };
-        let build = ctx.catalog.parse_build(&Value::from(text.as_str()));
-        out.push(Value::object([
-            ("site", Value::from(site)),
-            ("value", Value::from(text)),
-            ("pointer", Value::from(pointer)),
-            ("valid", Value::Bool(valid)),
-            ("build", Value::from(build)),
-            ("label", Value::from(build.map(|b| format!("10.0.{b}")))),
+        let build = ctx.catalog.parse_build(&Doc::from(text.as_str()));
+        out.push(Doc::object([
+            ("site", Doc::from(site)),
+            ("value", Doc::from(text)),
+            ("pointer", Doc::from(pointer)),
+            ("valid", Doc::Bool(valid)),
+            ("build", Doc::from(build)),
+            ("label", Doc::from(build.map(|b| format!("10.0.{b}")))),
         ]));
     };
     if let Some(v) = spec.get("nodeSelector").and_then(|m| m.get(BUILD_KEY)) {
@@ -840,10 +840,10 @@ fn build_selectors(
         );
     }
     for (ti, ei, e) in required_terms(spec) {
-        if e.get("key").and_then(Value::as_str) != Some(BUILD_KEY) {
+        if e.get("key").and_then(Doc::as_str) != Some(BUILD_KEY) {
             continue;
         }
-        let values = e.get("values").and_then(Value::as_array);
+        let values = e.get("values").and_then(Doc::as_array);
         for (vi, v) in values.into_iter().flatten().enumerate() {
             push(
                 "affinity",
@@ -864,13 +864,13 @@ fn build_selectors(
 }
 
 /// Required node-affinity terms as (term index, expression index, expression).
-fn required_terms(spec: &Value) -> Vec<(usize, usize, &Value)> {
+fn required_terms<'a>(spec: &'a Doc<'a>) -> Vec<(usize, usize, &'a Doc<'a>)> {
     let terms = spec
         .pointer("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")
-        .and_then(Value::as_array);
+        .and_then(Doc::as_array);
     let mut out = Vec::new();
     for (ti, term) in terms.into_iter().flatten().enumerate() {
-        let exprs = term.get("matchExpressions").and_then(Value::as_array);
+        let exprs = term.get("matchExpressions").and_then(Doc::as_array);
         for (ei, e) in exprs.into_iter().flatten().enumerate() {
             out.push((ti, ei, e));
         }
@@ -879,17 +879,17 @@ fn required_terms(spec: &Value) -> Vec<(usize, usize, &Value)> {
 }
 
 /// Values required by affinity for `key` with operator `In`, if every term that names the key agrees.
-fn affinity_values(spec: &Value, keys: &[&str]) -> Option<(Vec<String>, String)> {
+fn affinity_values(spec: &Doc<'_>, keys: &[&str]) -> Option<(Vec<String>, String)> {
     let mut values = Vec::new();
     let mut pointer = None;
     for (ti, ei, e) in required_terms(spec) {
-        let key = e.get("key").and_then(Value::as_str).unwrap_or("");
-        if !keys.contains(&key) || e.get("operator").and_then(Value::as_str) != Some("In") {
+        let key = e.get("key").and_then(Doc::as_str).unwrap_or("");
+        if !keys.contains(&key) || e.get("operator").and_then(Doc::as_str) != Some("In") {
             continue;
         }
         for v in e
             .get("values")
-            .and_then(Value::as_array)
+            .and_then(Doc::as_array)
             .into_iter()
             .flatten()
         {
@@ -904,8 +904,10 @@ fn affinity_values(spec: &Value, keys: &[&str]) -> Option<(Vec<String>, String)>
     pointer.map(|p| (values, p))
 }
 
-fn str_map(v: Option<&Value>) -> impl Iterator<Item = (&crate::value::Str, &str)> {
-    v.and_then(Value::as_object)
+fn str_map<'a>(
+    v: Option<&'a Doc<'a>>,
+) -> impl Iterator<Item = (&'a crate::value::Text<'a>, &'a str)> {
+    v.and_then(Doc::as_object)
         .into_iter()
         .flatten()
         .filter_map(|(k, v)| Some((k, v.as_str()?)))
@@ -931,9 +933,9 @@ pub(crate) struct NodesSelected {
 /// node, or matches nodes of both OSes.
 fn nodes_selected(
     ctx: &ModelContext<'_>,
-    spec: &Value,
+    spec: &Doc<'_>,
     spec_path: &str,
-    runtime_class: Option<&Value>,
+    runtime_class: Option<&Doc<'_>>,
 ) -> Option<NodesSelected> {
     let (file, nodes) = ctx.profile.nodes.as_ref()?;
     let mut selector: Vec<(&str, &str)> = str_map(spec.get("nodeSelector"))
@@ -943,17 +945,17 @@ fn nodes_selected(
     selector.extend(
         str_map(runtime_class.and_then(|rc| rc.get("nodeSelector"))).map(|(k, v)| (k.as_str(), v)),
     );
-    let terms: Vec<&Value> = spec
+    let terms: Vec<&Doc<'_>> = spec
         .pointer("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")
-        .and_then(Value::as_array)
+        .and_then(Doc::as_array)
         .map(|t| t.iter().collect())
         .unwrap_or_default();
     let keys_of_terms = terms.iter().flat_map(|t| {
         t.get("matchExpressions")
-            .and_then(Value::as_array)
+            .and_then(Doc::as_array)
             .into_iter()
             .flatten()
-            .filter_map(|e| e.get("key").and_then(Value::as_str))
+            .filter_map(|e| e.get("key").and_then(Doc::as_str))
     });
     let os_or_build = |k: &str| OS_KEYS.contains(&k) || k == BUILD_KEY;
     let names_more = selector.iter().any(|(k, _)| !os_or_build(k))
@@ -994,28 +996,28 @@ fn nodes_selected(
 }
 
 /// The RuntimeClass a pod names, from the input set or the config, with the OS it schedules onto.
-fn runtime_class_facts(ctx: &ModelContext<'_>, spec: &Value) -> Option<Value> {
+fn runtime_class_facts<'a>(ctx: &ModelContext<'a>, spec: &'a Doc<'a>) -> Option<Doc<'a>> {
     let name = spec.get("runtimeClassName")?.as_str()?;
     if let Some(rc) = ctx.index.runtime_classes.get(name) {
         let sched = rc.get("scheduling");
         let node_selector = sched
             .and_then(|s| s.get("nodeSelector"))
             .cloned()
-            .unwrap_or(Value::Null);
+            .unwrap_or(Doc::Null);
         let os = str_map(Some(&node_selector))
             .find(|(k, _)| OS_KEYS.contains(&k.as_str()))
             .and_then(|(_, v)| os_of(v));
-        return Some(Value::object([
-            ("name", Value::from(name)),
-            ("found", Value::from("input")),
-            ("os", Value::from(os)),
+        return Some(Doc::object([
+            ("name", Doc::from(name)),
+            ("found", Doc::from("input")),
+            ("os", Doc::from(os)),
             ("nodeSelector", node_selector),
             (
                 "tolerations",
                 sched
                     .and_then(|s| s.get("tolerations"))
                     .cloned()
-                    .unwrap_or(Value::Array(Vec::new())),
+                    .unwrap_or(Doc::Array(Vec::new())),
             ),
         ]));
     }
@@ -1025,24 +1027,24 @@ fn runtime_class_facts(ctx: &ModelContext<'_>, spec: &Value) -> Option<Value> {
         .iter()
         .find(|r| r.name == name)?;
     let mut node_selector = Map::new();
-    node_selector.insert("kubernetes.io/os", Value::from("windows"));
+    node_selector.insert("kubernetes.io/os", Doc::from("windows"));
     if let Some(b) = &configured.build {
-        node_selector.insert(BUILD_KEY, Value::from(b.as_str()));
+        node_selector.insert(BUILD_KEY, Doc::from(b.as_str()));
     }
-    Some(Value::object([
-        ("name", Value::from(name)),
-        ("found", Value::from("config")),
-        ("os", Value::from("windows")),
-        ("nodeSelector", Value::Object(node_selector)),
-        ("tolerations", Value::Array(configured.tolerations.clone())),
+    Some(Doc::object([
+        ("name", Doc::from(name)),
+        ("found", Doc::from("config")),
+        ("os", Doc::from("windows")),
+        ("nodeSelector", Doc::Object(node_selector)),
+        ("tolerations", Doc::Array(configured.tolerations.clone())),
     ]))
 }
 
 /// Builds selected by `node.kubernetes.io/windows-build` (selector, affinity or RuntimeClass).
 fn selected_builds(
     ctx: &ModelContext<'_>,
-    spec: &Value,
-    runtime_class: Option<&Value>,
+    spec: &Doc<'_>,
+    runtime_class: Option<&Doc<'_>>,
     nodes: Option<&NodesSelected>,
     spec_path: &str,
 ) -> (Vec<u64>, Value) {
@@ -1051,11 +1053,11 @@ fn selected_builds(
         let builds: Vec<u64> = catalog.parse_build(v).into_iter().collect();
         return (
             builds,
-            Value::object([
-                ("kind", Value::from("nodeSelector")),
+            Doc::object([
+                ("kind", Doc::from("nodeSelector")),
                 (
                     "pointer",
-                    Value::from(format!(
+                    Doc::from(format!(
                         "{spec_path}/nodeSelector/{}",
                         escape_pointer_token(BUILD_KEY)
                     )),
@@ -1066,13 +1068,13 @@ fn selected_builds(
     if let Some((values, pointer)) = affinity_values(spec, &[BUILD_KEY]) {
         let builds = values
             .iter()
-            .filter_map(|v| catalog.parse_build(&Value::from(v.as_str())))
+            .filter_map(|v| catalog.parse_build(&Doc::from(v.as_str())))
             .collect();
         return (
             builds,
-            Value::object([
-                ("kind", Value::from("affinity")),
-                ("pointer", Value::from(format!("{spec_path}{pointer}"))),
+            Doc::object([
+                ("kind", Doc::from("affinity")),
+                ("pointer", Doc::from(format!("{spec_path}{pointer}"))),
             ]),
         );
     }
@@ -1082,11 +1084,11 @@ fn selected_builds(
         let builds = catalog.parse_build(v).into_iter().collect();
         return (
             builds,
-            Value::object([
-                ("kind", Value::from("runtimeClass")),
+            Doc::object([
+                ("kind", Doc::from("runtimeClass")),
                 (
                     "pointer",
-                    Value::from(format!("{spec_path}/runtimeClassName")),
+                    Doc::from(format!("{spec_path}/runtimeClassName")),
                 ),
             ]),
         );
@@ -1095,34 +1097,34 @@ fn selected_builds(
     if let Some(n) = nodes.filter(|n| n.os == "windows" && !n.builds.is_empty()) {
         return (
             n.builds.clone(),
-            Value::object([
-                ("kind", Value::from("nodes")),
-                ("pointer", Value::from(n.pointer.as_str())),
+            Doc::object([
+                ("kind", Doc::from("nodes")),
+                ("pointer", Doc::from(n.pointer.as_str())),
             ]),
         );
     }
-    (Vec::new(), Value::Null)
+    (Vec::new(), Doc::Null)
 }
 
 fn version_ok(ctx: &ModelContext<'_>, since: &Option<(u64, u64)>) -> bool {
     since.is_none_or(|need| ctx.cluster_version >= need)
 }
 
-fn unsupported_fields(
+fn unsupported_fields<'a>(
     ctx: &ModelContext<'_>,
-    spec: &Value,
+    spec: &'a Doc<'a>,
     spec_path: &str,
-    containers: &[ContainerFacts<'_>],
-) -> Vec<Value> {
+    containers: &[ContainerFacts<'a>],
+) -> Vec<Doc<'a>> {
     let mut out = Vec::new();
     for f in ctx.catalog.pod_fields.set_on(ctx, spec) {
-        out.push(Value::object([
-            ("field", Value::from(format!("spec.{}", f.field))),
+        out.push(Doc::object([
+            ("field", Doc::from(format!("spec.{}", f.field))),
             (
                 "pointer",
-                Value::from(format!("{spec_path}/{}", f.field.replace('.', "/"))),
+                Doc::from(format!("{spec_path}/{}", f.field.replace('.', "/"))),
             ),
-            ("container", Value::Null),
+            ("container", Doc::Null),
         ]));
     }
     if !spec.is_object() {
@@ -1130,19 +1132,16 @@ fn unsupported_fields(
     }
     for c in containers {
         for f in ctx.catalog.container_fields.set_on(ctx, c.raw) {
-            out.push(Value::object([
+            out.push(Doc::object([
                 (
                     "field",
-                    Value::from(format!("{}[{}].{}", c.kind, c.name(), f.field)),
+                    Doc::from(format!("{}[{}].{}", c.kind, c.name(), f.field)),
                 ),
                 (
                     "pointer",
-                    Value::from(format!("{}/{}", c.path, f.field.replace('.', "/"))),
+                    Doc::from(format!("{}/{}", c.path, f.field.replace('.', "/"))),
                 ),
-                (
-                    "container",
-                    c.raw.get("name").cloned().unwrap_or(Value::Null),
-                ),
+                ("container", c.raw.get("name").cloned().unwrap_or(Doc::Null)),
             ]));
         }
     }

@@ -3,7 +3,7 @@
 //! and taints.
 
 use crate::error::{Error, ErrorKind};
-use crate::value::Value;
+use crate::value::{Doc, Value};
 
 /// A node, as far as winguard reads it.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,7 +26,7 @@ impl Node {
     pub(crate) fn selected_by(
         &self,
         node_selector: &[(&str, &str)],
-        terms: &[&Value],
+        terms: &[&Doc<'_>],
     ) -> Option<bool> {
         if !node_selector
             .iter()
@@ -41,12 +41,12 @@ impl Node {
         for term in terms {
             if term
                 .get("matchFields")
-                .and_then(Value::as_array)
+                .and_then(Doc::as_array)
                 .is_some_and(|f| !f.is_empty())
             {
                 return None;
             }
-            let expressions = term.get("matchExpressions").and_then(Value::as_array);
+            let expressions = term.get("matchExpressions").and_then(Doc::as_array);
             // A term with no expressions matches no node (the scheduler's rule).
             let Some(expressions) = expressions.filter(|e| !e.is_empty()) else {
                 continue;
@@ -57,12 +57,12 @@ impl Node {
     }
 
     /// One `matchExpressions` requirement (`In`, `NotIn`, `Exists`, `DoesNotExist`, `Gt`, `Lt`).
-    fn matches(&self, expression: &Value) -> bool {
-        let key = expression.get("key").and_then(Value::as_str).unwrap_or("");
+    fn matches(&self, expression: &Doc<'_>) -> bool {
+        let key = expression.get("key").and_then(Doc::as_str).unwrap_or("");
         let values: Vec<&str> = expression
             .get("values")
-            .and_then(Value::as_array)
-            .map(|v| v.iter().filter_map(Value::as_str).collect())
+            .and_then(Doc::as_array)
+            .map(|v| v.iter().filter_map(Doc::as_str).collect())
             .unwrap_or_default();
         let label = self.labels.get(key).map(String::as_str);
         let number = |s: &str| s.parse::<i64>().ok();
@@ -75,7 +75,7 @@ impl Node {
         };
         match expression
             .get("operator")
-            .and_then(Value::as_str)
+            .and_then(Doc::as_str)
             .unwrap_or("")
         {
             "In" => label.is_some_and(|l| values.contains(&l)),
@@ -159,7 +159,7 @@ fn node(item: &serde_json::Value) -> Node {
                 .iter()
                 .map(|t| {
                     let field = |name: &str| t.get(name).and_then(|v| v.as_str()).unwrap_or("");
-                    Value::from(serde_json::json!({
+                    Doc::from(serde_json::json!({
                         "key": field("key"),
                         "value": field("value"),
                         "effect": field("effect"),
@@ -211,7 +211,7 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
         };
-        let term = |e: serde_json::Value| Value::from(serde_json::json!({"matchExpressions": e}));
+        let term = |e: serde_json::Value| Doc::from(serde_json::json!({"matchExpressions": e}));
         let expr = |op: &str, key: &str, values: &[&str]| {
             term(serde_json::json!([{"key": key, "operator": op, "values": values}]))
         };
@@ -240,7 +240,7 @@ mod tests {
             takes(&[], &[none, expr("In", "agentpool", &["npwin"])]),
             Some(true)
         );
-        let fields = Value::from(serde_json::json!({"matchFields": [
+        let fields = Doc::from(serde_json::json!({"matchFields": [
             {"key": "metadata.name", "operator": "In", "values": ["akswin000000"]}]}));
         assert_eq!(takes(&[], &[fields]), None);
     }

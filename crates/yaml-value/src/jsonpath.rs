@@ -8,7 +8,7 @@
 //! jsonpath-rust clones intermediate nodes and formats every match's path as a string to be
 //! parsed back into a pointer, and these queries run for every pod.)
 
-use super::Value;
+use super::Doc;
 use jsonpath_rust::parser::model::{JpQuery, Segment, Selector};
 
 use super::escape_pointer_token;
@@ -65,7 +65,7 @@ impl Path {
     }
 
     /// The matches in `root`, in order, each with its JSON pointer (prefixed with `prefix`).
-    pub fn matches<'v>(&self, root: &'v Value, prefix: &str) -> Vec<(String, &'v Value)> {
+    pub fn matches<'v>(&self, root: &'v Doc<'v>, prefix: &str) -> Vec<(String, &'v Doc<'v>)> {
         let found = self.find(root);
         (0..found.len())
             .map(|i| (found.pointer(i, prefix), found.value(i)))
@@ -75,12 +75,12 @@ impl Path {
     /// The matches in `root`, in order; a match's JSON pointer is built only when asked for
     /// ([`Matches::pointer`]): rules read the pointers of the few matches they report, and
     /// building every match's (and every intermediate node's) would cost more than the walk.
-    pub fn find<'v>(&self, root: &'v Value) -> Matches<'v> {
+    pub fn find<'v>(&self, root: &'v Doc<'v>) -> Matches<'v> {
         match self {
             Path::Children(segments) => {
                 let mut steps: Vec<(u32, Step<'v>)> = Vec::new();
                 // The nodes reached so far: their last step (`NO_STEP` for the root) and value.
-                let mut nodes: Vec<(u32, &'v Value)> = vec![(NO_STEP, root)];
+                let mut nodes: Vec<(u32, &'v Doc<'v>)> = vec![(NO_STEP, root)];
                 let mut next = Vec::new();
                 for selectors in segments {
                     for &(at, value) in &nodes {
@@ -135,7 +135,7 @@ pub struct Matches<'v> {
     /// Every step taken, each with the index of the step before it.
     steps: Vec<(u32, Step<'v>)>,
     /// Each match's last step and its value.
-    found: Vec<(u32, &'v Value)>,
+    found: Vec<(u32, &'v Doc<'v>)>,
 }
 
 impl<'v> Matches<'v> {
@@ -147,7 +147,7 @@ impl<'v> Matches<'v> {
         self.found.is_empty()
     }
 
-    pub fn value(&self, index: usize) -> &'v Value {
+    pub fn value(&self, index: usize) -> &'v Doc<'v> {
         self.found[index].1
     }
 
@@ -183,31 +183,31 @@ impl<'v> Matches<'v> {
 fn select<'v>(
     child: &Child,
     at: u32,
-    value: &'v Value,
+    value: &'v Doc<'v>,
     steps: &mut Vec<(u32, Step<'v>)>,
-    out: &mut Vec<(u32, &'v Value)>,
+    out: &mut Vec<(u32, &'v Doc<'v>)>,
 ) {
-    let mut step = |step: Step<'v>, v: &'v Value| {
+    let mut step = |step: Step<'v>, v: &'v Doc<'v>| {
         steps.push((at, step));
         out.push(((steps.len() - 1) as u32, v));
     };
     match (child, value) {
-        (Child::Name(name), Value::Object(map)) => {
+        (Child::Name(name), Doc::Object(map)) => {
             if let Some((key, v)) = map.get_key_value(name) {
                 step(Step::Key(key), v);
             }
         }
-        (Child::Index(i), Value::Array(items)) => {
+        (Child::Index(i), Doc::Array(items)) => {
             if let Some(v) = items.get(*i) {
                 step(Step::Index(*i), v);
             }
         }
-        (Child::Wildcard, Value::Array(items)) => {
+        (Child::Wildcard, Doc::Array(items)) => {
             for (i, v) in items.iter().enumerate() {
                 step(Step::Index(i), v);
             }
         }
-        (Child::Wildcard, Value::Object(map)) => {
+        (Child::Wildcard, Doc::Object(map)) => {
             for (k, v) in map.iter() {
                 step(Step::Key(k), v);
             }

@@ -11,8 +11,11 @@
 //! `serde_json` to build value by value, as the YAML loader does. So this is `serde_json::Value`'s
 //! shape and API with its maps replaced: a map is a vector of entries sorted by key (the same order
 //! as `serde_json`'s B-tree, so every walk over a map visits keys as before; a lookup compares a
-//! few keys by length), built whole when the map ends. Strings are [`Str`]s, inline up to 24
-//! bytes, so most keys and scalars of an object need no allocation of their own.
+//! few keys by length), built whole when the map ends. Strings are [`Text`]s, inline up to 24
+//! bytes, so most keys and scalars of an object need no allocation of their own, or borrowed from
+//! the text a document was read from: a document is a [`Doc<'a>`](Doc), and [`Value`] is one
+//! that owns all of its strings (`Doc<'static>`). A webhook reads each review's object borrowing
+//! the request's body ([`parse::parse_borrowed`]) and copies out only what outlives the review.
 
 pub mod block;
 pub mod document;
@@ -31,29 +34,215 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 /// A JSON number: `serde_json`'s, which keeps integers apart from floats.
 pub use serde_json::Number;
 
-/// A string of the value tree: inline up to 24 bytes, so most keys and scalars of an object
-/// cost no allocation of their own.
-pub type Str = compact_str::CompactString;
+/// A string of a document: its own, inline up to 24 bytes so most keys and scalars of an object
+/// cost no allocation of their own, or borrowed from the text the document was read from (a
+/// review's body: see [`parse::parse_borrowed`]).
+#[derive(Clone)]
+pub enum Text<'a> {
+    Own(compact_str::CompactString),
+    Borrowed(&'a str),
+}
 
-/// A JSON value.
+// Keys and strings are in every entry of every map: keep them at three words, as a
+// `CompactString` alone is.
+const _: () = assert!(std::mem::size_of::<Text<'static>>() == 24);
+
+impl<'a> Text<'a> {
+    /// A string borrowed from a document's text.
+    pub fn borrowed(text: &'a str) -> Self {
+        Text::Borrowed(text)
+    }
+
+    #[inline]
+    pub fn as_str(&self) -> &str {
+        match self {
+            Text::Own(s) => s.as_str(),
+            Text::Borrowed(s) => s,
+        }
+    }
+
+    /// The same string, owned.
+    pub fn into_owned(self) -> Str {
+        match self {
+            Text::Own(s) => Text::Own(s),
+            Text::Borrowed(s) => Text::Own(s.into()),
+        }
+    }
+}
+
+impl Default for Text<'_> {
+    fn default() -> Self {
+        Text::Own(compact_str::CompactString::default())
+    }
+}
+
+impl std::ops::Deref for Text<'_> {
+    type Target = str;
+    #[inline]
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for Text<'_> {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::borrow::Borrow<str> for Text<'_> {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl fmt::Debug for Text<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for Text<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<Text<'_>> for Text<'_> {
+    fn eq(&self, other: &Text<'_>) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Text<'_> {}
+
+impl PartialOrd for Text<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Text<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl std::hash::Hash for Text<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state)
+    }
+}
+
+impl PartialEq<str> for Text<'_> {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Text<'_> {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<String> for Text<'_> {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<Text<'_>> for str {
+    fn eq(&self, other: &Text<'_>) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl PartialEq<Text<'_>> for &str {
+    fn eq(&self, other: &Text<'_>) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl From<&str> for Text<'_> {
+    /// An owned copy: a document's own strings are made so; only a reader borrows.
+    fn from(s: &str) -> Self {
+        Text::Own(s.into())
+    }
+}
+
+impl From<&String> for Text<'_> {
+    fn from(s: &String) -> Self {
+        Text::Own(s.as_str().into())
+    }
+}
+
+impl From<String> for Text<'_> {
+    fn from(s: String) -> Self {
+        Text::Own(s.into())
+    }
+}
+
+impl From<Cow<'_, str>> for Text<'_> {
+    fn from(s: Cow<'_, str>) -> Self {
+        Text::Own(s.as_ref().into())
+    }
+}
+
+impl From<compact_str::CompactString> for Text<'_> {
+    fn from(s: compact_str::CompactString) -> Self {
+        Text::Own(s)
+    }
+}
+
+impl From<Text<'_>> for String {
+    fn from(s: Text<'_>) -> String {
+        s.as_str().to_string()
+    }
+}
+
+impl Serialize for Text<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Text<'static> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        compact_str::CompactString::deserialize(d).map(Text::Own)
+    }
+}
+
+/// An owned string of the value tree.
+pub type Str = Text<'static>;
+
+/// A document that owns all of its strings: what the YAML loader builds, and every value made
+/// in code.
+pub type Value = Doc<'static>;
+
+/// A map of a document that owns all of its strings.
+pub type Map = DocMap<'static>;
+
+/// A JSON value: a node of a document, whose strings are its own or borrowed for `'a` from the
+/// text it was read from.
 #[derive(Clone, Debug, PartialEq, Default)]
-pub enum Value {
+pub enum Doc<'a> {
     #[default]
     Null,
     Bool(bool),
     Number(Number),
-    String(Str),
-    Array(Vec<Value>),
-    Object(Map),
+    String(Text<'a>),
+    Array(Vec<Doc<'a>>),
+    Object(DocMap<'a>),
 }
 
 /// `null`, for lookups that find nothing.
-pub static NULL: Value = Value::Null;
+pub static NULL: Value = Doc::Null;
 
 /// A JSON object: entries sorted by key, each key once.
 #[derive(Clone, Debug, PartialEq, Default)]
-pub struct Map {
-    entries: Vec<(Str, Value)>,
+pub struct DocMap<'a> {
+    entries: Vec<(Text<'a>, Doc<'a>)>,
 }
 
 /// The order of map keys (byte order, as `str`'s), deciding on the first bytes where most keys
@@ -68,13 +257,13 @@ pub(crate) fn key_order(a: &str, b: &str) -> Ordering {
     }
 }
 
-impl Map {
-    pub fn new() -> Map {
-        Map::default()
+impl<'a> DocMap<'a> {
+    pub fn new() -> DocMap<'a> {
+        DocMap::default()
     }
 
     /// A map from entries in any order; of repeated keys the last wins (as in `serde_json`).
-    pub fn from_entries(mut entries: Vec<(Str, Value)>) -> Map {
+    pub fn from_entries(mut entries: Vec<(Text<'a>, Doc<'a>)>) -> DocMap<'a> {
         if !entries
             .windows(2)
             .all(|w| key_order(&w[0].0, &w[1].0) == Ordering::Less)
@@ -94,14 +283,14 @@ impl Map {
                 entries.shrink_to_fit();
             }
         }
-        Map { entries }
+        DocMap { entries }
     }
 
     /// A map from entries already sorted by key, each key once (a reader that sorted them
     /// itself): not checked again.
-    pub(crate) fn from_sorted_entries(entries: Vec<(Str, Value)>) -> Map {
+    pub(crate) fn from_sorted_entries(entries: Vec<(Text<'a>, Doc<'a>)>) -> DocMap<'a> {
         debug_assert!(entries.windows(2).all(|w| w[0].0 < w[1].0));
-        Map { entries }
+        DocMap { entries }
     }
 
     /// Where `key` is (`Ok`), or where it would go (`Err`).
@@ -127,19 +316,19 @@ impl Map {
         }
     }
 
-    pub fn get(&self, key: &str) -> Option<&Value> {
+    pub fn get(&self, key: &str) -> Option<&Doc<'a>> {
         self.position(key).map(|i| &self.entries[i].1)
     }
 
     /// The stored key and its value (the key borrowed from the map, not from the caller).
-    pub fn get_key_value(&self, key: &str) -> Option<(&str, &Value)> {
+    pub fn get_key_value(&self, key: &str) -> Option<(&str, &Doc<'a>)> {
         self.position(key).map(|i| {
             let (k, v) = &self.entries[i];
             (k.as_str(), v)
         })
     }
 
-    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Doc<'a>> {
         self.position(key).map(|i| &mut self.entries[i].1)
     }
 
@@ -148,7 +337,7 @@ impl Map {
     }
 
     /// Sets `key` to `value`, returning the value it replaced.
-    pub fn insert(&mut self, key: impl Into<Str>, value: Value) -> Option<Value> {
+    pub fn insert(&mut self, key: impl Into<Text<'a>>, value: Doc<'a>) -> Option<Doc<'a>> {
         let key = key.into();
         match self.find(&key) {
             Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, value)),
@@ -159,12 +348,12 @@ impl Map {
         }
     }
 
-    pub fn remove(&mut self, key: &str) -> Option<Value> {
+    pub fn remove(&mut self, key: &str) -> Option<Doc<'a>> {
         self.position(key).map(|i| self.entries.remove(i).1)
     }
 
     /// The entry for `key`, to read or fill in.
-    pub fn entry(&mut self, key: impl Into<Str>) -> Entry<'_> {
+    pub fn entry(&mut self, key: impl Into<Text<'a>>) -> Entry<'_, 'a> {
         let key = key.into();
         let slot = self.find(&key);
         Entry {
@@ -183,37 +372,39 @@ impl Map {
     }
 
     /// The entries in key order.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&Str, &Value)> + ExactSizeIterator {
+    pub fn iter(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = (&Text<'a>, &Doc<'a>)> + ExactSizeIterator {
         self.entries.iter().map(|(k, v)| (k, v))
     }
 
     /// The entries as a slice, in key order.
-    pub fn entries(&self) -> &[(Str, Value)] {
+    pub fn entries(&self) -> &[(Text<'a>, Doc<'a>)] {
         &self.entries
     }
 
-    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &Str> + ExactSizeIterator {
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &Text<'a>> + ExactSizeIterator {
         self.entries.iter().map(|(k, _)| k)
     }
 
-    pub fn values(&self) -> impl DoubleEndedIterator<Item = &Value> + ExactSizeIterator {
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &Doc<'a>> + ExactSizeIterator {
         self.entries.iter().map(|(_, v)| v)
     }
 }
 
-/// A map's entry for one key (see [`Map::entry`]).
-pub struct Entry<'m> {
-    map: &'m mut Map,
-    key: Str,
+/// A map's entry for one key (see [`DocMap::entry`]).
+pub struct Entry<'m, 'a> {
+    map: &'m mut DocMap<'a>,
+    key: Text<'a>,
     slot: Result<usize, usize>,
 }
 
-impl<'m> Entry<'m> {
-    pub fn or_insert(self, value: Value) -> &'m mut Value {
+impl<'m, 'a> Entry<'m, 'a> {
+    pub fn or_insert(self, value: Doc<'a>) -> &'m mut Doc<'a> {
         self.or_insert_with(|| value)
     }
 
-    pub fn or_insert_with(self, make: impl FnOnce() -> Value) -> &'m mut Value {
+    pub fn or_insert_with(self, make: impl FnOnce() -> Doc<'a>) -> &'m mut Doc<'a> {
         let i = match self.slot {
             Ok(i) => i,
             Err(i) => {
@@ -225,205 +416,223 @@ impl<'m> Entry<'m> {
     }
 }
 
-impl<K: Into<Str>> FromIterator<(K, Value)> for Map {
-    fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> Map {
-        Map::from_entries(iter.into_iter().map(|(k, v)| (k.into(), v)).collect())
+impl<'a, K: Into<Text<'a>>> FromIterator<(K, Doc<'a>)> for DocMap<'a> {
+    fn from_iter<I: IntoIterator<Item = (K, Doc<'a>)>>(iter: I) -> DocMap<'a> {
+        DocMap::from_entries(iter.into_iter().map(|(k, v)| (k.into(), v)).collect())
     }
 }
 
-impl IntoIterator for Map {
-    type Item = (Str, Value);
-    type IntoIter = std::vec::IntoIter<(Str, Value)>;
+impl<'a> IntoIterator for DocMap<'a> {
+    type Item = (Text<'a>, Doc<'a>);
+    type IntoIter = std::vec::IntoIter<(Text<'a>, Doc<'a>)>;
     fn into_iter(self) -> Self::IntoIter {
         self.entries.into_iter()
     }
 }
 
-impl<'m> IntoIterator for &'m Map {
-    type Item = (&'m Str, &'m Value);
+impl<'m, 'a> IntoIterator for &'m DocMap<'a> {
+    type Item = (&'m Text<'a>, &'m Doc<'a>);
     type IntoIter = std::iter::Map<
-        std::slice::Iter<'m, (Str, Value)>,
-        fn(&'m (Str, Value)) -> (&'m Str, &'m Value),
+        std::slice::Iter<'m, (Text<'a>, Doc<'a>)>,
+        fn(&'m (Text<'a>, Doc<'a>)) -> (&'m Text<'a>, &'m Doc<'a>),
     >;
     fn into_iter(self) -> Self::IntoIter {
         self.entries.iter().map(|(k, v)| (k, v))
     }
 }
 
-impl std::ops::Index<&str> for Map {
-    type Output = Value;
-    fn index(&self, key: &str) -> &Value {
+impl<'a> std::ops::Index<&str> for DocMap<'a> {
+    type Output = Doc<'a>;
+    fn index(&self, key: &str) -> &Doc<'a> {
         self.get(key).unwrap_or(&NULL)
     }
 }
 
 /// What can index a value: a key of a map or a position in a list (as in `serde_json`).
 pub trait Index {
-    fn index_into<'v>(&self, v: &'v Value) -> Option<&'v Value>;
-    fn index_into_mut<'v>(&self, v: &'v mut Value) -> Option<&'v mut Value>;
+    fn index_into<'v, 'a>(&self, v: &'v Doc<'a>) -> Option<&'v Doc<'a>>;
+    fn index_into_mut<'v, 'a>(&self, v: &'v mut Doc<'a>) -> Option<&'v mut Doc<'a>>;
 }
 
 impl Index for str {
-    fn index_into<'v>(&self, v: &'v Value) -> Option<&'v Value> {
+    fn index_into<'v, 'a>(&self, v: &'v Doc<'a>) -> Option<&'v Doc<'a>> {
         v.as_object()?.get(self)
     }
-    fn index_into_mut<'v>(&self, v: &'v mut Value) -> Option<&'v mut Value> {
+    fn index_into_mut<'v, 'a>(&self, v: &'v mut Doc<'a>) -> Option<&'v mut Doc<'a>> {
         v.as_object_mut()?.get_mut(self)
     }
 }
 
 impl Index for String {
-    fn index_into<'v>(&self, v: &'v Value) -> Option<&'v Value> {
+    fn index_into<'v, 'a>(&self, v: &'v Doc<'a>) -> Option<&'v Doc<'a>> {
         self.as_str().index_into(v)
     }
-    fn index_into_mut<'v>(&self, v: &'v mut Value) -> Option<&'v mut Value> {
+    fn index_into_mut<'v, 'a>(&self, v: &'v mut Doc<'a>) -> Option<&'v mut Doc<'a>> {
         self.as_str().index_into_mut(v)
     }
 }
 
 impl Index for usize {
-    fn index_into<'v>(&self, v: &'v Value) -> Option<&'v Value> {
+    fn index_into<'v, 'a>(&self, v: &'v Doc<'a>) -> Option<&'v Doc<'a>> {
         v.as_array()?.get(*self)
     }
-    fn index_into_mut<'v>(&self, v: &'v mut Value) -> Option<&'v mut Value> {
+    fn index_into_mut<'v, 'a>(&self, v: &'v mut Doc<'a>) -> Option<&'v mut Doc<'a>> {
         v.as_array_mut()?.get_mut(*self)
     }
 }
 
 impl<T: Index + ?Sized> Index for &T {
-    fn index_into<'v>(&self, v: &'v Value) -> Option<&'v Value> {
+    fn index_into<'v, 'a>(&self, v: &'v Doc<'a>) -> Option<&'v Doc<'a>> {
         (**self).index_into(v)
     }
-    fn index_into_mut<'v>(&self, v: &'v mut Value) -> Option<&'v mut Value> {
+    fn index_into_mut<'v, 'a>(&self, v: &'v mut Doc<'a>) -> Option<&'v mut Doc<'a>> {
         (**self).index_into_mut(v)
     }
 }
 
-impl<I: Index> std::ops::Index<I> for Value {
-    type Output = Value;
-    fn index(&self, i: I) -> &Value {
+impl<'a, I: Index> std::ops::Index<I> for Doc<'a> {
+    type Output = Doc<'a>;
+    fn index(&self, i: I) -> &Doc<'a> {
         i.index_into(self).unwrap_or(&NULL)
     }
 }
 
-impl Value {
+impl<'a> Doc<'a> {
     /// A map of these entries (in any order): for maps built in code, as `json!` builds them
     /// from text but without going through `serde_json`.
-    pub fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
-        Value::Object(Map::from_entries(
+    pub fn object<const N: usize>(entries: [(&str, Doc<'a>); N]) -> Doc<'a> {
+        Doc::Object(DocMap::from_entries(
             entries.into_iter().map(|(k, v)| (k.into(), v)).collect(),
         ))
     }
 
-    pub fn get<I: Index>(&self, i: I) -> Option<&Value> {
+    pub fn get<I: Index>(&self, i: I) -> Option<&Doc<'a>> {
         i.index_into(self)
     }
 
-    pub fn get_mut<I: Index>(&mut self, i: I) -> Option<&mut Value> {
+    pub fn get_mut<I: Index>(&mut self, i: I) -> Option<&mut Doc<'a>> {
         i.index_into_mut(self)
     }
 
     pub fn as_str(&self) -> Option<&str> {
         match self {
-            Value::String(s) => Some(s),
+            Doc::String(s) => Some(s),
             _ => None,
         }
     }
 
     pub fn as_bool(&self) -> Option<bool> {
         match self {
-            Value::Bool(b) => Some(*b),
+            Doc::Bool(b) => Some(*b),
             _ => None,
         }
     }
 
     pub fn as_f64(&self) -> Option<f64> {
         match self {
-            Value::Number(n) => n.as_f64(),
+            Doc::Number(n) => n.as_f64(),
             _ => None,
         }
     }
 
     pub fn as_i64(&self) -> Option<i64> {
         match self {
-            Value::Number(n) => n.as_i64(),
+            Doc::Number(n) => n.as_i64(),
             _ => None,
         }
     }
 
     pub fn as_u64(&self) -> Option<u64> {
         match self {
-            Value::Number(n) => n.as_u64(),
+            Doc::Number(n) => n.as_u64(),
             _ => None,
         }
     }
 
-    pub fn as_array(&self) -> Option<&Vec<Value>> {
+    pub fn as_array(&self) -> Option<&Vec<Doc<'a>>> {
         match self {
-            Value::Array(a) => Some(a),
+            Doc::Array(a) => Some(a),
             _ => None,
         }
     }
 
-    pub fn as_array_mut(&mut self) -> Option<&mut Vec<Value>> {
+    pub fn as_array_mut(&mut self) -> Option<&mut Vec<Doc<'a>>> {
         match self {
-            Value::Array(a) => Some(a),
+            Doc::Array(a) => Some(a),
             _ => None,
         }
     }
 
-    pub fn as_object(&self) -> Option<&Map> {
+    pub fn as_object(&self) -> Option<&DocMap<'a>> {
         match self {
-            Value::Object(m) => Some(m),
+            Doc::Object(m) => Some(m),
             _ => None,
         }
     }
 
-    pub fn as_object_mut(&mut self) -> Option<&mut Map> {
+    pub fn as_object_mut(&mut self) -> Option<&mut DocMap<'a>> {
         match self {
-            Value::Object(m) => Some(m),
+            Doc::Object(m) => Some(m),
             _ => None,
         }
     }
 
     pub fn is_null(&self) -> bool {
-        matches!(self, Value::Null)
+        matches!(self, Doc::Null)
     }
 
     pub fn is_boolean(&self) -> bool {
-        matches!(self, Value::Bool(_))
+        matches!(self, Doc::Bool(_))
     }
 
     pub fn is_string(&self) -> bool {
-        matches!(self, Value::String(_))
+        matches!(self, Doc::String(_))
     }
 
     pub fn is_array(&self) -> bool {
-        matches!(self, Value::Array(_))
+        matches!(self, Doc::Array(_))
     }
 
     pub fn is_object(&self) -> bool {
-        matches!(self, Value::Object(_))
+        matches!(self, Doc::Object(_))
+    }
+
+    /// The same value owning all of its strings: for what outlives the text it was read from.
+    pub fn to_owned_value(&self) -> Value {
+        match self {
+            Doc::Null => Doc::Null,
+            Doc::Bool(b) => Doc::Bool(*b),
+            Doc::Number(n) => Doc::Number(n.clone()),
+            Doc::String(s) => Doc::String(s.clone().into_owned()),
+            Doc::Array(a) => Doc::Array(a.iter().map(Doc::to_owned_value).collect()),
+            Doc::Object(m) => Doc::Object(DocMap {
+                entries: m
+                    .entries
+                    .iter()
+                    .map(|(k, v)| (k.clone().into_owned(), v.to_owned_value()))
+                    .collect(),
+            }),
+        }
     }
 
     /// The value, leaving `null` in its place.
-    pub fn take(&mut self) -> Value {
+    pub fn take(&mut self) -> Doc<'a> {
         std::mem::take(self)
     }
 
     /// RFC 6901 lookup (`""` is the whole value), as `serde_json::Value::pointer`.
-    pub fn pointer(&self, pointer: &str) -> Option<&Value> {
+    pub fn pointer(&self, pointer: &str) -> Option<&Doc<'a>> {
         pointer_tokens(pointer)?.try_fold(self, |v, token| match v {
-            Value::Object(m) => m.get(&token),
-            Value::Array(a) => a.get(list_index(&token)?),
+            Doc::Object(m) => m.get(&token),
+            Doc::Array(a) => a.get(list_index(&token)?),
             _ => None,
         })
     }
 
-    pub fn pointer_mut(&mut self, pointer: &str) -> Option<&mut Value> {
+    pub fn pointer_mut(&mut self, pointer: &str) -> Option<&mut Doc<'a>> {
         pointer_tokens(pointer)?.try_fold(self, |v, token| match v {
-            Value::Object(m) => m.get_mut(&token),
-            Value::Array(a) => a.get_mut(list_index(&token)?),
+            Doc::Object(m) => m.get_mut(&token),
+            Doc::Array(a) => a.get_mut(list_index(&token)?),
             _ => None,
         })
     }
@@ -485,123 +694,123 @@ pub fn list_index(token: &str) -> Option<usize> {
     token.parse().ok()
 }
 
-impl From<bool> for Value {
-    fn from(b: bool) -> Value {
-        Value::Bool(b)
+impl<'a> From<bool> for Doc<'a> {
+    fn from(b: bool) -> Doc<'a> {
+        Doc::Bool(b)
     }
 }
 
-impl From<&str> for Value {
-    fn from(s: &str) -> Value {
-        Value::String(s.into())
+impl<'a> From<&str> for Doc<'a> {
+    fn from(s: &str) -> Doc<'a> {
+        Doc::String(s.into())
     }
 }
 
-impl From<String> for Value {
-    fn from(s: String) -> Value {
-        Value::String(s.into())
+impl<'a> From<String> for Doc<'a> {
+    fn from(s: String) -> Doc<'a> {
+        Doc::String(s.into())
     }
 }
 
 macro_rules! from_integer {
     ($($t:ty)*) => {$(
-        impl From<$t> for Value {
-            fn from(n: $t) -> Value {
-                Value::Number(n.into())
+        impl<'a> From<$t> for Doc<'a> {
+            fn from(n: $t) -> Doc<'a> {
+                Doc::Number(n.into())
             }
         }
     )*};
 }
 from_integer!(i8 i16 i32 i64 isize u8 u16 u32 u64 usize);
 
-impl From<f64> for Value {
+impl<'a> From<f64> for Doc<'a> {
     /// A finite float; NaN and infinities, which JSON cannot write, are `null` (as in `serde_json`).
-    fn from(f: f64) -> Value {
-        Number::from_f64(f).map_or(Value::Null, Value::Number)
+    fn from(f: f64) -> Doc<'a> {
+        Number::from_f64(f).map_or(Doc::Null, Doc::Number)
     }
 }
 
-impl From<Vec<Value>> for Value {
-    fn from(a: Vec<Value>) -> Value {
-        Value::Array(a)
+impl<'a> From<Vec<Doc<'a>>> for Doc<'a> {
+    fn from(a: Vec<Doc<'a>>) -> Doc<'a> {
+        Doc::Array(a)
     }
 }
 
 /// A list of the items.
-impl<T: Into<Value>> FromIterator<T> for Value {
-    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Value {
-        Value::Array(iter.into_iter().map(Into::into).collect())
+impl<'a, T: Into<Doc<'a>>> FromIterator<T> for Doc<'a> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Doc<'a> {
+        Doc::Array(iter.into_iter().map(Into::into).collect())
     }
 }
 
-impl<T: Into<Value>> From<Option<T>> for Value {
-    fn from(o: Option<T>) -> Value {
-        o.map_or(Value::Null, Into::into)
+impl<'a, T: Into<Doc<'a>>> From<Option<T>> for Doc<'a> {
+    fn from(o: Option<T>) -> Doc<'a> {
+        o.map_or(Doc::Null, Into::into)
     }
 }
 
-impl From<serde_json::Value> for Value {
-    fn from(v: serde_json::Value) -> Value {
+impl<'a> From<serde_json::Value> for Doc<'a> {
+    fn from(v: serde_json::Value) -> Doc<'a> {
         match v {
-            serde_json::Value::Null => Value::Null,
-            serde_json::Value::Bool(b) => Value::Bool(b),
-            serde_json::Value::Number(n) => Value::Number(n),
-            serde_json::Value::String(s) => Value::String(s.into()),
-            serde_json::Value::Array(a) => Value::Array(a.into_iter().map(Value::from).collect()),
-            serde_json::Value::Object(m) => Value::Object(Map::from_entries(
+            serde_json::Value::Null => Doc::Null,
+            serde_json::Value::Bool(b) => Doc::Bool(b),
+            serde_json::Value::Number(n) => Doc::Number(n),
+            serde_json::Value::String(s) => Doc::String(s.into()),
+            serde_json::Value::Array(a) => Doc::Array(a.into_iter().map(Doc::from).collect()),
+            serde_json::Value::Object(m) => Doc::Object(DocMap::from_entries(
                 m.into_iter().map(|(k, v)| (k.into(), v.into())).collect(),
             )),
         }
     }
 }
 
-impl From<&Value> for serde_json::Value {
-    fn from(v: &Value) -> serde_json::Value {
+impl<'a> From<&Doc<'a>> for serde_json::Value {
+    fn from(v: &Doc<'a>) -> serde_json::Value {
         match v {
-            Value::Null => serde_json::Value::Null,
-            Value::Bool(b) => serde_json::Value::Bool(*b),
-            Value::Number(n) => serde_json::Value::Number(n.clone()),
-            Value::String(s) => serde_json::Value::String(s.to_string()),
-            Value::Array(a) => serde_json::Value::Array(a.iter().map(Into::into).collect()),
-            Value::Object(m) => serde_json::Value::Object(
+            Doc::Null => serde_json::Value::Null,
+            Doc::Bool(b) => serde_json::Value::Bool(*b),
+            Doc::Number(n) => serde_json::Value::Number(n.clone()),
+            Doc::String(s) => serde_json::Value::String(s.to_string()),
+            Doc::Array(a) => serde_json::Value::Array(a.iter().map(Into::into).collect()),
+            Doc::Object(m) => serde_json::Value::Object(
                 m.iter().map(|(k, v)| (k.to_string(), v.into())).collect(),
             ),
         }
     }
 }
 
-impl PartialEq<str> for Value {
+impl<'a> PartialEq<str> for Doc<'a> {
     fn eq(&self, other: &str) -> bool {
         self.as_str() == Some(other)
     }
 }
 
-impl PartialEq<&str> for Value {
+impl<'a> PartialEq<&str> for Doc<'a> {
     fn eq(&self, other: &&str) -> bool {
         self.as_str() == Some(*other)
     }
 }
 
-impl PartialEq<bool> for Value {
+impl<'a> PartialEq<bool> for Doc<'a> {
     fn eq(&self, other: &bool) -> bool {
         self.as_bool() == Some(*other)
     }
 }
 
-impl Serialize for Value {
+impl<'a> Serialize for Doc<'a> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
-            Value::Null => s.serialize_unit(),
-            Value::Bool(b) => s.serialize_bool(*b),
-            Value::Number(n) => n.serialize(s),
-            Value::String(v) => s.serialize_str(v),
-            Value::Array(a) => s.collect_seq(a),
-            Value::Object(m) => m.serialize(s),
+            Doc::Null => s.serialize_unit(),
+            Doc::Bool(b) => s.serialize_bool(*b),
+            Doc::Number(n) => n.serialize(s),
+            Doc::String(v) => s.serialize_str(v),
+            Doc::Array(a) => s.collect_seq(a),
+            Doc::Object(m) => m.serialize(s),
         }
     }
 }
 
-impl Serialize for Map {
+impl<'a> Serialize for DocMap<'a> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut out = s.serialize_map(Some(self.len()))?;
         for (k, v) in self {
@@ -626,7 +835,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
         f.write_str("any JSON value")
     }
     fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
+        Ok(Doc::Bool(v))
     }
     fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
         Ok(v.into())
@@ -644,41 +853,41 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(v.into())
     }
     fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
+        Ok(Doc::Null)
     }
     fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
+        Ok(Doc::Null)
     }
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        Value::deserialize(d)
+        Doc::deserialize(d)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
         while let Some(v) = seq.next_element()? {
             out.push(v);
         }
-        Ok(Value::Array(out))
+        Ok(Doc::Array(out))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0));
         while let Some((k, v)) = map.next_entry::<Str, Value>()? {
             entries.push((k, v));
         }
-        Ok(Value::Object(Map::from_entries(entries)))
+        Ok(Doc::Object(DocMap::from_entries(entries)))
     }
 }
 
 impl<'de> Deserialize<'de> for Map {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Map, D::Error> {
-        match Value::deserialize(d)? {
-            Value::Object(m) => Ok(m),
+        match Doc::deserialize(d)? {
+            Doc::Object(m) => Ok(m),
             _ => Err(serde::de::Error::custom("expected a map")),
         }
     }
 }
 
 /// General JSONPath queries (those [`jsonpath`] does not walk itself) run on this value type.
-impl jsonpath_rust::query::queryable::Queryable for Value {
+impl<'a> jsonpath_rust::query::queryable::Queryable for Doc<'a> {
     fn get(&self, key: &str) -> Option<&Self> {
         self.get(key)
     }
@@ -702,11 +911,11 @@ impl jsonpath_rust::query::queryable::Queryable for Value {
         self.as_bool()
     }
     fn null() -> Self {
-        Value::Null
+        Doc::Null
     }
 }
 
-impl fmt::Display for Value {
+impl<'a> fmt::Display for Doc<'a> {
     /// Compact JSON, as `serde_json::Value` displays.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let text = serde_json::to_string(self).map_err(|_| fmt::Error)?;
@@ -714,7 +923,7 @@ impl fmt::Display for Value {
     }
 }
 
-/// `json!` for [`Value`]: `serde_json::json!`'s syntax, converted. For tests and values made
+/// `json!` for [`Doc<'a>`]: `serde_json::json!`'s syntax, converted. For tests and values made
 /// once (rule loading); hot paths build values directly.
 #[macro_export]
 macro_rules! json {

@@ -1,4 +1,5 @@
-//! JSON text → [`Value`], built directly.
+//! JSON text → [`Doc`], built directly: owning its strings ([`parse`]) or borrowing them from
+//! the text ([`parse_borrowed`]).
 //!
 //! Written by hand because the value has to be built in one pass with no intermediate: through
 //! serde's visitor interface, building even a minimal value costs about as much as the
@@ -11,7 +12,7 @@
 //! and column) or, where `serde_json` accepts what this reader declined, its value. So this
 //! reader never makes an error message of its own and never accepts what `serde_json` rejects.
 
-use super::{Map, Number, Str, Value};
+use super::{Doc, DocMap, Number, Text};
 
 /// What to leave out of the value, by key, from the root down: a review's `oldObject` and an
 /// object's `metadata.managedFields` are most of some reviews' bytes and nothing reads them.
@@ -24,8 +25,8 @@ pub enum Prune {
 
 /// A parse: the value, and whether any object repeated a key (the last one is kept, as
 /// `serde_json::Value` does; a caller reading typed fields may want `serde_json`'s error instead).
-pub struct Parsed {
-    pub value: Value,
+pub struct Parsed<'t> {
+    pub value: Doc<'t>,
     pub repeated_keys: bool,
 }
 
@@ -33,8 +34,25 @@ pub struct Parsed {
 const MAX_DEPTH: usize = 128;
 
 /// Reads `text` as one JSON value, leaving out what `prune` names; `None` when the text is not
-/// JSON this reader takes (see the module documentation).
-pub fn parse(text: &str, prune: &'static [(&'static str, Prune)]) -> Option<Parsed> {
+/// JSON this reader takes (see the module documentation). The value owns its strings.
+pub fn parse(text: &str, prune: &'static [(&'static str, Prune)]) -> Option<Parsed<'static>> {
+    read(text, prune, Text::from)
+}
+
+/// As [`parse`], the value's strings borrowed from `text` where they need no unescaping: a review
+/// is read so, its strings copied only if a rule keeps them.
+pub fn parse_borrowed<'t>(
+    text: &'t str,
+    prune: &'static [(&'static str, Prune)],
+) -> Option<Parsed<'t>> {
+    read(text, prune, Text::borrowed)
+}
+
+fn read<'t, 'v>(
+    text: &'t str,
+    prune: &'static [(&'static str, Prune)],
+    plain: impl Fn(&'t str) -> Text<'v>,
+) -> Option<Parsed<'v>> {
     let mut reader = Reader {
         text,
         bytes: text.as_bytes(),
@@ -42,6 +60,7 @@ pub fn parse(text: &str, prune: &'static [(&'static str, Prune)]) -> Option<Pars
         repeated_keys: false,
         entries: Vec::new(),
         items: Vec::new(),
+        plain,
     };
     let value = reader.value(0, prune)?;
     reader.whitespace();
@@ -54,18 +73,20 @@ pub fn parse(text: &str, prune: &'static [(&'static str, Prune)]) -> Option<Pars
     })
 }
 
-struct Reader<'t> {
+struct Reader<'t, 'v, P> {
     text: &'t str,
     bytes: &'t [u8],
     pos: usize,
     repeated_keys: bool,
     /// The entries and items of the maps and lists being read, innermost last: each container is
     /// moved out into a vector of its exact size when it ends, instead of growing its own.
-    entries: Vec<(Str, Value)>,
-    items: Vec<Value>,
+    entries: Vec<(Text<'v>, Doc<'v>)>,
+    items: Vec<Doc<'v>>,
+    /// Makes a string without escapes: a copy, or a borrow of the text.
+    plain: P,
 }
 
-impl Reader<'_> {
+impl<'t, 'v, P: Fn(&'t str) -> Text<'v>> Reader<'t, 'v, P> {
     #[inline(always)]
     fn whitespace(&mut self) {
         while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.bytes.get(self.pos) {
@@ -78,16 +99,16 @@ impl Reader<'_> {
         self.bytes.get(self.pos).copied()
     }
 
-    fn value(&mut self, depth: usize, prune: &'static [(&'static str, Prune)]) -> Option<Value> {
+    fn value(&mut self, depth: usize, prune: &'static [(&'static str, Prune)]) -> Option<Doc<'v>> {
         self.whitespace();
         match self.peek()? {
             b'{' => self.object(depth + 1, prune),
             b'[' => self.array(depth + 1),
-            b'"' => self.string().map(Value::String),
-            b't' => self.literal(b"true", Value::Bool(true)),
-            b'f' => self.literal(b"false", Value::Bool(false)),
-            b'n' => self.literal(b"null", Value::Null),
-            _ => self.number().map(Value::Number),
+            b'"' => self.string().map(Doc::String),
+            b't' => self.literal(b"true", Doc::Bool(true)),
+            b'f' => self.literal(b"false", Doc::Bool(false)),
+            b'n' => self.literal(b"null", Doc::Null),
+            _ => self.number().map(Doc::Number),
         }
     }
 
@@ -126,7 +147,7 @@ impl Reader<'_> {
     }
 
     #[inline(always)]
-    fn literal(&mut self, word: &[u8], value: Value) -> Option<Value> {
+    fn literal(&mut self, word: &[u8], value: Doc<'v>) -> Option<Doc<'v>> {
         if self.bytes[self.pos..].starts_with(word) {
             self.pos += word.len();
             Some(value)
@@ -158,7 +179,7 @@ impl Reader<'_> {
         }
     }
 
-    fn object(&mut self, depth: usize, prune: &'static [(&'static str, Prune)]) -> Option<Value> {
+    fn object(&mut self, depth: usize, prune: &'static [(&'static str, Prune)]) -> Option<Doc<'v>> {
         if depth > MAX_DEPTH {
             return None;
         }
@@ -166,7 +187,7 @@ impl Reader<'_> {
         self.whitespace();
         if self.peek()? == b'}' {
             self.pos += 1;
-            return Some(Value::Object(Map::new()));
+            return Some(Doc::Object(DocMap::new()));
         }
         let base = self.entries.len();
         loop {
@@ -191,14 +212,14 @@ impl Reader<'_> {
                 break;
             }
         }
-        let entries: Vec<(Str, Value)> = self.entries.split_off(base);
+        let entries: Vec<(Text<'v>, Doc<'v>)> = self.entries.split_off(base);
         let written = entries.len();
-        let map = Map::from_entries(entries);
+        let map = DocMap::from_entries(entries);
         self.repeated_keys |= map.len() != written;
-        Some(Value::Object(map))
+        Some(Doc::Object(map))
     }
 
-    fn array(&mut self, depth: usize) -> Option<Value> {
+    fn array(&mut self, depth: usize) -> Option<Doc<'v>> {
         if depth > MAX_DEPTH {
             return None;
         }
@@ -206,14 +227,14 @@ impl Reader<'_> {
         self.whitespace();
         if self.peek()? == b']' {
             self.pos += 1;
-            return Some(Value::Array(Vec::new()));
+            return Some(Doc::Array(Vec::new()));
         }
         let base = self.items.len();
         loop {
             let item = self.value(depth, &[])?;
             self.items.push(item);
             if self.after_item(b']')? {
-                return Some(Value::Array(self.items.split_off(base)));
+                return Some(Doc::Array(self.items.split_off(base)));
             }
         }
     }
@@ -274,20 +295,20 @@ impl Reader<'_> {
 
     /// A string, the reader at its opening quote.
     #[inline(always)]
-    fn string(&mut self) -> Option<Str> {
+    fn string(&mut self) -> Option<Text<'v>> {
         let start = self.pos + 1;
         let end = self.plain_run(start)?;
         if self.bytes[end] == b'"' {
             self.pos = end + 1;
             // Quotes are ASCII, so both ends are character boundaries of the (UTF-8) text.
-            return Some(Str::from(&self.text[start..end]));
+            return Some((self.plain)(&self.text[start..end]));
         }
         self.escaped_string(start, end)
     }
 
     /// The rest of a string with escapes, `at` its first backslash.
-    fn escaped_string(&mut self, start: usize, mut at: usize) -> Option<Str> {
-        let mut out = Str::with_capacity(at - start + 16);
+    fn escaped_string(&mut self, start: usize, mut at: usize) -> Option<Text<'v>> {
+        let mut out = compact_str::CompactString::with_capacity(at - start + 16);
         out.push_str(&self.text[start..at]);
         loop {
             let escape = *self.bytes.get(at + 1)?;
@@ -329,7 +350,7 @@ impl Reader<'_> {
             at = end;
             if self.bytes[at] == b'"' {
                 self.pos = at + 1;
-                return Some(out);
+                return Some(Text::Own(out));
             }
         }
     }
@@ -411,9 +432,29 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Value;
 
     fn from_str(text: &str) -> Option<Value> {
-        parse(text, &[]).map(|p| p.value)
+        let owned = parse(text, &[]).map(|p| p.value);
+        // The borrowing reader reads every text as the owning one does.
+        let borrowed = parse_borrowed(text, &[]).map(|p| p.value);
+        assert_eq!(owned.as_ref(), borrowed.as_ref(), "{text}");
+        owned
+    }
+
+    /// Strings without escapes are borrowed from the text; escaped ones are decoded copies.
+    #[test]
+    fn the_borrowing_reader_borrows_plain_strings() {
+        let text = r#"{"plain": "a string longer than twenty-four bytes", "escaped": "a\tb"}"#;
+        let value = parse_borrowed(text, &[]).unwrap().value;
+        let map = value.as_object().unwrap();
+        let (key, plain) = map.iter().find(|(k, _)| k.as_str() == "plain").unwrap();
+        assert!(matches!(key, Text::Borrowed(_)));
+        assert!(matches!(plain, Doc::String(Text::Borrowed(_))));
+        assert!(matches!(&map["escaped"], Doc::String(Text::Own(s)) if s == "a\tb"));
+        let owned = parse(text, &[]).unwrap().value;
+        let (key, _) = owned.as_object().unwrap().iter().next().unwrap();
+        assert!(matches!(key, Text::Own(_)));
     }
 
     /// Reads `text` both ways and checks they agree: the same value, or this reader declining
