@@ -832,16 +832,33 @@ fn encode(mut response: AdmissionResponse) -> Vec<u8> {
         return out;
     }
     // `kube` serialises the patch's bytes as a list of numbers; the API server reads base64. The
-    // bytes are taken out before the answer is serialised and put back as base64 text.
+    // bytes are taken out and the answer written with them as base64 text beside its fields.
     let patch = response.patch.take().unwrap_or_default();
-    let mut value = serde_json::to_value(response.into_review()).unwrap_or_default();
-    if let Some(answer) = value.get_mut("response").and_then(|r| r.as_object_mut()) {
-        answer.insert(
-            "patch".to_string(),
-            serde_json::Value::String(base64::engine::general_purpose::STANDARD.encode(patch)),
-        );
-    }
-    sonic_rs::to_vec(&value).unwrap_or_default()
+    let answer = PatchedReview {
+        types: &response.types,
+        response: PatchedResponse {
+            response: &response,
+            patch: base64::engine::general_purpose::STANDARD.encode(patch),
+        },
+    };
+    sonic_rs::to_vec(&answer).unwrap_or_default()
+}
+
+/// An AdmissionReview answering with a patch, as [`AdmissionResponse::into_review`] would write
+/// it but with the patch in base64.
+#[derive(serde::Serialize)]
+struct PatchedReview<'r> {
+    #[serde(flatten)]
+    types: &'r kube::core::TypeMeta,
+    response: PatchedResponse<'r>,
+}
+
+#[derive(serde::Serialize)]
+struct PatchedResponse<'r> {
+    /// Every field but the patch (taken out, so not written).
+    #[serde(flatten)]
+    response: &'r AdmissionResponse,
+    patch: String,
 }
 
 #[cfg(test)]
