@@ -253,12 +253,12 @@ impl<'a> ContainerFacts<'a> {
                     .collect();
                 names.join(", ")
             })),
-            F::DefaultUser => Doc::from(catalog.default_user(&self.of_image.image)),
+            F::DefaultUser => Doc::from(self.of_image.default_user(catalog)),
             F::Digest => Doc::from(self.of_image.image.digest.as_deref()),
             F::HasArgs => Doc::Bool(self.args().is_some()),
             F::HasCommand => Doc::Bool(self.command().is_some()),
             F::HostProcess => Doc::Bool(self.host_process),
-            F::Iis => Doc::Bool(catalog.iis.reason(&self.of_image.image).is_some()),
+            F::Iis => Doc::Bool(self.of_image.is_iis(catalog)),
             F::Image => Doc::from(self.image_text),
             F::ImageOs => Doc::from(self.of_image.os),
             F::ImageOsReason => Doc::from(self.of_image.os_reason.as_deref()),

@@ -383,7 +383,15 @@ pub struct Catalog {
     pub commands: CommandTables,
     pod_fields: FieldTable,
     container_fields: FieldTable,
+    /// What the catalog alone (no registry read) made of the images it has seen, shared by every
+    /// input set built on it: a webhook sees the same few images review after review (every pod
+    /// of a workload), and classifying one runs the catalog's regexes over its parts. At most
+    /// [`NAMED_IMAGES_KEPT`]; images past that are classified each time.
+    named_images: std::sync::RwLock<HashMap<Box<str>, std::sync::Arc<ImageFacts>>>,
 }
+
+/// How many images' facts a catalog keeps ([`Catalog::named_image`]): a few hundred bytes each.
+const NAMED_IMAGES_KEPT: usize = 4096;
 
 impl Catalog {
     /// Loads the catalog text, adding the user's image patterns.
@@ -409,16 +417,27 @@ impl Catalog {
             commands: file.commands,
             pod_fields: FieldTable::new(file.unsupported_fields.pod),
             container_fields: FieldTable::new(file.unsupported_fields.container),
+            named_images: Default::default(),
         })
     }
 
-    /// The user an image runs as when the pod names none (`ContainerUser`,
-    /// `ContainerAdministrator`), for the images the catalog knows.
-    fn default_user(&self, image: &ImageRef) -> Option<&str> {
-        self.default_users
-            .iter()
-            .find(|(_, class)| class.reason(image).is_some())
-            .map(|(user, _)| user.as_str())
+    /// What the catalog makes of the image `text` by its name alone, worked out once per catalog.
+    fn named_image(&self, text: &str) -> std::sync::Arc<ImageFacts> {
+        // A poisoned lock only means another thread panicked mid-insert: the map is still whole.
+        if let Some(found) = self
+            .named_images
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(text)
+        {
+            return found.clone();
+        }
+        let facts = std::sync::Arc::new(ImageFacts::classify(self, text, None));
+        let mut kept = self.named_images.write().unwrap_or_else(|e| e.into_inner());
+        if kept.len() < NAMED_IMAGES_KEPT {
+            kept.entry(text.into()).or_insert_with(|| facts.clone());
+        }
+        facts
     }
 
     /// The build a tag token names (`ltsc2019` → 17763, `10.0.17763.437` → 17763).
@@ -601,6 +620,11 @@ pub(crate) struct ImageFacts {
     /// Where its builds come from, for messages: `its tag`, or the registry's (or config's)
     /// [`platforms::ImagePlatforms::origin`]; none without builds.
     pub build_origin: Option<String>,
+    /// Whether it is an IIS image, when first asked ([`ImageFacts::is_iis`]).
+    iis: std::sync::OnceLock<bool>,
+    /// Its default user's place in the catalog's list, when first asked
+    /// ([`ImageFacts::default_user`]).
+    default_user: std::sync::OnceLock<Option<usize>>,
 }
 
 impl ImageFacts {
@@ -670,7 +694,28 @@ impl ImageFacts {
             builds,
             registry: listed.cloned(),
             build_origin,
+            iis: Default::default(),
+            default_user: Default::default(),
         }
+    }
+
+    /// Whether the catalog knows it as an IIS image (`catalog` is the one that classified it).
+    pub(crate) fn is_iis(&self, catalog: &Catalog) -> bool {
+        *self
+            .iis
+            .get_or_init(|| catalog.iis.reason(&self.image).is_some())
+    }
+
+    /// The user it runs as when the pod names none, if the catalog knows (`catalog` is the one
+    /// that classified it).
+    pub(crate) fn default_user<'c>(&self, catalog: &'c Catalog) -> Option<&'c str> {
+        let place = *self.default_user.get_or_init(|| {
+            catalog
+                .default_users
+                .iter()
+                .position(|(_, class)| class.reason(&self.image).is_some())
+        });
+        place.map(|i| catalog.default_users[i].0.as_str())
     }
 }
 
@@ -690,8 +735,15 @@ impl<'a> ModelContext<'a> {
         }
         // Classified outside the lock (the catalog's regexes): the other threads' lookups don't
         // wait for it. Two threads may both classify a new image; the first one in is kept.
-        let registry = self.images.and_then(|source| source.platforms(text));
-        let facts = std::sync::Arc::new(ImageFacts::classify(self.catalog, text, registry));
+        // Without a registry read, the facts are the catalog's alone, and the catalog keeps them.
+        let facts = match self.images {
+            None => self.catalog.named_image(text),
+            Some(source) => std::sync::Arc::new(ImageFacts::classify(
+                self.catalog,
+                text,
+                source.platforms(text),
+            )),
+        };
         images().entry(text.into()).or_insert(facts).clone()
     }
 
@@ -1153,6 +1205,24 @@ mod tests {
     use super::*;
     use crate::json;
 
+    /// The catalog keeps what it made of at most [`NAMED_IMAGES_KEPT`] images; past that, new
+    /// ones are still classified, just not kept.
+    #[test]
+    fn the_catalog_keeps_a_bounded_number_of_images() {
+        let catalog = Catalog::load(EMBEDDED_CATALOG, &ImagePatterns::default()).unwrap();
+        let kept = || catalog.named_images.read().unwrap().len();
+        for i in 0..NAMED_IMAGES_KEPT + 10 {
+            catalog.named_image(&format!("registry.example.com/app-{i}:1.0"));
+        }
+        assert_eq!(kept(), NAMED_IMAGES_KEPT);
+        let late = catalog.named_image("mcr.microsoft.com/windows/servercore:ltsc2022");
+        assert_eq!(
+            (late.os, late.builds.as_slice()),
+            (Some("windows"), &[20348][..])
+        );
+        assert_eq!(kept(), NAMED_IMAGES_KEPT);
+    }
+
     /// The catalog's patterns are compiled when first matched, so a bad one would only show as an
     /// image never matched: every one must compile.
     #[test]
@@ -1345,9 +1415,20 @@ mod tests {
             let got = (
                 facts.os,
                 facts.builds.first().copied(),
-                catalog.default_user(&facts.image),
-                catalog.iis.reason(&facts.image).is_some(),
+                facts.default_user(&catalog),
+                facts.is_iis(&catalog),
             );
+            // The catalog's kept facts are the same, asked twice (the second time kept).
+            for _ in 0..2 {
+                let kept = catalog.named_image(text);
+                let again = (
+                    kept.os,
+                    kept.builds.first().copied(),
+                    kept.default_user(&catalog),
+                    kept.is_iis(&catalog),
+                );
+                assert_eq!(again, got, "{text}");
+            }
             if got != (os, build, user, iis) {
                 wrong.push(format!(
                     "{text}: got {got:?}, want {:?}",
