@@ -386,12 +386,13 @@ pub struct Catalog {
     /// What the catalog alone (no registry read) made of the images it has seen, shared by every
     /// input set built on it: a webhook sees the same few images review after review (every pod
     /// of a workload), and classifying one runs the catalog's regexes over its parts. At most
-    /// [`NAMED_IMAGES_KEPT`]; images past that are classified each time.
+    /// [`NAMED_IMAGES_KEPT`]: when full, it is emptied and refills with the images in use.
     named_images: std::sync::RwLock<HashMap<Box<str>, std::sync::Arc<ImageFacts>>>,
 }
 
-/// How many images' facts a catalog keeps ([`Catalog::named_image`]): a few hundred bytes each.
-const NAMED_IMAGES_KEPT: usize = 4096;
+/// How many images' facts a catalog keeps ([`Catalog::named_image`]): a few hundred bytes each,
+/// well within the webhook's memory, and more images than most clusters run at once.
+const NAMED_IMAGES_KEPT: usize = 1024;
 
 impl Catalog {
     /// Loads the catalog text, adding the user's image patterns.
@@ -434,9 +435,10 @@ impl Catalog {
         }
         let facts = std::sync::Arc::new(ImageFacts::classify(self, text, None));
         let mut kept = self.named_images.write().unwrap_or_else(|e| e.into_inner());
-        if kept.len() < NAMED_IMAGES_KEPT {
-            kept.entry(text.into()).or_insert_with(|| facts.clone());
+        if kept.len() >= NAMED_IMAGES_KEPT {
+            kept.clear();
         }
+        kept.entry(text.into()).or_insert_with(|| facts.clone());
         facts
     }
 
@@ -1205,13 +1207,13 @@ mod tests {
     use super::*;
     use crate::json;
 
-    /// The catalog keeps what it made of at most [`NAMED_IMAGES_KEPT`] images; past that, new
-    /// ones are still classified, just not kept.
+    /// The catalog keeps what it made of at most [`NAMED_IMAGES_KEPT`] images; when full, it
+    /// starts again with the images asked for next.
     #[test]
     fn the_catalog_keeps_a_bounded_number_of_images() {
         let catalog = Catalog::load(EMBEDDED_CATALOG, &ImagePatterns::default()).unwrap();
         let kept = || catalog.named_images.read().unwrap().len();
-        for i in 0..NAMED_IMAGES_KEPT + 10 {
+        for i in 0..NAMED_IMAGES_KEPT {
             catalog.named_image(&format!("registry.example.com/app-{i}:1.0"));
         }
         assert_eq!(kept(), NAMED_IMAGES_KEPT);
@@ -1220,7 +1222,12 @@ mod tests {
             (late.os, late.builds.as_slice()),
             (Some("windows"), &[20348][..])
         );
-        assert_eq!(kept(), NAMED_IMAGES_KEPT);
+        assert_eq!(kept(), 1);
+        let again = catalog.named_image("mcr.microsoft.com/windows/servercore:ltsc2022");
+        assert!(
+            std::sync::Arc::ptr_eq(&late, &again),
+            "kept, not classified again"
+        );
     }
 
     /// The catalog's patterns are compiled when first matched, so a bad one would only show as an
