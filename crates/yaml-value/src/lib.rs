@@ -84,18 +84,6 @@ impl std::ops::Deref for Text<'_> {
     }
 }
 
-impl AsRef<str> for Text<'_> {
-    fn as_ref(&self) -> &str {
-        self.as_str()
-    }
-}
-
-impl std::borrow::Borrow<str> for Text<'_> {
-    fn borrow(&self) -> &str {
-        self.as_str()
-    }
-}
-
 impl fmt::Debug for Text<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(self.as_str(), f)
@@ -146,34 +134,10 @@ impl PartialEq<&str> for Text<'_> {
     }
 }
 
-impl PartialEq<String> for Text<'_> {
-    fn eq(&self, other: &String) -> bool {
-        self.as_str() == other
-    }
-}
-
-impl PartialEq<Text<'_>> for str {
-    fn eq(&self, other: &Text<'_>) -> bool {
-        self == other.as_str()
-    }
-}
-
-impl PartialEq<Text<'_>> for &str {
-    fn eq(&self, other: &Text<'_>) -> bool {
-        *self == other.as_str()
-    }
-}
-
 impl From<&str> for Text<'_> {
     /// An owned copy: a document's own strings are made so; only a reader borrows.
     fn from(s: &str) -> Self {
         Text::Own(s.into())
-    }
-}
-
-impl From<&String> for Text<'_> {
-    fn from(s: &String) -> Self {
-        Text::Own(s.as_str().into())
     }
 }
 
