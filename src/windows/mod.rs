@@ -598,8 +598,8 @@ pub(crate) struct ModelContext<'a> {
     pub index: InputIndex<'a>,
     /// The configured Kubernetes version as (major, minor).
     pub cluster_version: (u64, u64),
-    /// What the catalog made of each image seen so far: an input set repeats a few images over
-    /// many workloads, and classifying one runs regexes over each of its parts.
+    /// What the catalog and the registry made of each image seen so far, in a run that reads
+    /// registries (without one, the catalog keeps its own: [`Catalog::named_image`]).
     /// (Owned keys and values: a borrow of the input in a lock would tie the context to exactly
     /// the input's lifetime, where the pods it makes borrow it for less.)
     images_seen: std::sync::Mutex<HashMap<Box<str>, std::sync::Arc<ImageFacts>>>,
@@ -728,24 +728,26 @@ pub(crate) fn short_digest(digest: &str) -> &str {
 }
 
 impl<'a> ModelContext<'a> {
-    /// What the catalog makes of the image `text`, worked out once per input set.
+    /// What the catalog, and the registry when the run reads one, make of the image `text`:
+    /// kept by the catalog for every input set when only the catalog decides, else worked out
+    /// once per input set (the registry's answer holds for a run).
     pub(crate) fn image_facts(&self, text: &str) -> std::sync::Arc<ImageFacts> {
+        let Some(source) = self.images else {
+            return self.catalog.named_image(text);
+        };
         // A poisoned lock only means another thread panicked mid-insert: the map is still whole.
         let images = || self.images_seen.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(found) = images().get(text) {
             return found.clone();
         }
-        // Classified outside the lock (the catalog's regexes): the other threads' lookups don't
-        // wait for it. Two threads may both classify a new image; the first one in is kept.
-        // Without a registry read, the facts are the catalog's alone, and the catalog keeps them.
-        let facts = match self.images {
-            None => self.catalog.named_image(text),
-            Some(source) => std::sync::Arc::new(ImageFacts::classify(
-                self.catalog,
-                text,
-                source.platforms(text),
-            )),
-        };
+        // Classified outside the lock (the catalog's regexes, the registry's reads): the other
+        // threads' lookups don't wait for it. Two threads may both classify a new image; the
+        // first one in is kept.
+        let facts = std::sync::Arc::new(ImageFacts::classify(
+            self.catalog,
+            text,
+            source.platforms(text),
+        ));
         images().entry(text.into()).or_insert(facts).clone()
     }
 
