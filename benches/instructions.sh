@@ -10,7 +10,7 @@
 # Prints one line a measurement: its name and the instructions callgrind collected.
 set -u
 lint=$1 review=$2 winguard=$3 checkout=$4
-collected() { grep -o "Collected : [0-9]*" | awk '{print $3}'; }
+. "$(dirname "$0")/callgrind.sh"
 export RAYON_NUM_THREADS=1
 cd "$checkout"
 for only in setup lint parse; do
@@ -18,18 +18,6 @@ for only in setup lint parse; do
       valgrind --tool=callgrind --callgrind-out-file=/dev/null "$lint" 2>&1 >/dev/null | collected)
   echo "lint-bench $only $n"
 done
-# One call's instructions: a bench case counted with callgrind (`--toggle-collect=$2`) at 400 and
-# at 800 calls, the difference over 400, so the bench's loading and what only the first call does
-# (compiling the catalog patterns its image reaches) cancel out.
-per_call() {
-  local counts=()
-  for reviews in 400 800; do
-    counts+=("$(WINGUARD_BENCH_ONLY=$1 WINGUARD_BENCH_REVIEWS=$reviews \
-      valgrind --tool=callgrind --callgrind-out-file=/dev/null --toggle-collect="$2" \
-      "$review" 2>&1 >/dev/null | collected)")
-  done
-  echo $(( (counts[1] - counts[0]) / 400 ))
-}
 for case in validate validate-no-rules mutate; do
   echo "review-bench $case per-review $(per_call "$case" 'winguard::admission::review')"
 done

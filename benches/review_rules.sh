@@ -11,18 +11,8 @@
 # Prints one line a rule: its name and its instructions per review (the floor first, as `none`).
 set -u
 review=$1 checkout=$2
-collected() { grep -o "Collected : [0-9]*" | awk '{print $3}'; }
-export RAYON_NUM_THREADS=1
-# Per review: the difference between 800 and 400 reviews, over 400 (one-time work cancels out).
-per_review() {
-  local counts=()
-  for reviews in 400 800; do
-    counts+=("$(WINGUARD_BENCH_RULE=$1 WINGUARD_BENCH_ONLY=validate-no-rules \
-      WINGUARD_BENCH_REVIEWS=$reviews valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-      --toggle-collect='winguard::admission::review' "$review" 2>&1 >/dev/null | collected)")
-  done
-  echo $(( (counts[1] - counts[0]) / 400 ))
-}
+. "$(dirname "$0")/callgrind.sh"
+per_review() { WINGUARD_BENCH_RULE=$1 per_call validate-no-rules 'winguard::admission::review'; }
 floor=$(per_review none)
 echo "none $floor"
 for file in "$checkout"/rules/*.yaml; do
