@@ -108,6 +108,20 @@ fn operators_and_macros_follow_the_spec() {
         ("true || o.spec.nosuch == 1", Value::Bool(true)),
         ("[1, 'a'].exists(x, x == 'a')", Value::Bool(true)),
         ("'Hello'.lowerAscii()", Value::from("hello")),
+        // Unchanged, the receiver comes back itself (no copy): still the same string value,
+        // from a literal and from the input alike; only ASCII letters change case.
+        (
+            "'hello'.lowerAscii() + '|' + o.meta.labels.app.lowerAscii()",
+            Value::from("hello|web"),
+        ),
+        (
+            "'ÄB-1'.lowerAscii() + 'äb'.upperAscii() + 'AB'.upperAscii()",
+            Value::from("Äb-1äBAB"),
+        ),
+        (
+            "' x '.trim() + '|' + 'x'.trim() + '|' + o.meta.labels.app.trim()",
+            Value::from("x|x|web"),
+        ),
         ("'a,b'.split(',')", crate::json!(["a", "b"])),
         ("['a', 'b'].join('-')", Value::from("a-b")),
         ("'hello'.substring(1, 3)", Value::from("el")),

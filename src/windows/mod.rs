@@ -576,10 +576,44 @@ pub(crate) fn normalize_windows_path(path: &str) -> String {
 
 /// Whether `path` is `prefix` or inside it (Windows semantics).
 pub(crate) fn path_under(path: &str, prefix: &str) -> bool {
+    // Rules compare paths for every mount and copy of every container: ASCII paths (nearly all)
+    // are normalised on the stack. Others need Unicode lower-casing, whose final-sigma rule
+    // looks at neighbouring characters, so they go through `normalize_windows_path`.
+    if path.is_ascii() && prefix.is_ascii() {
+        let (p, q) = (normalize_ascii_path(path), normalize_ascii_path(prefix));
+        return under(&p, &q);
+    }
     let (p, q) = (normalize_windows_path(path), normalize_windows_path(prefix));
+    under(p.as_bytes(), q.as_bytes())
+}
+
+/// Whether normalised path `p` is normalised `q` or inside it.
+fn under(p: &[u8], q: &[u8]) -> bool {
     p == q
-        || (p.starts_with(&q) && p[q.len()..].starts_with('\\'))
-        || (q.ends_with('\\') && p.starts_with(&q))
+        || (p.starts_with(q) && p[q.len()..].starts_with(b"\\"))
+        || (q.ends_with(b"\\") && p.starts_with(q))
+}
+
+/// [`normalize_windows_path`] of an ASCII path, where lower-casing is byte by byte.
+fn normalize_ascii_path(path: &str) -> smallvec::SmallVec<[u8; 96]> {
+    let trimmed = path.trim().trim_matches(['"', '\'']).as_bytes();
+    let mut p = smallvec::SmallVec::<[u8; 96]>::new();
+    if matches!(trimmed, [b'/' | b'\\', ..]) && !is_unc(trimmed) {
+        p.extend_from_slice(b"c:");
+    }
+    p.extend(trimmed.iter().map(|&b| match b {
+        b'/' => b'\\',
+        b => b.to_ascii_lowercase(),
+    }));
+    while p.len() > 3 && p.ends_with(b"\\") {
+        p.pop();
+    }
+    p
+}
+
+/// Whether a path starts with two separators of either kind (`\\server`, `//server`, `/\\`).
+fn is_unc(path: &[u8]) -> bool {
+    matches!(path, [b'/' | b'\\', b'/' | b'\\', ..])
 }
 
 // === pod facts ===
@@ -1504,5 +1538,48 @@ mod tests {
         assert_eq!(normalize_windows_path("/ΟΔΟΣ/"), "c:\\οδος");
         assert!(path_under("C:/ΟΔΟΣ/web.config", r"c:\οδος"));
         assert!(path_under("C:/x", "/"));
+    }
+
+    #[test]
+    fn ascii_paths_normalise_on_the_stack_as_through_strings() {
+        let paths = [
+            "",
+            " ",
+            "/",
+            "\\",
+            "//",
+            "\\\\",
+            "/\\",
+            "\\/x",
+            "C:",
+            "C:\\",
+            "c:/",
+            "x",
+            "X/",
+            "\"C:\\App\\\"",
+            "'/a/b/'",
+            " \t/Config/ ",
+            "\\\\Server\\Share\\",
+            "//srv/s",
+            "C:\\inetpub\\wwwroot",
+            "C:/INETPUB/wwwroot/web.config",
+            "\\inetpub",
+            "a\\\\\\",
+        ];
+        for p in paths {
+            assert_eq!(
+                normalize_ascii_path(p).as_slice(),
+                normalize_windows_path(p).as_bytes(),
+                "{p:?}"
+            );
+            for q in paths {
+                let (p2, q2) = (normalize_windows_path(p), normalize_windows_path(q));
+                assert_eq!(
+                    path_under(p, q),
+                    under(p2.as_bytes(), q2.as_bytes()),
+                    "{p:?} under {q:?}"
+                );
+            }
+        }
     }
 }

@@ -42,22 +42,47 @@ fn cel_strings(r: &mut Registry) {
     );
 }
 
+/// The receiver itself, for a function that would return it unchanged: most strings rules
+/// lower-case or trim already are, and a copy of each would be an allocation per call.
+fn unchanged<'a>(a: &mut Args<'a>) -> Val<'a> {
+    std::mem::replace(&mut a[0], Val::Null)
+}
+
+/// The receiver with its ASCII letters re-cased by `recase`, or the receiver itself when no byte
+/// is one `changes` (no copy).
+fn recased<'a>(a: &mut Args<'a>, changes: fn(&u8) -> bool, recase: fn(&str) -> String) -> Val<'a> {
+    let text = s(&a[0]);
+    if text.as_bytes().iter().any(changes) {
+        Val::str(recase(text))
+    } else {
+        unchanged(a)
+    }
+}
+
 /// cel-go's strings extension and Kubernetes' strings library.
 fn extended_strings(r: &mut Registry) {
     r.add(
         "string.lowerAscii() -> string",
         "ASCII letters lower-cased",
-        |_, a| Ok(Val::str(s(&a[0]).to_ascii_lowercase())),
+        |_, a| Ok(recased(a, u8::is_ascii_uppercase, str::to_ascii_lowercase)),
     );
     r.add(
         "string.upperAscii() -> string",
         "ASCII letters upper-cased",
-        |_, a| Ok(Val::str(s(&a[0]).to_ascii_uppercase())),
+        |_, a| Ok(recased(a, u8::is_ascii_lowercase, str::to_ascii_uppercase)),
     );
     r.add(
         "string.trim() -> string",
         "leading and trailing whitespace removed",
-        |_, a| Ok(Val::str(s(&a[0]).trim())),
+        |_, a| {
+            let text = s(&a[0]);
+            let trimmed = text.trim();
+            if trimmed.len() == text.len() {
+                Ok(unchanged(a))
+            } else {
+                Ok(Val::str(trimmed))
+            }
+        },
     );
     r.add(
         "string.charAt(int) -> string",
