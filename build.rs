@@ -15,11 +15,30 @@ const BUILD_INPUTS: &[&str] = &[
     "Cargo.lock",
 ];
 
+/// Links the `winguard` executable at a fixed address (not position-independent) on Linux, unless
+/// `WINGUARD_PIE=1` is set at build time.
+///
+/// Why: most runs are short (a pre-commit lint, a chart render) and a position-independent
+/// executable pays at every start for relocating its tables in place — about 50,000 of them,
+/// which copy about 190 pages on write — before any work is done; fixed, the loader relocates
+/// nothing and a short run takes fewer page faults (BENCHMARKS.md, "Start-up"). Go links `helm`
+/// and `kubectl` so too. The webhook image, a long-running server that starts once, keeps address
+/// randomisation (its Dockerfile sets `WINGUARD_PIE=1`).
+fn link_executable() {
+    println!("cargo:rerun-if-env-changed=WINGUARD_PIE");
+    let linux = std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux");
+    let pie = std::env::var("WINGUARD_PIE").as_deref() == Ok("1");
+    if linux && !pie {
+        println!("cargo:rustc-link-arg-bins=-no-pie");
+    }
+}
+
 fn main() {
     for input in BUILD_INPUTS {
         println!("cargo:rerun-if-changed={input}");
     }
     println!("cargo:rustc-env=WINGUARD_BUILD_KEY={:016x}", build_key());
+    link_executable();
     let mut names: Vec<String> = std::fs::read_dir("rules")
         .expect("rules/ directory")
         .filter_map(|e| e.ok())

@@ -33,7 +33,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cargo build --profile release-lto --bin winguard --quiet
+WINGUARD_PIE=1 cargo build --profile release-lto --bin winguard --quiet  # as the image builds it
 git worktree add --quiet --detach "$work/constant" HEAD
 git -C "$work/constant" apply "$PWD/benches/constant-answer.patch"
 CARGO_TARGET_DIR="$PWD/target/ceiling" cargo build --manifest-path "$work/constant/Cargo.toml" \

@@ -101,6 +101,12 @@ fn the_wheel_installs_winguard_into_a_fresh_virtual_environment() {
     check(install, "pip install the wheel");
 
     let installed = venv.path().join("bin/winguard");
+    #[cfg(target_os = "linux")]
+    assert_eq!(
+        elf_type(&installed),
+        ELF_EXECUTABLE,
+        "the wheel's winguard is linked at a fixed address (build.rs, `link_executable`)"
+    );
     let mut version = Command::new(&installed);
     version.arg("--version");
     let version = check(version, "winguard --version");
@@ -117,6 +123,51 @@ fn the_wheel_installs_winguard_into_a_fresh_virtual_environment() {
         lint.stdout.contains("error[windows-os-selector-missing]"),
         "{}",
         lint.stdout
+    );
+}
+
+/// An ELF file's `e_type`: 2 for an executable linked at a fixed address, 3 for a shared object,
+/// which a position-independent executable is.
+#[cfg(target_os = "linux")]
+fn elf_type(path: &Path) -> u16 {
+    use std::io::Read;
+    let mut header = [0u8; 18];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut header))
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(
+        &header[..4],
+        b"\x7fELF",
+        "{} is not an ELF file",
+        path.display()
+    );
+    // `e_type` follows the 16 identification bytes, in the file's byte order (little-endian on
+    // the machines winguard is released for).
+    u16::from_le_bytes([header[16], header[17]])
+}
+
+#[cfg(target_os = "linux")]
+const ELF_EXECUTABLE: u16 = 2;
+
+/// Short runs start without relocating the binary's tables (build.rs, `link_executable`); the
+/// webhook image's build keeps address randomisation.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_cli_is_linked_at_a_fixed_address_and_the_image_asks_for_randomisation() {
+    assert_eq!(
+        elf_type(Path::new(env!("CARGO_BIN_EXE_winguard"))),
+        ELF_EXECUTABLE
+    );
+    let dockerfile = std::fs::read_to_string(root().join("webhook/Dockerfile")).unwrap();
+    let pie = dockerfile
+        .find("ENV WINGUARD_PIE=1")
+        .expect("the image sets WINGUARD_PIE=1");
+    let build = dockerfile
+        .find("cargo build")
+        .expect("the image builds winguard");
+    assert!(
+        pie < build,
+        "WINGUARD_PIE is set before the image's cargo build"
     );
 }
 
