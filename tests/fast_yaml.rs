@@ -8,8 +8,8 @@ mod corpus;
 use std::path::Path;
 
 use winguard::manifest::split_documents;
-use winguard::value::block::read_document;
-use winguard::value::yaml::{ParsedDoc, PosNode, parse_stream_at};
+use winguard::value::block::{read_document, read_document_go_yaml_v2};
+use winguard::value::yaml::{ParsedDoc, PosNode, parse_stream_at, parse_stream_go_yaml_v2_at};
 
 /// Where the two trees first differ, as a path of child indexes.
 fn first_difference(a: &PosNode, b: &PosNode, path: &mut Vec<usize>) -> Option<String> {
@@ -32,16 +32,27 @@ fn first_difference(a: &PosNode, b: &PosNode, path: &mut Vec<usize>) -> Option<S
     None
 }
 
-/// Checks every document of `text`; returns (documents, documents the fast reader took).
+/// Checks every document of `text` in both dialects (go-yaml v3's, as manifests are read, and
+/// v2's, as Helm reads values files); returns (documents, documents the fast reader took).
 fn check_text(name: &str, text: &str) -> (usize, usize) {
     let mut fast_count = 0;
     let spans = split_documents(text);
     for span in &spans {
         let doc_text = &text[span.start..span.end];
+        let v2 = read_document_go_yaml_v2(doc_text, span.line_offset);
         let Some(fast) = read_document(doc_text, span.line_offset) else {
+            assert!(
+                v2.is_none(),
+                "{name}: the v2 reading took a document the v3 reading left:\n{doc_text}"
+            );
             continue;
         };
         fast_count += 1;
+        // (The v2 reading leaves a document whose keys repeat once typed, `y` and `true`.)
+        if let Some(v2) = v2 {
+            let full = parse_stream_go_yaml_v2_at(doc_text, span.line_offset);
+            same_as_full(name, doc_text, &v2, full);
+        }
         let (full, error) = parse_stream_at(doc_text, span.line_offset);
         assert_eq!(
             error, None,
@@ -59,6 +70,27 @@ fn check_text(name: &str, text: &str) -> (usize, usize) {
         assert_eq!(fast.start_line, full.start_line, "{name}: start lines");
     }
     (spans.len(), fast_count)
+}
+
+/// The fast reader's document against the full parser's reading of the same text.
+fn same_as_full(
+    name: &str,
+    doc_text: &str,
+    fast: &ParsedDoc,
+    (full, error): (Vec<ParsedDoc>, Option<winguard::value::yaml::YamlError>),
+) {
+    assert_eq!(
+        error, None,
+        "{name}: the fast reader (v2) accepted a document the full parser rejects:\n{doc_text}"
+    );
+    assert_eq!(full.len(), 1, "{name}: one document expected");
+    assert_eq!(
+        fast.value, full[0].value,
+        "{name}: v2 values differ in\n{doc_text}"
+    );
+    if let Some(d) = first_difference(&fast.pos, &full[0].pos, &mut Vec::new()) {
+        panic!("{name}: v2 positions differ {d} in\n{doc_text}");
+    }
 }
 
 fn yaml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
@@ -93,6 +125,37 @@ fn agrees_with_the_full_parser_on_every_fixture() {
     // Most fixtures are plain block YAML; if the fast reader stopped taking them, the
     // differential test would be testing nothing.
     assert!(fast * 10 > docs * 7, "fast reader took {fast} of {docs}");
+}
+
+/// Helm's values files are read the v2 way; the fast reader takes most of them (each one's
+/// agreement with the full parser is checked with every fixture above).
+#[test]
+fn the_v2_reading_takes_most_values_files() {
+    let mut files = Vec::new();
+    yaml_files(Path::new("testdata"), &mut files);
+    let values: Vec<String> = files
+        .iter()
+        .filter(|p| p.file_name().is_some_and(|n| n == "values.yaml"))
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .collect();
+    let taken = values
+        .iter()
+        .filter(|text| read_document_go_yaml_v2(text, 0).is_some())
+        .count();
+    assert!(values.len() > 20, "{} values files", values.len());
+    assert!(
+        taken * 10 > values.len() * 7,
+        "the v2 reading took {taken} of {} values files",
+        values.len()
+    );
+    // Its own cases: one-letter booleans, typed keys.
+    for text in [
+        "a: y\nb: N\n",
+        "8080: http\ny: 1\n",
+        "ports: {80: http, y: n}\n",
+    ] {
+        assert!(read_document_go_yaml_v2(text, 0).is_some(), "{text:?}");
+    }
 }
 
 #[test]
@@ -168,7 +231,11 @@ const CASES: &[(&str, bool)] = &[
     ("a:\n-  \n- x\n", true),
     ("a:\n- # c\n- x\n", false),
     ("b: 1\nc:   \nd:\n", true),
-    ("a:  # c\nb: 1\n", false),
+    ("a:  # c\nb: 1\n", true),
+    ("x:\n  a: # c\ny: 1\n", true),
+    ("x:\n  a: # c\n  # d\n  b:\n", true),
+    ("a: # c\n", true),
+    ("a: # c\n- x\n", true),
     ("a: 'x' # c\nb: \"y\"#c\n", false),
     (
         "spec:\n  containers:\n  - name: a\n    command: [\"powershell\", \"-Command\", \"C:\\\\x\"]\n",
@@ -197,6 +264,18 @@ const CASES: &[(&str, bool)] = &[
     ("a: |\n  x\n   \n  y\n", false),
     ("- a\n  - b\n", false),
     ("a:\n  - b\n - c\n", false),
+    // Values as go-yaml v2 reads them (Helm's values files): one-letter booleans, plain keys
+    // as their typed values' text, quoted ones as written.
+    ("a: y\nb: N\nc: 'y'\nd: [y, n, Y, yes]\ne: {f: n}\n", true),
+    ("y: 1\nN: 2\n8080: http\nnull: z\n0x1F: h\n1_000: u\n", true),
+    ("y: 1\ntrue: 2\n", true),
+    (
+        "\"y\": 1\n'8080': 2\n{n: 1, 07: 2, \"true\": 3}: x\n",
+        false,
+    ),
+    ("ports: {80: http, y: n, 'n': y}\n", true),
+    ("# only a comment\n", false),
+    ("a: 1\nA: 2\ny: 1\n'true': 2\n", true),
 ];
 
 #[test]
@@ -360,7 +439,9 @@ fn agrees_on_generated_documents() {
                     let key = self.key();
                     match self.next(6) {
                         0 if depth < 4 => {
-                            out.push_str(&format!("{pad}{key}:\n"));
+                            // A comment after the colon, as values files have (`image:  # …`).
+                            let comment = ["", "  # c", " #c"][self.next(3)];
+                            out.push_str(&format!("{pad}{key}:{comment}\n"));
                             let child = if self.next(3) == 0 {
                                 indent
                             } else {
@@ -388,6 +469,8 @@ fn agrees_on_generated_documents() {
                             "{pad}# comment\n{pad}{key}: {} # c\n",
                             self.scalar()
                         )),
+                        // An empty value with a comment after its colon.
+                        4 if self.next(2) == 0 => out.push_str(&format!("{pad}{key}:  # c\n")),
                         _ => out.push_str(&format!("{pad}{key}: {}\n", self.scalar())),
                     }
                 }

@@ -29,7 +29,8 @@ pub fn floats(v: Json) -> Json {
 /// Reads YAML as Helm does (`sigs.k8s.io/yaml`: go-yaml v2's YAML 1.1, so `yes` and `y` are
 /// true, then JSON, so every number is a float). The first document counts.
 pub fn read_yaml(text: &str) -> Result<Json, yaml_value::yaml::YamlError> {
-    let (docs, error) = yaml_value::yaml::parse_stream_go_yaml_v2(text);
+    // Most values files are plain block YAML with comments, which the fast reader takes.
+    let (docs, error) = yaml_value::document::read_documents_go_yaml_v2(text);
     if let Some(e) = error {
         return Err(e);
     }

@@ -16,7 +16,7 @@ use std::borrow::Cow;
 
 use crate::{Map, Str, Value};
 
-use super::yaml::{ParsedDoc, PosNode, build_map, build_map_from, plain_value};
+use super::yaml::{ParsedDoc, PosNode, build_map, build_map_from, go_yaml_v2_key, plain_value};
 
 /// Deeper documents go to saphyr-parser, which has its own limits and messages.
 const MAX_DEPTH: usize = 100;
@@ -31,6 +31,18 @@ type Read<T> = Result<T, GiveUp>;
 /// Reads one document (the text between two `---` lines) if it stays inside the subset this
 /// reader knows; `None` means "use the full parser".
 pub fn read_document(text: &str, line_offset: u32) -> Option<ParsedDoc> {
+    read(text, line_offset, false)
+}
+
+/// [`read_document`] as go-yaml v2 reads YAML, which Helm reads values files with (the full
+/// parser's [`crate::yaml::parse_stream_go_yaml_v2`]): plain `y`/`Y`/`n`/`N` are booleans and
+/// a plain key is the text of its typed value (`8080`, `true`). A repeated key, whose last value
+/// v2 keeps, is left to the full parser.
+pub fn read_document_go_yaml_v2(text: &str, line_offset: u32) -> Option<ParsedDoc> {
+    read(text, line_offset, true)
+}
+
+fn read(text: &str, line_offset: u32, go_yaml_v2: bool) -> Option<ParsedDoc> {
     // A last line without its newline (the full parser treats block scalars there differently)
     // and any character that is not plainly printable are left to the full parser.
     if !text.ends_with('\n') {
@@ -52,6 +64,7 @@ pub fn read_document(text: &str, line_offset: u32) -> Option<ParsedDoc> {
         depth: 0,
         entries: Vec::with_capacity(32),
         items: Vec::new(),
+        go_yaml_v2,
     };
     reader.document().ok()
 }
@@ -106,6 +119,8 @@ struct Reader<'a> {
     /// Likewise the items of the block sequences being read: each sequence is then moved into
     /// vectors of its exact size, instead of growing its own and shrinking them.
     items: Vec<Node>,
+    /// go-yaml v2's reading ([`read_document_go_yaml_v2`]).
+    go_yaml_v2: bool,
 }
 
 type Node = (Value, PosNode);
@@ -188,6 +203,24 @@ impl<'a> Reader<'a> {
         Ok(None)
     }
 
+    /// A plain scalar's value in the reader's dialect.
+    fn plain_scalar(&self, s: &str) -> Value {
+        match s {
+            "y" | "Y" if self.go_yaml_v2 => Value::Bool(true),
+            "n" | "N" if self.go_yaml_v2 => Value::Bool(false),
+            _ => plain_value(s).unwrap_or_else(|| Value::from(s)),
+        }
+    }
+
+    /// A plain key as the reader's dialect keeps it: as written, or under go-yaml v2 the text of
+    /// its typed value.
+    fn plain_key<'k>(&self, key: Cow<'k, str>) -> Cow<'k, str> {
+        match self.go_yaml_v2.then(|| go_yaml_v2_key(&key)).flatten() {
+            Some(typed) => Cow::Owned(typed),
+            None => key,
+        }
+    }
+
     fn consume_line(&mut self) {
         self.next += 1;
         self.dash_indent = None;
@@ -247,6 +280,10 @@ impl<'a> Reader<'a> {
             let Some((key, after_colon)) = entry_key(content)? else {
                 return Err(GiveUp);
             };
+            let key = match content.as_bytes()[0] {
+                b'"' | b'\'' => key,
+                _ => self.plain_key(key),
+            };
             let key_pos = self.pos_node(line, indent);
             if map_pos.is_none() {
                 map_pos = Some(key_pos.clone());
@@ -273,12 +310,9 @@ impl<'a> Reader<'a> {
                         self.depth -= 1;
                         seq
                     }
-                    // The full parser places an empty value at its colon (and somewhere less
-                    // obvious when a comment follows).
-                    _ if self.lines[line].len() == value_col => {
-                        (Value::Null, self.pos_node(line, indent + after_colon - 1))
-                    }
-                    _ => return Err(GiveUp),
+                    // The full parser places an empty value at its colon, a comment after it
+                    // or not.
+                    _ => (Value::Null, self.pos_node(line, indent + after_colon - 1)),
                 }
             } else {
                 self.inline_value(line, value_col, indent as isize)?
@@ -365,7 +399,7 @@ impl<'a> Reader<'a> {
             }
             _ => {
                 let (s, end) = plain_block(text, col)?;
-                (plain_value(s).unwrap_or_else(|| Value::from(s)), end)
+                (self.plain_scalar(s), end)
             }
         };
         self.rest_is_comment(text, end)?;
@@ -555,7 +589,7 @@ impl<'a> Reader<'a> {
                         (key.into(), end)
                     } else {
                         let (key, end) = flow_plain(text, *i)?;
-                        (key.into(), end)
+                        (self.plain_key(Cow::Borrowed(key)), end)
                     };
                     *i = end;
                     *i = skip_spaces(text, *i);
@@ -598,7 +632,7 @@ impl<'a> Reader<'a> {
             Some(_) => {
                 let (s, end) = flow_plain(text, *i)?;
                 *i = end;
-                Ok((plain_value(s).unwrap_or_else(|| Value::from(s)), pos))
+                Ok((self.plain_scalar(s), pos))
             }
             None => Err(GiveUp),
         }

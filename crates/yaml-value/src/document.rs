@@ -12,3 +12,13 @@ pub fn read_documents(text: &str, line_offset: u32) -> (Vec<ParsedDoc>, Option<Y
         None => yaml::parse_stream_at(text, line_offset),
     }
 }
+
+/// The documents of a text as go-yaml v2 reads them (Helm's values files): the fast reader's
+/// [`block::read_document_go_yaml_v2`] when it takes the text as one document, else the full
+/// parser's [`yaml::parse_stream_go_yaml_v2`].
+pub fn read_documents_go_yaml_v2(text: &str) -> (Vec<ParsedDoc>, Option<YamlError>) {
+    match block::read_document_go_yaml_v2(text, 0) {
+        Some(doc) => (vec![doc], None),
+        None => yaml::parse_stream_go_yaml_v2(text),
+    }
+}

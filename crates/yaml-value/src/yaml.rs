@@ -147,7 +147,15 @@ pub fn parse_stream_at(text: &str, line_offset: u32) -> (Vec<ParsedDoc>, Option<
 /// `yes`/`no`/`on`/`off`, the one-letter `y`/`Y`/`n`/`N` are booleans too, and of a repeated
 /// key the last value wins.
 pub fn parse_stream_go_yaml_v2(text: &str) -> (Vec<ParsedDoc>, Option<YamlError>) {
-    parse_with(text, 0, true)
+    parse_stream_go_yaml_v2_at(text, 0)
+}
+
+/// [`parse_stream_go_yaml_v2`] of a piece of a larger text (see [`parse_stream_at`]).
+pub fn parse_stream_go_yaml_v2_at(
+    text: &str,
+    line_offset: u32,
+) -> (Vec<ParsedDoc>, Option<YamlError>) {
+    parse_with(text, line_offset, true)
 }
 
 /// How many places of one text may be rewritten ([`go_yaml_leniency`]) before its error stands:
@@ -748,7 +756,7 @@ pub(crate) fn build_map_from(
 /// are strings, and an explicit `!!str`/`!!int`/… tag wins.
 /// A plain key as `sigs.k8s.io/yaml` turns go-yaml v2's typed key into JSON text: `y: 1` has
 /// the key `true`, `0x10: 1` the key `16`.
-fn go_yaml_v2_key(text: &str) -> Option<String> {
+pub(crate) fn go_yaml_v2_key(text: &str) -> Option<String> {
     match text {
         "y" | "Y" => return Some("true".into()),
         "n" | "N" => return Some("false".into()),
