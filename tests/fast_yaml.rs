@@ -212,7 +212,35 @@ const CASES: &[(&str, bool)] = &[
     ("a: &x 1\nb: *x\n", false),
     ("a: !!str 1\n", false),
     ("a: b: c\n", false),
-    ("a: plain\n  continued\n", false),
+    ("a: plain\n  continued\n", true),
+    // Plain scalars over several lines, as Go's YAML writer wraps long strings.
+    ("a: one\n  two\n\n  three\n\n\nb: 1\n", true),
+    ("- one\n  two\n- x\n", true),
+    ("a:\n  one\n  two\n", true),
+    ("x:\n  a: one\n    two   \n  b: 1\n", true),
+    ("a: one\n  two\n  \n", true),
+    ("a: 1\n  2\n", true),
+    ("a: y\n  n\n", true),
+    ("a: one\n  two # c\n", false),
+    ("a: one\n  two: x\n", false),
+    ("a: one\n  - two\n", false),
+    ("a: one\n  # c\n  two\n", false),
+    (
+        "a: one\n      # a comment, more indented\nb: two\n    # c\n",
+        true,
+    ),
+    ("a: one # c\n  two\n", false),
+    // Single-quoted scalars closed on a later line (CRDs' validation rules).
+    ("rule: '!(a == ''b'') ||\n  !has(c)'\nx: 1\n", true),
+    ("a: 'one\n\n  two  \n   three'\n", true),
+    ("a: '\n  x'\n", true),
+    ("a: 'one\n  two' # c\nb: 1\n", true),
+    ("- 'one\n  two'\n- x\n", true),
+    ("x:\n  a: 'it''s\n    ok'\n  b: 1\n", true),
+    ("a: 'one\n  two' x\n", false),
+    ("a: 'one\ntwo'\n", false),
+    ("a: 'one\n", false),
+    ("a: \"one\n  two\"\n", false),
     ("a: \"multi\n  line\"\n", false),
     ("a: 1\na: 2\n", false),
     ("? a\n: b\n", false),
@@ -471,6 +499,23 @@ fn agrees_on_generated_documents() {
                         )),
                         // An empty value with a comment after its colon.
                         4 if self.next(2) == 0 => out.push_str(&format!("{pad}{key}:  # c\n")),
+                        // A plain or single-quoted scalar wrapped over lines, a blank line
+                        // between some.
+                        4 => {
+                            let quoted = self.next(3) == 0;
+                            let open = if quoted { "'" } else { "" };
+                            out.push_str(&format!("{pad}{key}: {open}{}", self.scalar()));
+                            for _ in 0..1 + self.next(3) {
+                                out.push('\n');
+                                if self.next(4) == 0 {
+                                    out.push('\n');
+                                }
+                                let more = " ".repeat(1 + self.next(3));
+                                out.push_str(&format!("{pad}{more}{}", self.scalar()));
+                            }
+                            out.push_str(open);
+                            out.push('\n');
+                        }
                         _ => out.push_str(&format!("{pad}{key}: {}\n", self.scalar())),
                     }
                 }

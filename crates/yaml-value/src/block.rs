@@ -2,10 +2,12 @@
 //!
 //! Why by hand: the general YAML crates (saphyr-parser, libyaml-safer) scan, on their own, slower
 //! than a linter's throughput goal for the whole lint (BENCHMARKS.md). Rendered manifests use a
-//! small part of YAML: block mappings and sequences, one-line plain and quoted
-//! scalars, literal and folded block scalars, and one-line flow collections. This reader handles
-//! exactly that subset and gives up at the first thing outside it — anchors, tags, multi-line
-//! plain or quoted scalars, tabs, complex keys — and at anything that would be an error. The
+//! small part of YAML: block mappings and sequences, plain and single-quoted scalars (over
+//! several lines where Go's YAML writer wraps long strings, as in CRDs), one-line double-quoted
+//! scalars, literal and folded block scalars, and one-line flow collections; values files add
+//! comments. This reader handles exactly that subset and gives up at the first thing outside it —
+//! anchors, tags, double-quoted scalars over several lines, tabs, complex keys — and at anything
+//! that would be an error. The
 //! caller then parses the document with saphyr-parser, so a result is always the one saphyr's
 //! path would give, only sooner, and every error message is saphyr's. `tests/fast_yaml.rs` holds
 //! the two to the same values and positions on every fixture, the benchmark corpus, a list of
@@ -389,22 +391,144 @@ impl<'a> Reader<'a> {
                 self.consume_line();
                 return Ok((value, pos));
             }
-            b'"' | b'\'' => {
-                let (s, end) = quoted(text, col)?;
-                (Value::from(s), end)
-            }
+            b'"' | b'\'' => match quoted(text, col) {
+                Ok((s, end)) => (Value::from(s), end),
+                // Its closing quote on a later line (Go's YAML writer wraps long strings so:
+                // CRDs' validation rules).
+                Err(GiveUp) if first == b'\'' => {
+                    let s = self.single_quoted_lines(line, col, parent_indent)?;
+                    return Ok((Value::from(s), pos));
+                }
+                Err(give_up) => return Err(give_up),
+            },
             b'|' | b'>' => {
                 let (value, pos) = self.block_scalar(line, col, parent_indent)?;
                 return Ok((Value::from(value), pos));
             }
             _ => {
                 let (s, end) = plain_block(text, col)?;
-                (self.plain_scalar(s), end)
+                self.rest_is_comment(text, end)?;
+                self.consume_line();
+                // Lines indented past the parent continue a plain scalar that no comment ended
+                // (Go's YAML writer wraps long strings so: CRDs' descriptions).
+                let folded = if end == text.len() {
+                    self.plain_continuation(s, parent_indent)?
+                } else {
+                    None
+                };
+                let value = match folded {
+                    Some(folded) => self.plain_scalar(&folded),
+                    None => self.plain_scalar(s),
+                };
+                return Ok((value, pos));
             }
         };
         self.rest_is_comment(text, end)?;
         self.consume_line();
         Ok((value, pos))
+    }
+
+    /// A single-quoted scalar that opens at byte `col` of `line` and closes on a later line,
+    /// each line after the first indented past `parent_indent`: folded as a plain one is (a line
+    /// break a space, each blank line between a line break, the spaces around a break dropped),
+    /// `''` read as `'`. Consumes its lines.
+    fn single_quoted_lines(
+        &mut self,
+        line: usize,
+        col: usize,
+        parent_indent: isize,
+    ) -> Read<String> {
+        let unescape = |s: &str| s.replace("''", "'");
+        let first = &self.lines[line][col + 1..];
+        let mut out = unescape(first.trim_end_matches(' '));
+        let (mut at, mut blanks) = (line + 1, 0);
+        loop {
+            let text = *self.lines.get(at).ok_or(GiveUp)?;
+            let content = text.trim_start_matches(' ');
+            if content.is_empty() {
+                blanks += 1;
+                at += 1;
+                continue;
+            }
+            let indent = text.len() - content.len();
+            if parent_indent < 0
+                || indent as isize <= parent_indent
+                || (self.has_tabs && text.contains('\t'))
+            {
+                return Err(GiveUp);
+            }
+            if blanks == 0 {
+                out.push(' ');
+            } else {
+                out.extend(std::iter::repeat_n('\n', blanks));
+            }
+            blanks = 0;
+            match closing_single_quote(content) {
+                Some(close) => {
+                    out.push_str(&unescape(&content[..close]));
+                    self.rest_is_comment(text, indent + close + 1)?;
+                    self.next = at + 1;
+                    self.dash_indent = None;
+                    return Ok(out);
+                }
+                None => out.push_str(&unescape(content.trim_end_matches(' '))),
+            }
+            at += 1;
+        }
+    }
+
+    /// The plain scalar whose first line is `first`, folded with the lines that continue it (each
+    /// indented past `parent_indent`): one line break between two lines is a space, each blank
+    /// line between them a line break. `None` when no line continues it. A continuation line that
+    /// could be read otherwise (a comment, a `key: value`, an indicator first) is left to the full
+    /// parser.
+    fn plain_continuation(&mut self, first: &str, parent_indent: isize) -> Read<Option<String>> {
+        let mut folded: Option<String> = None;
+        let (mut at, mut blanks) = (self.next, 0);
+        while let Some(&line) = self.lines.get(at) {
+            let indent = line.bytes().take_while(|&b| b == b' ').count();
+            let content = &line[indent..];
+            if content.is_empty() {
+                blanks += 1;
+                at += 1;
+                continue;
+            }
+            // A comment line ends the scalar, at any indentation.
+            if content.starts_with('#') {
+                break;
+            }
+            if indent as isize <= parent_indent {
+                // What comes next (most often): `peek` reads it from here, as it would have.
+                let refused =
+                    (self.has_tabs && line.contains('\t')) || (indent == 0 && is_marker(content));
+                if at == self.next && !refused {
+                    self.peeked = (at, indent);
+                }
+                break;
+            }
+            let piece = content.trim_end_matches(' ');
+            if parent_indent < 0
+                || (self.has_tabs && line.contains('\t'))
+                || matches!(piece.as_bytes()[0], b'-' | b'?' | b':' | b'%' | b'@' | b'`')
+                || piece.ends_with(':')
+                || piece.contains(": ")
+                || piece.contains(" #")
+            {
+                return Err(GiveUp);
+            }
+            let out = folded.get_or_insert_with(|| first.to_string());
+            if blanks == 0 {
+                out.push(' ');
+            } else {
+                out.extend(std::iter::repeat_n('\n', blanks));
+            }
+            out.push_str(piece);
+            blanks = 0;
+            at += 1;
+            self.next = at;
+            self.dash_indent = None;
+        }
+        Ok(folded)
     }
 
     /// After a value only spaces and a comment may follow on its line.
@@ -672,7 +796,10 @@ fn entry_key(content: &str) -> Read<Option<(Cow<'_, str>, usize)>> {
     let bytes = content.as_bytes();
     match bytes[0] {
         b'"' | b'\'' => {
-            let (key, end) = quoted(content, 0)?;
+            // A quote that doesn't close on the line starts a scalar over several lines, no key.
+            let Ok((key, end)) = quoted(content, 0) else {
+                return Ok(None);
+            };
             let colon = skip_spaces(content, end);
             if bytes.get(colon) == Some(&b':') && matches!(bytes.get(colon + 1), None | Some(b' '))
             {
@@ -802,6 +929,20 @@ fn flow_plain(text: &str, start: usize) -> Read<(&str, usize)> {
 
 /// A single- or double-quoted scalar that closes on its line, starting at byte `start` (the
 /// quote): its value and the byte just past the closing quote.
+/// Where in `s` a single-quoted scalar closes: the first `'` that is not one of a `''` pair.
+fn closing_single_quote(s: &str) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while let Some(j) = s[i..].find('\'').map(|j| i + j) {
+        if bytes.get(j + 1) == Some(&b'\'') {
+            i = j + 2;
+        } else {
+            return Some(j);
+        }
+    }
+    None
+}
+
 fn quoted(text: &str, start: usize) -> Read<(String, usize)> {
     let bytes = text.as_bytes();
     let quote = bytes[start];
