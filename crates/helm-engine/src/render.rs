@@ -457,6 +457,17 @@ pub fn template_output_traced(
     output(rendered, include_crds, skip_tests, Some(values), log)
 }
 
+/// A rendered file's documents as Helm 4.2's `SplitManifests` cuts them: at `---` with the
+/// whitespace around it, after the file's leading whitespace. Its regex is Go's, whose `\s` is
+/// ASCII's `[\t\n\f\r ]`: the regex crate's `\s` would take Unicode's spaces too (a no-break
+/// space before a separator would leave the document).
+fn split_manifests(text: &str) -> regex::Split<'static, '_> {
+    static SEPARATOR: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?:^|[\t\n\f\r ]*\n)---[\t\n\f\r ]*").expect("valid")
+    });
+    SEPARATOR.split(text.trim_start())
+}
+
 /// The output, and its origins when `values` are given (a plain render needs none).
 fn output(
     rendered: &Rendered,
@@ -465,8 +476,6 @@ fn output(
     values: Option<&super::origin::ValuesSources>,
     log: &mut crate::values::Warnings,
 ) -> Result<(String, Origins), Error> {
-    static SEPARATOR: std::sync::LazyLock<regex::Regex> =
-        std::sync::LazyLock::new(|| regex::Regex::new(r"(?:^|\s*\n)---\s*").expect("valid"));
     let mut manifests = Vec::new();
     let mut hooks = Vec::new();
     for (path, text) in &rendered.files {
@@ -476,7 +485,7 @@ fn output(
         // Helm 4.2's `SplitManifests`: the separator takes the whitespace around it, and each
         // document loses only its leading whitespace, so the last one of a file keeps its
         // trailing blank lines (a `|+` block's content).
-        for doc in SEPARATOR.split(text.trim_start()) {
+        for doc in split_manifests(text) {
             if doc.trim().is_empty() {
                 continue;
             }
@@ -818,6 +827,15 @@ fn plain_head(doc: &str) -> Option<Head> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn manifests_split_at_separators_as_gos_regex_cuts_them() {
+        let docs: Vec<&str> =
+            split_manifests("\n\na: 1\u{a0}\n---\nb: 2\n \n---  \t\nc: 3\n\n").collect();
+        assert_eq!(docs, ["a: 1\u{a0}", "b: 2", "c: 3\n\n"]);
+        let vertical_tab: Vec<&str> = split_manifests("a: 1\n---\u{b}b: 2\n").collect();
+        assert_eq!(vertical_tab, ["a: 1", "\u{b}b: 2\n"]);
+    }
 
     /// The short way to a head gives what the full way gives, wherever it is taken; and it is not
     /// taken where YAML 1.1 and 1.2 could read the head apart, or Helm would refuse the document.
