@@ -411,7 +411,13 @@ impl<'a> Reader<'a> {
                 self.consume_line();
                 // Lines indented past the parent continue a plain scalar that no comment ended
                 // (Go's YAML writer wraps long strings so: CRDs' descriptions).
-                let folded = if end == text.len() {
+                // (The next line can continue it only if it has a space where the parent's
+                // indentation ends: most lines are told apart by that one byte.)
+                let may_continue = end == text.len()
+                    && usize::try_from(parent_indent).is_ok_and(|at| {
+                        self.lines.get(self.next).and_then(|l| l.as_bytes().get(at)) == Some(&b' ')
+                    });
+                let folded = if may_continue {
                     self.plain_continuation(s, parent_indent)?
                 } else {
                     None
