@@ -7,9 +7,8 @@
 //! scalars, literal and folded block scalars, and one-line flow collections; values files add
 //! comments. This reader handles exactly that subset and gives up at the first thing outside it —
 //! anchors, tags, double-quoted scalars over several lines, tabs, complex keys — and at anything
-//! that would be an error. The
-//! caller then parses the document with saphyr-parser, so a result is always the one saphyr's
-//! path would give, only sooner, and every error message is saphyr's. `tests/fast_yaml.rs` holds
+//! that would be an error. The caller then parses the document with saphyr-parser, so a result
+//! is always the one saphyr's path would give, only sooner, and every error message is saphyr's. `tests/fast_yaml.rs` holds
 //! the two to the same values and positions on every fixture, the benchmark corpus, a list of
 //! edge cases, mutations of all of those and generated documents; a case where they differ goes
 //! into its edge-case list, and the reader learns to give up on it.
@@ -410,9 +409,9 @@ impl<'a> Reader<'a> {
                 self.rest_is_comment(text, end)?;
                 self.consume_line();
                 // Lines indented past the parent continue a plain scalar that no comment ended
-                // (Go's YAML writer wraps long strings so: CRDs' descriptions).
-                // (The next line can continue it only if it has a space where the parent's
-                // indentation ends: most lines are told apart by that one byte.)
+                // (Go's YAML writer wraps long strings so: CRDs' descriptions). The next line can
+                // continue it only if it has a space where the parent's indentation ends: that
+                // one byte tells most lines apart.
                 let may_continue = end == text.len()
                     && usize::try_from(parent_indent).is_ok_and(|at| {
                         self.lines.get(self.next).and_then(|l| l.as_bytes().get(at)) == Some(&b' ')
@@ -485,9 +484,9 @@ impl<'a> Reader<'a> {
 
     /// The plain scalar whose first line is `first`, folded with the lines that continue it (each
     /// indented past `parent_indent`): one line break between two lines is a space, each blank
-    /// line between them a line break. `None` when no line continues it. A continuation line that
-    /// could be read otherwise (a comment, a `key: value`, an indicator first) is left to the full
-    /// parser.
+    /// line between them a line break. `None` when no line continues it. A comment line ends it; a
+    /// continuation line that could be read otherwise (a `key: value`, an indicator first, a
+    /// comment after the text) is left to the full parser.
     fn plain_continuation(&mut self, first: &str, parent_indent: isize) -> Read<Option<String>> {
         let mut folded: Option<String> = None;
         let (mut at, mut blanks) = (self.next, 0);
