@@ -19,9 +19,9 @@ const BUILD_INPUTS: &[&str] = &[
 /// `WINGUARD_PIE=1` is set at build time.
 ///
 /// Why: most runs are short (a pre-commit lint, a chart render) and a position-independent
-/// executable pays at every start for relocating its tables in place — about 50,000 of them,
-/// which copy about 190 pages on write — before any work is done; fixed, the loader relocates
-/// nothing and a short run takes fewer page faults (BENCHMARKS.md, "Start-up"). Go links `helm`
+/// executable pays at every start for relocating its tables of addresses in place, which copies
+/// every page they are on, before any work is done; fixed, the loader relocates nothing and a
+/// short run takes far fewer page faults (figures: BENCHMARKS.md, "Start-up"). Go links `helm`
 /// and `kubectl` so too. The webhook image, a long-running server that starts once, keeps address
 /// randomisation (its Dockerfile sets `WINGUARD_PIE=1`).
 fn link_executable() {

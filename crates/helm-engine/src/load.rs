@@ -581,8 +581,9 @@ fn dependency(v: &Json) -> Option<Dependency> {
 /// base name, with `/` the whole path; `dir/` only directories; and a negated pattern `!p`
 /// ignores everything that does *not* match `p` (Helm's reading, odd as it is).
 ///
-/// The patterns are one `RegexSet`, compiled once: a regex each cost about 200 k instructions to
-/// build, which for a chart's dozen `.helmignore` lines was a fifth of rendering a small chart.
+/// The patterns are one `RegexSet`, compiled once: building a regex has a fixed cost that a
+/// chart's dozen `.helmignore` lines would pay a dozen times, on every render (BENCHMARKS.md,
+/// chart rendering).
 #[derive(Default)]
 pub struct HelmIgnore {
     rules: Vec<IgnoreRule>,

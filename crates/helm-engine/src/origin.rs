@@ -9,10 +9,10 @@ use crate::values_path::{path_pointer, values_path_tokens};
 /// pipeline starts at byte `at` of a template's `source`: what the action prints comes from it
 /// (`{{ .Values.image }}`, `{{ toYaml .Values.nodeSelector | nindent 8 }}`, `{{ $.Values.x }}`).
 pub fn action_values_path(source: &str, at: usize) -> Option<String> {
-    // `(?:^|[^\w.])` in front, as one regex, compiles Unicode's word class into the automaton:
-    // about 3 M instructions on every render that marks its output, most of a small chart's
-    // render. The chain alone is ASCII and compiles in a fraction of that; what precedes it is
-    // checked with the same Unicode word class, one character per candidate.
+    // `(?:^|[^\w.])` in front, as one regex, compiles Unicode's word class into the automaton on
+    // every render that marks its output, a large share of a small chart's render. The chain
+    // alone is ASCII and compiles cheaply; what precedes it is checked with the same Unicode word
+    // class, one character per candidate.
     static CHAIN: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r"\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_-]*)+)").expect("valid")
     });
