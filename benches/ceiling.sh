@@ -33,10 +33,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-WINGUARD_PIE=1 cargo build --profile release-lto --bin winguard --quiet  # as the image builds it
+# Linked as the image links it (WINGUARD_PIE=1), like every build here.
+WINGUARD_PIE=1 cargo build --profile release-lto --bin winguard --quiet
 git worktree add --quiet --detach "$work/constant" HEAD
 git -C "$work/constant" apply "$PWD/benches/constant-answer.patch"
-CARGO_TARGET_DIR="$PWD/target/ceiling" cargo build --manifest-path "$work/constant/Cargo.toml" \
+WINGUARD_PIE=1 CARGO_TARGET_DIR="$PWD/target/ceiling" cargo build --manifest-path "$work/constant/Cargo.toml" \
     --profile release-lto --bin winguard --quiet
 
 # Every rule off, from the rule list.

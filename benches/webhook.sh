@@ -18,7 +18,7 @@ WINGUARD_PORT=18443
 BASELINE_PORT=18444
 
 # Built as the webhook image builds it (whole-program optimisation; see Cargo.toml).
-WINGUARD_PIE=1 cargo build --profile release-lto --bin winguard --quiet  # as the image builds it
+WINGUARD_PIE=1 cargo build --profile release-lto --bin winguard --quiet
 work=$(mktemp -d)
 cleanup() {
     [ -n "${server:-}" ] && kill "$server" 2>/dev/null || true

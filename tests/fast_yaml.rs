@@ -48,49 +48,43 @@ fn check_text(name: &str, text: &str) -> (usize, usize) {
             continue;
         };
         fast_count += 1;
+        let full = parse_stream_at(doc_text, span.line_offset);
+        same_as_full(name, "v3", doc_text, &fast, full);
         // (The v2 reading leaves a document whose keys repeat once typed, `y` and `true`.)
         if let Some(v2) = v2 {
             let full = parse_stream_go_yaml_v2_at(doc_text, span.line_offset);
-            same_as_full(name, doc_text, &v2, full);
+            same_as_full(name, "v2", doc_text, &v2, full);
         }
-        let (full, error) = parse_stream_at(doc_text, span.line_offset);
-        assert_eq!(
-            error, None,
-            "{name}: the fast reader accepted a document the full parser rejects:\n{doc_text}"
-        );
-        assert_eq!(full.len(), 1, "{name}: one document expected");
-        let full: &ParsedDoc = &full[0];
-        assert_eq!(
-            fast.value, full.value,
-            "{name}: values differ in\n{doc_text}"
-        );
-        if let Some(d) = first_difference(&fast.pos, &full.pos, &mut Vec::new()) {
-            panic!("{name}: positions differ {d} in\n{doc_text}");
-        }
-        assert_eq!(fast.start_line, full.start_line, "{name}: start lines");
     }
     (spans.len(), fast_count)
 }
 
-/// The fast reader's document against the full parser's reading of the same text.
+/// The fast reader's document against the full parser's reading (`reading`) of the same text:
+/// the same value, the same positions, the same first line.
 fn same_as_full(
     name: &str,
+    reading: &str,
     doc_text: &str,
     fast: &ParsedDoc,
     (full, error): (Vec<ParsedDoc>, Option<winguard::value::yaml::YamlError>),
 ) {
     assert_eq!(
         error, None,
-        "{name}: the fast reader (v2) accepted a document the full parser rejects:\n{doc_text}"
+        "{name}: the fast reader ({reading}) accepted a document the full parser rejects:\n{doc_text}"
     );
     assert_eq!(full.len(), 1, "{name}: one document expected");
+    let full = &full[0];
     assert_eq!(
-        fast.value, full[0].value,
-        "{name}: v2 values differ in\n{doc_text}"
+        fast.value, full.value,
+        "{name}: {reading} values differ in\n{doc_text}"
     );
-    if let Some(d) = first_difference(&fast.pos, &full[0].pos, &mut Vec::new()) {
-        panic!("{name}: v2 positions differ {d} in\n{doc_text}");
+    if let Some(d) = first_difference(&fast.pos, &full.pos, &mut Vec::new()) {
+        panic!("{name}: {reading} positions differ {d} in\n{doc_text}");
     }
+    assert_eq!(
+        fast.start_line, full.start_line,
+        "{name}: {reading} start lines"
+    );
 }
 
 fn yaml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {

@@ -483,7 +483,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The plain scalar whose first line is `first`, folded with the lines that continue it (each
-    /// indented past `parent_indent`): one line break between two lines is a space, each blank
+    /// indented past `parent_indent`, which is not negative): one line break between two lines is a space, each blank
     /// line between them a line break. `None` when no line continues it. A comment line ends it; a
     /// continuation line that could be read otherwise (a `key: value`, an indicator first, a
     /// comment after the text) is left to the full parser.
@@ -512,8 +512,7 @@ impl<'a> Reader<'a> {
                 break;
             }
             let piece = content.trim_end_matches(' ');
-            if parent_indent < 0
-                || (self.has_tabs && line.contains('\t'))
+            if (self.has_tabs && line.contains('\t'))
                 || matches!(piece.as_bytes()[0], b'-' | b'?' | b':' | b'%' | b'@' | b'`')
                 || piece.ends_with(':')
                 || piece.contains(": ")
