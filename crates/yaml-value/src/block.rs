@@ -17,7 +17,9 @@ use std::borrow::Cow;
 
 use crate::{Map, Str, Value};
 
-use super::yaml::{ParsedDoc, PosNode, build_map, build_map_from, go_yaml_v2_key, plain_value};
+use super::yaml::{
+    ParsedDoc, PosNode, build_map, build_map_from, go_yaml_v2_key, one_letter_bool, plain_value,
+};
 
 /// Deeper documents go to saphyr-parser, which has its own limits and messages.
 const MAX_DEPTH: usize = 100;
@@ -206,10 +208,9 @@ impl<'a> Reader<'a> {
 
     /// A plain scalar's value in the reader's dialect.
     fn plain_scalar(&self, s: &str) -> Value {
-        match s {
-            "y" | "Y" if self.go_yaml_v2 => Value::Bool(true),
-            "n" | "N" if self.go_yaml_v2 => Value::Bool(false),
-            _ => plain_value(s).unwrap_or_else(|| Value::from(s)),
+        match one_letter_bool(s).filter(|_| self.go_yaml_v2) {
+            Some(b) => Value::Bool(b),
+            None => plain_value(s).unwrap_or_else(|| Value::from(s)),
         }
     }
 

@@ -488,14 +488,11 @@ impl Builder {
                     return Ok(None);
                 }
                 let tag = tag.map(|t| t.suffix.clone());
-                let value = match (&*text, style, &tag) {
-                    ("y" | "Y", ScalarStyle::Plain, None) if self.one_letter_bools => {
-                        Value::Bool(true)
-                    }
-                    ("n" | "N", ScalarStyle::Plain, None) if self.one_letter_bools => {
-                        Value::Bool(false)
-                    }
-                    _ => scalar_value(text, style, tag.as_deref()),
+                let v2_plain =
+                    self.one_letter_bools && style == ScalarStyle::Plain && tag.is_none();
+                let value = match one_letter_bool(&text).filter(|_| v2_plain) {
+                    Some(b) => Value::Bool(b),
+                    None => scalar_value(text, style, tag.as_deref()),
                 };
                 let pos = PosNode {
                     line,
@@ -754,13 +751,21 @@ pub(crate) fn build_map_from(
 /// Resolves a scalar the way Kubernetes' YAML decoder does: plain scalars are typed (null, bool
 /// incl. YAML 1.1 `yes`/`no`/`on`/`off`, int incl. `0x`/`0o`/leading-0 octal, float), quoted ones
 /// are strings, and an explicit `!!str`/`!!int`/… tag wins.
+/// go-yaml v2's one-letter booleans (`y`, `Y`, `n`, `N`), which YAML 1.1's other readers take
+/// as strings: a plain scalar's value besides [`plain_value`]'s in that reading.
+pub(crate) fn one_letter_bool(text: &str) -> Option<bool> {
+    match text {
+        "y" | "Y" => Some(true),
+        "n" | "N" => Some(false),
+        _ => None,
+    }
+}
+
 /// A plain key as `sigs.k8s.io/yaml` turns go-yaml v2's typed key into JSON text: `y: 1` has
 /// the key `true`, `0x10: 1` the key `16`.
 pub(crate) fn go_yaml_v2_key(text: &str) -> Option<String> {
-    match text {
-        "y" | "Y" => return Some("true".into()),
-        "n" | "N" => return Some("false".into()),
-        _ => {}
+    if let Some(b) = one_letter_bool(text) {
+        return Some(b.to_string());
     }
     match plain_value(text)? {
         Value::Bool(b) => Some(b.to_string()),
