@@ -14,7 +14,9 @@ use helm_engine::{RenderOptions, render_chart};
 use winguard::admission::{Endpoint, review};
 use winguard::cli::{Policy, lint_sources};
 use winguard::config::Config;
-use winguard::manifest::Sources;
+use winguard::manifest::{Sources, split_documents};
+use winguard::value::block::{read_document, read_document_go_yaml_v2};
+use winguard::value::yaml::{ParsedDoc, PosNode, parse_stream_at, parse_stream_go_yaml_v2_at};
 
 /// The rules and config every target evaluates with, loaded once.
 fn setup() -> &'static Policy {
@@ -125,4 +127,89 @@ pub fn compile_and_eval(data: &[u8]) {
             let _ = v.display();
         }
     }
+}
+
+/// The input as YAML text: wherever the fast block reader takes a document, in either reading
+/// (go-yaml v3's for manifests, v2's for Helm's values files), it must read exactly what the
+/// full parser reads there (a panic names the difference).
+pub fn yaml_readers(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        fast_reader_agrees("fuzz input", text);
+    }
+}
+
+/// Where the two trees first differ, as a path of child indexes.
+fn first_difference(a: &PosNode, b: &PosNode, path: &mut Vec<usize>) -> Option<String> {
+    if (a.line, a.col, a.key_line, a.key_col) != (b.line, b.col, b.key_line, b.key_col) {
+        return Some(format!(
+            "at {path:?}: fast {}:{} key {}:{}, full {}:{} key {}:{}",
+            a.line, a.col, a.key_line, a.key_col, b.line, b.col, b.key_line, b.key_col
+        ));
+    }
+    if a.children.len() != b.children.len() {
+        return Some(format!("at {path:?}: child counts differ"));
+    }
+    for (i, (x, y)) in a.children.iter().zip(&b.children).enumerate() {
+        path.push(i);
+        if let Some(d) = first_difference(x, y, path) {
+            return Some(d);
+        }
+        path.pop();
+    }
+    None
+}
+
+/// Checks every document of `text` in both dialects (go-yaml v3's, as manifests are read, and
+/// v2's, as Helm reads values files); returns (documents, documents the fast reader took).
+pub fn fast_reader_agrees(name: &str, text: &str) -> (usize, usize) {
+    let mut fast_count = 0;
+    let spans = split_documents(text);
+    for span in &spans {
+        let doc_text = &text[span.start..span.end];
+        let v2 = read_document_go_yaml_v2(doc_text, span.line_offset);
+        let Some(fast) = read_document(doc_text, span.line_offset) else {
+            assert!(
+                v2.is_none(),
+                "{name}: the v2 reading took a document the v3 reading left:\n{doc_text}"
+            );
+            continue;
+        };
+        fast_count += 1;
+        let full = parse_stream_at(doc_text, span.line_offset);
+        same_as_full(name, "v3", doc_text, &fast, full);
+        // (The v2 reading leaves a document whose keys repeat once typed, `y` and `true`.)
+        if let Some(v2) = v2 {
+            let full = parse_stream_go_yaml_v2_at(doc_text, span.line_offset);
+            same_as_full(name, "v2", doc_text, &v2, full);
+        }
+    }
+    (spans.len(), fast_count)
+}
+
+/// The fast reader's document against the full parser's reading (`reading`) of the same text:
+/// the same value, the same positions, the same first line.
+fn same_as_full(
+    name: &str,
+    reading: &str,
+    doc_text: &str,
+    fast: &ParsedDoc,
+    (full, error): (Vec<ParsedDoc>, Option<winguard::value::yaml::YamlError>),
+) {
+    assert_eq!(
+        error, None,
+        "{name}: the fast reader ({reading}) accepted a document the full parser rejects:\n{doc_text}"
+    );
+    assert_eq!(full.len(), 1, "{name}: one document expected");
+    let full = &full[0];
+    assert_eq!(
+        fast.value, full.value,
+        "{name}: {reading} values differ in\n{doc_text}"
+    );
+    if let Some(d) = first_difference(&fast.pos, &full.pos, &mut Vec::new()) {
+        panic!("{name}: {reading} positions differ {d} in\n{doc_text}");
+    }
+    assert_eq!(
+        fast.start_line, full.start_line,
+        "{name}: {reading} start lines"
+    );
 }

@@ -27,6 +27,7 @@ seed values testdata/charts -name 'values*.yaml'
 seed manifest testdata/rules testdata/examples testdata/real-world -name '*.yaml'
 seed admission testdata/admission -name '*.json'
 seed expr testdata/fuzz/expr -name 'seed-*'
+seed yaml_readers testdata/charts testdata/examples testdata/real-world -name '*.yaml'
 
 cargo +nightly fuzz build
 run() { # target, dictionary
@@ -37,4 +38,4 @@ run() { # target, dictionary
 }
 run template template & run values yaml & wait
 run manifest yaml & run admission yaml & wait
-run expr expr
+run expr expr & run yaml_readers yaml & wait

@@ -51,3 +51,8 @@ fn admission_inputs_are_answered() {
 fn expr_inputs_compile_and_evaluate_or_fail_cleanly() {
     replay("expr", harness::compile_and_eval);
 }
+
+#[test]
+fn yaml_reader_inputs_read_alike() {
+    replay("yaml_readers", harness::yaml_readers);
+}
