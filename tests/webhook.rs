@@ -1190,3 +1190,21 @@ fn the_webhook_judges_images_by_the_platforms_the_config_states() {
         "{reply}"
     );
 }
+
+/// `benches/ceiling.sh` builds the server with the review replaced by a constant answer, from
+/// `benches/constant-answer.patch`: the patch must still apply to the server's source, or the
+/// bench fails only when someone next runs it.
+#[test]
+fn the_ceiling_benchs_constant_answer_patch_still_applies() {
+    let out = Command::new("git")
+        .current_dir(root())
+        .args(["apply", "--check", "benches/constant-answer.patch"])
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "benches/constant-answer.patch no longer applies to src/serve/mod.rs (make it again \
+         against today's source):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
