@@ -8,10 +8,11 @@
 //! comments. This reader handles exactly that subset and gives up at the first thing outside it —
 //! anchors, tags, double-quoted scalars over several lines, tabs, complex keys — and at anything
 //! that would be an error. The caller then parses the document with saphyr-parser, so a result
-//! is always the one saphyr's path would give, only sooner, and every error message is saphyr's. `tests/fast_yaml.rs` holds
-//! the two to the same values and positions on every fixture, the benchmark corpus, a list of
-//! edge cases, mutations of all of those and generated documents; a case where they differ goes
-//! into its edge-case list, and the reader learns to give up on it.
+//! is always the one saphyr's path would give, only sooner, and every error message is saphyr's.
+//! `tests/fast_yaml.rs` holds the two to the same values and positions on every fixture, the
+//! benchmark corpus, a list of edge cases, mutations of all of those and generated documents, and
+//! the `yaml_readers` fuzz target on any input; a case where they differ goes into its edge-case
+//! list, and the reader learns to give up on it.
 
 use std::borrow::Cow;
 
@@ -422,11 +423,7 @@ impl<'a> Reader<'a> {
                 } else {
                     None
                 };
-                let value = match folded {
-                    Some(folded) => self.plain_scalar(&folded),
-                    None => self.plain_scalar(s),
-                };
-                return Ok((value, pos));
+                return Ok((self.plain_scalar(folded.as_deref().unwrap_or(s)), pos));
             }
         };
         self.rest_is_comment(text, end)?;
@@ -444,9 +441,9 @@ impl<'a> Reader<'a> {
         col: usize,
         parent_indent: isize,
     ) -> Read<String> {
-        let unescape = |s: &str| s.replace("''", "'");
-        let first = &self.lines[line][col + 1..];
-        let mut out = unescape(first.trim_end_matches(' '));
+        // (Trailing spaces are dropped after `''` is read: reading it adds or removes none.)
+        let (first, _) = single_quoted_piece(&self.lines[line][col + 1..]);
+        let mut out = first.trim_end_matches(' ').to_string();
         let (mut at, mut blanks) = (line + 1, 0);
         loop {
             let text = *self.lines.get(at).ok_or(GiveUp)?;
@@ -463,31 +460,27 @@ impl<'a> Reader<'a> {
             {
                 return Err(GiveUp);
             }
-            if blanks == 0 {
-                out.push(' ');
-            } else {
-                out.extend(std::iter::repeat_n('\n', blanks));
-            }
+            push_line_break(&mut out, blanks);
             blanks = 0;
-            match closing_single_quote(content) {
-                Some(close) => {
-                    out.push_str(&unescape(&content[..close]));
+            match single_quoted_piece(content) {
+                (piece, Some(close)) => {
+                    out.push_str(&piece);
                     self.rest_is_comment(text, indent + close + 1)?;
                     self.next = at + 1;
                     self.dash_indent = None;
                     return Ok(out);
                 }
-                None => out.push_str(&unescape(content.trim_end_matches(' '))),
+                (piece, None) => out.push_str(piece.trim_end_matches(' ')),
             }
             at += 1;
         }
     }
 
     /// The plain scalar whose first line is `first`, folded with the lines that continue it (each
-    /// indented past `parent_indent`, which is not negative): one line break between two lines is a space, each blank
-    /// line between them a line break. `None` when no line continues it. A comment line ends it; a
-    /// continuation line that could be read otherwise (a `key: value`, an indicator first, a
-    /// comment after the text) is left to the full parser.
+    /// indented past `parent_indent`, which is not negative, and folded by [`push_line_break`]).
+    /// `None` when no line continues it. A comment line ends it; a continuation line that could
+    /// be read otherwise (a `key: value`, an indicator first, a comment after the text) is left
+    /// to the full parser.
     fn plain_continuation(&mut self, first: &str, parent_indent: isize) -> Read<Option<String>> {
         let mut folded: Option<String> = None;
         let (mut at, mut blanks) = (self.next, 0);
@@ -503,17 +496,17 @@ impl<'a> Reader<'a> {
             if content.starts_with('#') {
                 break;
             }
+            let tabbed = self.has_tabs && line.contains('\t');
             if indent as isize <= parent_indent {
                 // What comes next (most often): `peek` reads it from here, as it would have.
-                let refused =
-                    (self.has_tabs && line.contains('\t')) || (indent == 0 && is_marker(content));
+                let refused = tabbed || (indent == 0 && is_marker(content));
                 if at == self.next && !refused {
                     self.peeked = (at, indent);
                 }
                 break;
             }
             let piece = content.trim_end_matches(' ');
-            if (self.has_tabs && line.contains('\t'))
+            if tabbed
                 || matches!(piece.as_bytes()[0], b'-' | b'?' | b':' | b'%' | b'@' | b'`')
                 || piece.ends_with(':')
                 || piece.contains(": ")
@@ -522,11 +515,7 @@ impl<'a> Reader<'a> {
                 return Err(GiveUp);
             }
             let out = folded.get_or_insert_with(|| first.to_string());
-            if blanks == 0 {
-                out.push(' ');
-            } else {
-                out.extend(std::iter::repeat_n('\n', blanks));
-            }
+            push_line_break(out, blanks);
             out.push_str(piece);
             blanks = 0;
             at += 1;
@@ -932,38 +921,46 @@ fn flow_plain(text: &str, start: usize) -> Read<(&str, usize)> {
     Ok((value, start + value.len()))
 }
 
-/// A single- or double-quoted scalar that closes on its line, starting at byte `start` (the
-/// quote): its value and the byte just past the closing quote.
-/// Where in `s` a single-quoted scalar closes: the first `'` that is not one of a `''` pair.
-fn closing_single_quote(s: &str) -> Option<usize> {
-    let bytes = s.as_bytes();
-    let mut i = 0;
-    while let Some(j) = s[i..].find('\'').map(|j| i + j) {
-        if bytes.get(j + 1) == Some(&b'\'') {
-            i = j + 2;
-        } else {
-            return Some(j);
-        }
+/// Folds the line break between two lines of a plain or single-quoted scalar into `out`: a space,
+/// or with `blanks` blank lines between them, that many line breaks.
+fn push_line_break(out: &mut String, blanks: usize) {
+    if blanks == 0 {
+        out.push(' ');
+    } else {
+        out.extend(std::iter::repeat_n('\n', blanks));
     }
-    None
 }
 
+/// The text of a single-quoted scalar from the start of `s` (just past its opening quote, or a
+/// later line's content) to its closing quote, `''` read as `'`; and where in `s` that closing
+/// quote is, if it is on this line.
+fn single_quoted_piece(s: &str) -> (String, Option<usize>) {
+    let bytes = s.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    while let Some(j) = s[i..].find('\'').map(|j| i + j) {
+        out.push_str(&s[i..j]);
+        if bytes.get(j + 1) == Some(&b'\'') {
+            out.push('\'');
+            i = j + 2;
+        } else {
+            return (out, Some(j));
+        }
+    }
+    out.push_str(&s[i..]);
+    (out, None)
+}
+
+/// A single- or double-quoted scalar that closes on its line, starting at byte `start` (the
+/// quote): its value and the byte just past the closing quote.
 fn quoted(text: &str, start: usize) -> Read<(String, usize)> {
     let bytes = text.as_bytes();
     let quote = bytes[start];
     let mut out = String::new();
     let mut i = start + 1;
     if quote == b'\'' {
-        loop {
-            let j = i + text[i..].find('\'').ok_or(GiveUp)?;
-            out.push_str(&text[i..j]);
-            if bytes.get(j + 1) == Some(&b'\'') {
-                out.push('\'');
-                i = j + 2;
-            } else {
-                return Ok((out, j + 1));
-            }
-        }
+        let (out, close) = single_quoted_piece(&text[i..]);
+        return close.map(|c| (out, i + c + 1)).ok_or(GiveUp);
     }
     loop {
         let j = i + text[i..].find(['"', '\\']).ok_or(GiveUp)?;

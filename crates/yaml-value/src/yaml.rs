@@ -748,9 +748,6 @@ pub(crate) fn build_map_from(
     Ok(Value::Object(Map::from_sorted_entries(kept)))
 }
 
-/// Resolves a scalar the way Kubernetes' YAML decoder does: plain scalars are typed (null, bool
-/// incl. YAML 1.1 `yes`/`no`/`on`/`off`, int incl. `0x`/`0o`/leading-0 octal, float), quoted ones
-/// are strings, and an explicit `!!str`/`!!int`/… tag wins.
 /// go-yaml v2's one-letter booleans (`y`, `Y`, `n`, `N`), which YAML 1.1's other readers take
 /// as strings: a plain scalar's value besides [`plain_value`]'s in that reading.
 pub(crate) fn one_letter_bool(text: &str) -> Option<bool> {
@@ -775,6 +772,9 @@ pub(crate) fn go_yaml_v2_key(text: &str) -> Option<String> {
     }
 }
 
+/// Resolves a scalar the way Kubernetes' YAML decoder does: plain scalars are typed (null, bool
+/// incl. YAML 1.1 `yes`/`no`/`on`/`off`, int incl. `0x`/`0o`/leading-0 octal, float), quoted ones
+/// are strings, and an explicit `!!str`/`!!int`/… tag wins.
 fn scalar_value(text: std::borrow::Cow<'_, str>, style: ScalarStyle, tag: Option<&str>) -> Value {
     match tag {
         Some("str") | Some("binary") => return Value::String(Str::from(&*text)),
