@@ -16,7 +16,10 @@ use winguard::cli::{Policy, lint_sources};
 use winguard::config::Config;
 use winguard::manifest::{Sources, split_documents};
 use winguard::value::block::{read_document, read_document_go_yaml_v2};
-use winguard::value::yaml::{ParsedDoc, PosNode, parse_stream_at, parse_stream_go_yaml_v2_at};
+use winguard::value::document::{read_documents, read_documents_go_yaml_v2};
+use winguard::value::yaml::{
+    ParsedDoc, PosNode, parse_stream_at, parse_stream_go_yaml_v2, parse_stream_go_yaml_v2_at,
+};
 
 /// The rules and config every target evaluates with, loaded once.
 fn setup() -> &'static Policy {
@@ -181,6 +184,42 @@ pub fn fast_reader_agrees(name: &str, text: &str) -> (usize, usize) {
         if let Some(v2) = v2 {
             let full = parse_stream_go_yaml_v2_at(doc_text, span.line_offset);
             same_as_full(name, "v2", doc_text, &v2, full);
+        }
+    }
+    // The whole text through the entry points callers use (Helm reads a values file whole, and
+    // a chart's template origins read a rendered file whole): markers, several documents and
+    // all, each must give what the full parser gives.
+    let readings = [
+        ("v3", read_documents(text, 0), parse_stream_at(text, 0)),
+        (
+            "v2",
+            read_documents_go_yaml_v2(text),
+            parse_stream_go_yaml_v2(text),
+        ),
+    ];
+    for (reading, (docs, error), (full, full_error)) in readings {
+        assert_eq!(
+            error, full_error,
+            "{name}: {reading} whole-text errors differ:\n{text}"
+        );
+        assert_eq!(
+            docs.len(),
+            full.len(),
+            "{name}: {reading} whole-text document counts"
+        );
+        for (doc, full) in docs.iter().zip(&full) {
+            assert_eq!(
+                doc.value, full.value,
+                "{name}: {reading} whole-text values:\n{text}"
+            );
+            assert_eq!(
+                doc.pos, full.pos,
+                "{name}: {reading} whole-text positions:\n{text}"
+            );
+            assert_eq!(
+                doc.start_line, full.start_line,
+                "{name}: {reading} whole-text starts"
+            );
         }
     }
     (spans.len(), fast_count)
